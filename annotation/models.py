@@ -1,0 +1,236 @@
+"""The study data model: what is evaluated (contexts, references, systems, responses) and by whom (ratings).
+
+A study asks one or more questions about each response, each on its own integer scale: 0-2
+"bad / borderline / good" as in RUBER (seed 000, section 4.1), 1-5 as in the multi-reference and
+BERT-RUBER studies (seed 003 section 5.1.1; seed 001).
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+
+class Language(models.TextChoices):
+    ENGLISH = "en", "English"
+    CHINESE = "zh", "Chinese"
+
+
+class Study(models.Model):
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="studies")
+    name = models.CharField(max_length=200, unique=True)
+    description = models.TextField(blank=True)
+    language = models.CharField(max_length=2, choices=Language.choices, default=Language.ENGLISH)
+    instructions = models.TextField(blank=True)
+    ratings_per_item = models.PositiveSmallIntegerField(default=3, help_text="k: ratings wanted per item")
+    show_reference = models.BooleanField(default=False, help_text="show a reference reply to raters")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        verbose_name_plural = "studies"
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Question(models.Model):
+    """One thing raters judge about a response, on an integer scale [scale_min, scale_max]."""
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="questions")
+    name = models.SlugField(max_length=60, help_text="short identifier, e.g. appropriateness")
+    prompt = models.TextField(blank=True, help_text="what the rater is asked")
+    scale_min = models.SmallIntegerField(default=0)
+    scale_max = models.SmallIntegerField(default=2)
+    labels = models.JSONField(default=list, blank=True, help_text="one label per scale point, low to high")
+    position = models.PositiveSmallIntegerField(default=0)
+
+    class Meta:
+        ordering = ["position", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["study", "name"], name="question_unique_name_per_study"),
+            models.CheckConstraint(condition=Q(scale_max__gt=models.F("scale_min")), name="question_scale_order"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.scale_min}-{self.scale_max})"
+
+    @property
+    def scale_points(self) -> list[int]:
+        return list(range(self.scale_min, self.scale_max + 1))
+
+    def label_for(self, value: int) -> str:
+        index = value - self.scale_min
+        if 0 <= index < len(self.labels):
+            return str(self.labels[index])
+        return str(value)
+
+
+class DialogContext(models.Model):
+    """Ordered dialog turns; the query is the last turn.
+
+    ``turns`` is a list of ``{"speaker": str, "text": str}`` objects (extra keys such as DailyDialog's
+    ``act`` and ``emotion`` are kept).
+    """
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="contexts")
+    external_id = models.CharField(max_length=200, blank=True, help_text="id in the imported source")
+    turns = models.JSONField(default=list)
+    position = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        ordering = ["position", "id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["study", "external_id"],
+                condition=~Q(external_id=""),
+                name="context_unique_external_id_per_study",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return self.external_id or f"context {self.pk}"
+
+    @property
+    def query(self) -> str:
+        return str(self.turns[-1]["text"]) if self.turns else ""
+
+
+class ReferenceOrigin(models.TextChoices):
+    ORIGINAL = "original", "original reply of the corpus"
+    COLLECTED = "collected", "written by an annotator in this app"
+    IMPORTED = "imported", "imported from a file"
+
+
+class Reference(models.Model):
+    context = models.ForeignKey(DialogContext, on_delete=models.CASCADE, related_name="references")
+    text = models.TextField()
+    origin = models.CharField(max_length=10, choices=ReferenceOrigin.choices)
+    author = models.ForeignKey(
+        "Annotator", null=True, blank=True, on_delete=models.SET_NULL, related_name="references_written"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["id"]
+
+    def __str__(self) -> str:
+        return self.text[:60]
+
+
+class System(models.Model):
+    """A dialog system whose replies are evaluated; ``is_human`` marks human-written replies."""
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="systems")
+    name = models.CharField(max_length=120)
+    is_human = models.BooleanField(default=False)
+
+    class Meta:
+        ordering = ["name"]
+        constraints = [models.UniqueConstraint(fields=["study", "name"], name="system_unique_name_per_study")]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Response(models.Model):
+    """A system's reply to a context. ``sample_index`` numbers several outputs of one system for one context."""
+
+    context = models.ForeignKey(DialogContext, on_delete=models.CASCADE, related_name="responses")
+    system = models.ForeignKey(System, on_delete=models.CASCADE, related_name="responses")
+    text = models.TextField()
+    sample_index = models.PositiveSmallIntegerField(default=0)
+    external_id = models.CharField(max_length=200, blank=True)
+
+    class Meta:
+        ordering = ["id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["system", "context", "sample_index"], name="response_unique_per_system_context"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return self.text[:60]
+
+
+class AnnotatorOrigin(models.TextChoices):
+    VOLUNTEER = "volunteer", "volunteer in this app"
+    IMPORTED = "imported", "imported with a data set"
+
+
+class Annotator(models.Model):
+    """A rater within one study: an app user, or a (possibly anonymous) person from imported data."""
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="annotators")
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="annotator_roles"
+    )
+    pseudonym = models.CharField(max_length=120)
+    origin = models.CharField(max_length=10, choices=AnnotatorOrigin.choices, default=AnnotatorOrigin.VOLUNTEER)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["id"]
+        constraints = [
+            models.UniqueConstraint(fields=["study", "pseudonym"], name="annotator_unique_pseudonym_per_study"),
+            models.UniqueConstraint(
+                fields=["study", "user"], condition=Q(user__isnull=False), name="annotator_unique_user_per_study"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.pseudonym
+
+
+class Rating(models.Model):
+    annotator = models.ForeignKey(Annotator, on_delete=models.CASCADE, related_name="ratings")
+    response = models.ForeignKey(Response, on_delete=models.CASCADE, related_name="ratings")
+    question = models.ForeignKey(Question, on_delete=models.CASCADE, related_name="ratings")
+    value = models.SmallIntegerField()
+    seconds_spent = models.FloatField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["annotator", "response", "question"], name="rating_unique_per_annotator_response_question"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.annotator} rated {self.response_id} {self.value}"
+
+
+class ImportedMeanRating(models.Model):
+    """A mean human rating imported without its per-annotator scores (e.g. multirefeval's MTurk means).
+
+    Used for correlation only where a response has no individual :class:`Rating` for the question.
+    """
+
+    response = models.ForeignKey(Response, on_delete=models.CASCADE, related_name="imported_means")
+    question = models.ForeignKey(Question, on_delete=models.CASCADE, related_name="imported_means")
+    value = models.FloatField()
+    raters = models.PositiveSmallIntegerField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["response", "question"], name="imported_mean_unique_per_response_question")
+        ]
+
+
+class StudyImport(models.Model):
+    """A record of one accepted import (rejected imports change nothing and leave no record)."""
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="imports")
+    format = models.CharField(max_length=30)
+    filenames = models.JSONField(default=list)
+    counts = models.JSONField(default=dict)
+    warnings = models.JSONField(default=list)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at"]

@@ -1,0 +1,20 @@
+"""Test settings: a SQLite *file* (so worker processes started by the tests see the same data)."""
+
+import os
+import tempfile
+from pathlib import Path
+
+from .base import *  # noqa: F403
+from .base import DATABASES
+
+DEBUG = False
+PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+}
+# pytest-django creates the test database under this name; integration tests hand the same path
+# to the Celery worker process they start.
+TEST_DB_DIR = Path(os.environ.get("DIALEVAL_TEST_DB_DIR", tempfile.gettempdir()))
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    DATABASES["default"]["TEST"] = {"NAME": str(TEST_DB_DIR / f"dialeval-test-{os.getpid()}.sqlite3")}

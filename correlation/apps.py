@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class CorrelationConfig(AppConfig):
+    name = "correlation"
+    verbose_name = "Correlation reports"

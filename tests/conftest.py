@@ -1,0 +1,31 @@
+"""Shared fixtures. Service fixtures (redis-server, Celery worker, Chromium) live in tests/live_services.py."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+pytest_plugins = ["tests.live_services"]
+
+# Playwright's sync API runs an event loop in the test thread; the ORM calls made by tests around it are
+# still synchronous, so Django's async-safety guard must be relaxed in tests.
+os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+
+SHARED_DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data"
+
+
+@pytest.fixture
+def shared_data() -> Path:
+    """../shared/data, or a skip that says it is missing (never a silent pass)."""
+    if not SHARED_DATA.is_dir():
+        pytest.skip(f"real-data check skipped: {SHARED_DATA} is not present in this checkout")
+    return SHARED_DATA
+
+
+@pytest.fixture
+def researcher(db):  # type: ignore[no-untyped-def]
+    from tests.factories import ResearcherFactory
+
+    return ResearcherFactory(username="alice")

@@ -1,0 +1,100 @@
+"""factory_boy factories for the data model (real database rows, no mocks)."""
+
+from __future__ import annotations
+
+import factory
+from django.contrib.auth.models import Group, User
+
+from annotation.models import Annotator, DialogContext, Question, Rating, Reference, Response, Study, System
+from annotation.roles import RESEARCHERS_GROUP
+
+
+class UserFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = User
+        django_get_or_create = ("username",)
+
+    username = factory.Sequence(lambda n: f"user{n}")
+    password = factory.PostGenerationMethodCall("set_password", "pw-for-tests-123")
+
+
+class ResearcherFactory(UserFactory):
+    @factory.post_generation
+    def researcher_group(self, create: bool, extracted: object, **kwargs: object) -> None:
+        if create:
+            group, _ = Group.objects.get_or_create(name=RESEARCHERS_GROUP)
+            self.groups.add(group)
+
+
+class StudyFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = Study
+
+    owner = factory.SubFactory(ResearcherFactory)
+    name = factory.Sequence(lambda n: f"study {n}")
+
+
+class QuestionFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = Question
+
+    study = factory.SubFactory(StudyFactory)
+    name = "appropriateness"
+    scale_min = 0
+    scale_max = 2
+    labels = factory.LazyFunction(lambda: ["bad", "borderline", "good"])
+
+
+class DialogContextFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = DialogContext
+
+    study = factory.SubFactory(StudyFactory)
+    external_id = factory.Sequence(lambda n: f"ctx{n}")
+    turns = factory.LazyFunction(
+        lambda: [{"speaker": "A", "text": "hello , how are you ?"}, {"speaker": "B", "text": "fine , and you ?"}]
+    )
+
+
+class ReferenceFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = Reference
+
+    context = factory.SubFactory(DialogContextFactory)
+    text = "i am fine too , thanks ."
+    origin = "original"
+
+
+class SystemFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = System
+
+    study = factory.SubFactory(StudyFactory)
+    name = factory.Sequence(lambda n: f"system{n}")
+
+
+class ResponseFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = Response
+
+    context = factory.SubFactory(DialogContextFactory)
+    system = factory.SubFactory(SystemFactory, study=factory.SelfAttribute("..context.study"))
+    text = "i am fine , thank you ."
+
+
+class AnnotatorFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = Annotator
+
+    study = factory.SubFactory(StudyFactory)
+    pseudonym = factory.Sequence(lambda n: f"rater{n}")
+
+
+class RatingFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = Rating
+
+    response = factory.SubFactory(ResponseFactory)
+    annotator = factory.SubFactory(AnnotatorFactory, study=factory.SelfAttribute("..response.context.study"))
+    question = factory.SubFactory(QuestionFactory, study=factory.SelfAttribute("..response.context.study"))
+    value = 1
