@@ -50,7 +50,9 @@ class Question(models.Model):
         ordering = ["position", "id"]
         constraints = [
             models.UniqueConstraint(fields=["study", "name"], name="question_unique_name_per_study"),
-            models.CheckConstraint(condition=Q(scale_max__gt=models.F("scale_min")), name="question_scale_order"),
+            models.CheckConstraint(
+                condition=Q(scale_max__gt=models.F("scale_min")), name="question_scale_order"
+            ),
         ]
 
     def __str__(self) -> str:
@@ -165,18 +167,28 @@ class Annotator(models.Model):
 
     study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="annotators")
     user = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="annotator_roles"
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="annotator_roles",
     )
     pseudonym = models.CharField(max_length=120)
-    origin = models.CharField(max_length=10, choices=AnnotatorOrigin.choices, default=AnnotatorOrigin.VOLUNTEER)
+    origin = models.CharField(
+        max_length=10, choices=AnnotatorOrigin.choices, default=AnnotatorOrigin.VOLUNTEER
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
         ordering = ["id"]
         constraints = [
-            models.UniqueConstraint(fields=["study", "pseudonym"], name="annotator_unique_pseudonym_per_study"),
             models.UniqueConstraint(
-                fields=["study", "user"], condition=Q(user__isnull=False), name="annotator_unique_user_per_study"
+                fields=["study", "pseudonym"], name="annotator_unique_pseudonym_per_study"
+            ),
+            models.UniqueConstraint(
+                fields=["study", "user"],
+                condition=Q(user__isnull=False),
+                name="annotator_unique_user_per_study",
             ),
         ]
 
@@ -196,7 +208,8 @@ class Rating(models.Model):
         ordering = ["id"]
         constraints = [
             models.UniqueConstraint(
-                fields=["annotator", "response", "question"], name="rating_unique_per_annotator_response_question"
+                fields=["annotator", "response", "question"],
+                name="rating_unique_per_annotator_response_question",
             )
         ]
 
@@ -217,8 +230,13 @@ class ImportedMeanRating(models.Model):
 
     class Meta:
         constraints = [
-            models.UniqueConstraint(fields=["response", "question"], name="imported_mean_unique_per_response_question")
+            models.UniqueConstraint(
+                fields=["response", "question"], name="imported_mean_unique_per_response_question"
+            )
         ]
+
+    def __str__(self) -> str:
+        return f"mean {self.value} for response {self.response_id}"
 
 
 class StudyImport(models.Model):
@@ -234,3 +252,6 @@ class StudyImport(models.Model):
 
     class Meta:
         ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"{self.format} import into {self.study_id} at {self.created_at:%Y-%m-%d %H:%M}"

@@ -1,8 +1,98 @@
+"""Web pages for researchers (their studies) and annotators (their own work). Views only translate HTTP."""
+
+from __future__ import annotations
+
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import render
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_POST
+
+from annotation.forms import StudyCreateForm, StudyImportForm
+from annotation.importers import ImportFile, ImportRejected
+from annotation.permissions import researcher_required
+from annotation.roles import user_is_researcher
+from annotation.selectors.studies import (
+    studies_for_annotator,
+    studies_visible_to,
+    study_counts,
+    study_imports,
+    systems_with_counts,
+)
+from annotation.services.imports import study_import
+from annotation.services.studies import study_create
+from scoring.forms import ScoringRunForm
+from scoring.selectors import scoring_runs_for_study
 
 
 @login_required
 def home(request: HttpRequest) -> HttpResponse:
-    return render(request, "annotation/home.html")
+    if user_is_researcher(request.user):
+        return redirect("annotation:study-list")
+    return render(
+        request, "annotation/annotator_home.html", {"roles": studies_for_annotator(user=request.user)}
+    )
+
+
+@researcher_required
+def study_list(request: HttpRequest) -> HttpResponse:
+    return render(request, "annotation/study_list.html", {"studies": studies_visible_to(user=request.user)})
+
+
+@researcher_required
+def study_new(request: HttpRequest) -> HttpResponse:
+    form = StudyCreateForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        study = study_create(owner=request.user, **form.cleaned_data)
+        messages.success(request, f"Study “{study.name}” created. Import its data next.")
+        return redirect("annotation:study-detail", study_id=study.pk)
+    return render(request, "annotation/study_new.html", {"form": form})
+
+
+def _study_page(
+    request: HttpRequest, study_id: int, import_form: StudyImportForm | None = None
+) -> HttpResponse:
+    study = get_object_or_404(studies_visible_to(user=request.user), pk=study_id)
+    context = {
+        "study": study,
+        "counts": study_counts(study=study),
+        "systems": systems_with_counts(study=study),
+        "imports": study_imports(study=study)[:10],
+        "import_form": import_form or StudyImportForm(study=study),
+        "scoring_form": ScoringRunForm(),
+        "runs": scoring_runs_for_study(study=study)[:10],
+    }
+    return render(request, "annotation/study_detail.html", context, status=400 if import_form else 200)
+
+
+@researcher_required
+def study_detail(request: HttpRequest, study_id: int) -> HttpResponse:
+    return _study_page(request, study_id)
+
+
+@researcher_required
+@require_POST
+def study_import_upload(request: HttpRequest, study_id: int) -> HttpResponse:
+    study = get_object_or_404(studies_visible_to(user=request.user), pk=study_id)
+    form = StudyImportForm(request.POST, request.FILES, study=study)
+    if not form.is_valid():
+        return _study_page(request, study_id, import_form=form)
+    files = [ImportFile(name=upload.name, data=upload.read()) for upload in form.cleaned_data["files"]]
+    try:
+        record = study_import(
+            study=study,
+            format=form.cleaned_data["format"],
+            files=files,
+            user=request.user,
+            question=form.cleaned_data.get("question") or None,
+        )
+    except ImportRejected as rejected:
+        form.add_error(None, "The import was rejected and nothing was changed:")
+        for problem in rejected.problems:
+            form.add_error(None, str(problem))
+        return _study_page(request, study_id, import_form=form)
+    summary = ", ".join(f"{value} {key}" for key, value in record.counts.items() if value)
+    messages.success(request, f"Imported {', '.join(record.filenames)}: {summary or 'nothing new'}.")
+    for warning in record.warnings[:20]:
+        messages.warning(request, warning)
+    return redirect("annotation:study-detail", study_id=study.pk)

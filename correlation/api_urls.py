@@ -1,3 +1,11 @@
 from django.urls import path
 
-urlpatterns: list = []
+from correlation.api import StudyCorrelationsApi
+
+urlpatterns = [
+    path(
+        "studies/<int:study_id>/correlations/",
+        StudyCorrelationsApi.as_view(),
+        name="api-study-correlations",
+    ),
+]

@@ -1,3 +1,14 @@
 from django.urls import path
 
-urlpatterns: list = []
+from scoring import api
+
+urlpatterns = [
+    path("metrics/", api.MetricListApi.as_view(), name="api-metric-list"),
+    path(
+        "studies/<int:study_id>/scoring-runs/",
+        api.StudyScoringRunsApi.as_view(),
+        name="api-study-scoring-runs",
+    ),
+    path("scoring-runs/<int:run_id>/", api.ScoringRunDetailApi.as_view(), name="api-scoring-run-detail"),
+    path("studies/<int:study_id>/scores/", api.StudyScoresApi.as_view(), name="api-study-scores"),
+]

@@ -42,6 +42,9 @@ class MetricScore(models.Model):
             models.UniqueConstraint(fields=["response", "signature"], name="score_unique_per_response_signature")
         ]
 
+    def __str__(self) -> str:
+        return f"{self.signature_id}: {self.value} for response {self.response_id}"
+
 
 class RunStatus(models.TextChoices):
     PENDING = "pending", "waiting for a worker"

@@ -1,4 +1,8 @@
 from django.urls import path
 
+from scoring import views
+
 app_name = "scoring"
-urlpatterns: list = []
+urlpatterns = [
+    path("studies/<int:study_id>/runs/", views.scoring_run_start, name="run-start"),
+]

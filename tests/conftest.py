@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-pytest_plugins = ["tests.live_services"]
+pytest_plugins = ["tests.live_services", "tests.browser_fixtures"]
 
 # Playwright's sync API runs an event loop in the test thread; the ORM calls made by tests around it are
 # still synchronous, so Django's async-safety guard must be relaxed in tests.

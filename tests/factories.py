@@ -13,9 +13,10 @@ class UserFactory(factory.django.DjangoModelFactory):
     class Meta:
         model = User
         django_get_or_create = ("username",)
+        skip_postgeneration_save = True
 
     username = factory.Sequence(lambda n: f"user{n}")
-    password = factory.PostGenerationMethodCall("set_password", "pw-for-tests-123")
+    password = factory.django.Password("pw-for-tests-123")
 
 
 class ResearcherFactory(UserFactory):
@@ -52,7 +53,10 @@ class DialogContextFactory(factory.django.DjangoModelFactory):
     study = factory.SubFactory(StudyFactory)
     external_id = factory.Sequence(lambda n: f"ctx{n}")
     turns = factory.LazyFunction(
-        lambda: [{"speaker": "A", "text": "hello , how are you ?"}, {"speaker": "B", "text": "fine , and you ?"}]
+        lambda: [
+            {"speaker": "A", "text": "hello , how are you ?"},
+            {"speaker": "B", "text": "fine , and you ?"},
+        ]
     )
 
 

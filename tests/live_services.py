@@ -1,1 +1,226 @@
-"""Fixtures that start real services for integration and browser tests (filled in by the scoring work)."""
+"""Fixtures that start real services for integration and browser tests: redis-server and a Celery worker.
+
+- ``redis_server`` (session): a throwaway ``/usr/bin/redis-server`` on a free port; yields its URL.
+- ``celery_worker_process`` (function; needs ``transactional_db``): a real worker subprocess
+  (``celery -A config.celery_app worker -Q cpu,gpu --pool prefork --concurrency 1``) that uses the
+  pytest-django test database, and this process's Celery app pointed at the same Redis, so what a test
+  enqueues after committing runs in the worker. The worker starts once per session and is restarted when
+  a test has stopped it; rows must be committed to be seen, hence ``transactional_db``.
+
+The worker runs with ``DIALEVAL_RUN_STALE_SECONDS=5`` so that takeover of a run whose worker died can be
+tested in seconds rather than minutes.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+REDIS_SERVER = "/usr/bin/redis-server"
+CELERY = Path(sys.executable).parent / "celery"  # the virtualenv's celery, next to the python running pytest
+WORKER_STALE_SECONDS = 5
+START_TIMEOUT = 60.0
+LOG_TAIL_CHARS = 6000
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def log_tail(path: Path, chars: int = LOG_TAIL_CHARS) -> str:
+    try:
+        return path.read_text(errors="replace")[-chars:]
+    except FileNotFoundError:
+        return "(no log written)"
+
+
+def _stop_process_group(process: subprocess.Popen[bytes], timeout: float = 15.0) -> None:
+    """SIGTERM the group this fixture started (the process and its children), SIGKILL if it lingers."""
+    if process.poll() is not None:
+        return
+    try:
+        os.killpg(process.pid, signal.SIGTERM)
+        process.wait(timeout=timeout)
+    except ProcessLookupError:
+        return
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait(timeout=timeout)
+
+
+@pytest.fixture(scope="session")
+def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A private redis-server for the session; yields ``redis://127.0.0.1:<port>/0``."""
+    import redis
+
+    if not Path(REDIS_SERVER).exists():
+        pytest.fail(f"{REDIS_SERVER} is missing: install Debian's redis-server for the integration tests")
+    directory = tmp_path_factory.mktemp("redis")
+    log_path = directory / "redis.log"
+    port = free_port()
+    with log_path.open("wb") as log:
+        process = subprocess.Popen(
+            [REDIS_SERVER, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
+            cwd=directory,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    url = f"redis://127.0.0.1:{port}/0"
+    client = redis.Redis.from_url(url, socket_connect_timeout=1)
+    deadline = time.monotonic() + START_TIMEOUT
+    try:
+        while True:
+            if process.poll() is not None:
+                pytest.fail(f"redis-server exited with {process.returncode}:\n{log_tail(log_path)}")
+            try:
+                if client.ping():
+                    break
+            except redis.exceptions.ConnectionError:
+                pass
+            if time.monotonic() > deadline:
+                pytest.fail(f"redis-server gave no answer in {START_TIMEOUT:.0f} s:\n{log_tail(log_path)}")
+            time.sleep(0.05)
+        yield url
+    finally:
+        client.close()
+        _stop_process_group(process)
+
+
+def database_url(database: dict[str, Any]) -> str:
+    """A DATABASE_URL (dj-database-url syntax) for the connection settings ``database``."""
+    engine = database["ENGINE"]
+    if engine == "django.db.backends.sqlite3":
+        return f"sqlite:///{database['NAME']}"
+    if engine == "django.db.backends.postgresql":
+        user = quote(database.get("USER") or "", safe="")
+        password = quote(database.get("PASSWORD") or "", safe="")
+        credentials = f"{user}:{password}@" if user else ""
+        host, port = database.get("HOST") or "localhost", database.get("PORT") or 5432
+        return f"postgres://{credentials}{host}:{port}/{database['NAME']}"
+    raise NotImplementedError(f"no DATABASE_URL for {engine}")
+
+
+class CeleryWorkerProcess:
+    """One ``celery worker`` subprocess, with its log in a file for assertion messages."""
+
+    def __init__(self, *, redis_url: str, database: dict[str, Any], log_path: Path) -> None:
+        self.redis_url = redis_url
+        self.log_path = log_path
+        self.hostname = f"dialeval-test-{uuid.uuid4().hex[:8]}@%h"
+        self.env = {
+            **os.environ,
+            "DJANGO_SETTINGS_MODULE": "config.settings.test",
+            "REDIS_URL": redis_url,
+            "DATABASE_URL": database_url(database),
+            "DIALEVAL_TEST_DB_NAME": str(database["NAME"]),
+            "DIALEVAL_RUN_STALE_SECONDS": str(WORKER_STALE_SECONDS),
+            "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO_ROOT), os.environ.get("PYTHONPATH")])),
+        }
+        self.process: subprocess.Popen[bytes] | None = None
+
+    def start(self, timeout: float = START_TIMEOUT) -> None:
+        command = [
+            str(CELERY), "-A", "config.celery_app", "worker", "-Q", "cpu,gpu", "--pool", "prefork",
+            "--concurrency", "1", "--loglevel", "INFO", "--hostname", self.hostname,
+            "--without-gossip", "--without-mingle", "--without-heartbeat",
+        ]  # fmt: skip
+        log_start = self.log_path.stat().st_size if self.log_path.exists() else 0  # a restart appends
+        with self.log_path.open("ab") as log:
+            self.process = subprocess.Popen(
+                command,
+                cwd=REPO_ROOT,
+                env=self.env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,  # its own process group, so teardown can stop its pool children too
+            )
+        deadline = time.monotonic() + timeout
+        while b" ready." not in self.log_path.read_bytes()[log_start:]:
+            if self.process.poll() is not None:
+                pytest.fail(f"the Celery worker exited with {self.process.returncode}:\n{self.log()}")
+            if time.monotonic() > deadline:
+                self.stop()
+                pytest.fail(f"the Celery worker was not ready within {timeout:.0f} s:\n{self.log()}")
+            time.sleep(0.1)
+
+    def is_alive(self) -> bool:
+        return self.process is not None and self.process.poll() is None
+
+    def stop(self) -> None:
+        if self.process is not None:
+            _stop_process_group(self.process)
+
+    def log(self) -> str:
+        return f"--- Celery worker log ({self.log_path}) ---\n{log_tail(self.log_path)}"
+
+
+@pytest.fixture(scope="session")
+def celery_worker_session(
+    redis_server: str,
+    django_db_setup: None,
+    django_db_blocker: Any,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[CeleryWorkerProcess]:
+    """The session's worker, started on first use; prefer ``celery_worker_process`` in tests."""
+    from django.conf import settings
+
+    worker = CeleryWorkerProcess(
+        redis_url=redis_server,
+        database=dict(settings.DATABASES["default"]),  # the test database, after django_db_setup
+        log_path=tmp_path_factory.mktemp("celery") / "worker.log",
+    )
+    worker.start()
+    yield worker
+    worker.stop()
+
+
+@pytest.fixture
+def celery_worker_process(
+    celery_worker_session: CeleryWorkerProcess, transactional_db: None, settings: Any
+) -> Iterator[CeleryWorkerProcess]:
+    """A live worker on the test database, and this process publishing to its broker.
+
+    Restarts the session's worker if an earlier test stopped it.
+    """
+    if not celery_worker_session.is_alive():
+        celery_worker_session.start()
+    settings.CELERY_BROKER_URL = celery_worker_session.redis_url
+    with celery_broker(celery_worker_session.redis_url):
+        yield celery_worker_session
+
+
+@contextmanager
+def celery_broker(url: str) -> Iterator[None]:
+    """Make this process's Celery app publish to ``url`` for the duration of the block."""
+    from config.celery_app import app
+
+    previous = app.conf.broker_url
+    _use_broker(app, url)
+    try:
+        yield
+    finally:
+        _use_broker(app, previous)
+
+
+def _use_broker(app: Any, url: str) -> None:
+    # The app caches a connection pool and a producer pool bound to the old URL; forget both (not close:
+    # kombu keeps pools in a registry keyed by URL and would hand the closed one back for the same URL).
+    app.conf.broker_url = url
+    app._pool = None
+    app.amqp._producer_pool = None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import dj_database_url
@@ -12,6 +13,8 @@ BASE_DIR = Path(__file__).resolve().parent.parent.parent
 VAR_DIR = Path(env_str("DIALEVAL_VAR_DIR", str(BASE_DIR / "var")))
 # ../shared/data when the project sits in its usual checkout; real corpora for the demo and benchmarks.
 VAR_DIR.mkdir(parents=True, exist_ok=True)
+# METEOR's WordNet is built from Debian's wordnet packages into var/nltk_data by scripts/setup.sh.
+os.environ.setdefault("NLTK_DATA", str(VAR_DIR / "nltk_data"))
 SHARED_DATA_DIR = Path(env_str("DIALEVAL_SHARED_DATA", str(BASE_DIR.parent / "shared" / "data")))
 
 SECRET_KEY = env_str("DJANGO_SECRET_KEY", "dev-insecure-key-change-me-in-production")

@@ -14,7 +14,11 @@ STORAGES = {
     "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
 }
 # pytest-django creates the test database under this name; integration tests hand the same path
-# to the Celery worker process they start.
+# to the Celery worker process they start (as DATABASE_URL, and as DIALEVAL_TEST_DB_NAME so that the
+# worker's settings name the same file rather than one derived from the worker's own pid).
 TEST_DB_DIR = Path(os.environ.get("DIALEVAL_TEST_DB_DIR", tempfile.gettempdir()))
+TEST_DB_NAME = os.environ.get("DIALEVAL_TEST_DB_NAME") or str(
+    TEST_DB_DIR / f"dialeval-test-{os.getpid()}.sqlite3"
+)
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
-    DATABASES["default"]["TEST"] = {"NAME": str(TEST_DB_DIR / f"dialeval-test-{os.getpid()}.sqlite3")}
+    DATABASES["default"]["TEST"] = {"NAME": TEST_DB_NAME}

@@ -1,0 +1,167 @@
+"""REST API for studies and imports. Serializers translate; the services do the work."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
+from rest_framework import serializers, status
+from rest_framework.parsers import FormParser, MultiPartParser
+from rest_framework.request import Request
+from rest_framework.response import Response as ApiResponse
+from rest_framework.views import APIView
+
+from annotation.importers import IMPORT_FORMATS, ImportFile, ImportRejected
+from annotation.models import Language, Question, Study, StudyImport
+from annotation.permissions import IsResearcher
+from annotation.scales import SCALE_PRESETS
+from annotation.selectors.studies import studies_visible_to, study_counts, study_imports
+from annotation.services.imports import study_import
+from annotation.services.studies import study_create
+
+
+class QuestionSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Question
+        fields = ["name", "prompt", "scale_min", "scale_max", "labels"]
+
+
+class StudyOutputSerializer(serializers.ModelSerializer):
+    questions = QuestionSerializer(many=True, read_only=True)
+    owner = serializers.CharField(source="owner.username", read_only=True)
+
+    class Meta:
+        model = Study
+        fields = [
+            "id", "name", "description", "language", "instructions", "ratings_per_item", "show_reference",
+            "owner", "questions", "created_at",
+        ]  # fmt: skip
+
+
+class StudyCreateSerializer(serializers.Serializer):
+    name = serializers.CharField(max_length=200)
+    description = serializers.CharField(required=False, allow_blank=True, default="")
+    language = serializers.ChoiceField(choices=Language.choices, default=Language.ENGLISH)
+    scale = serializers.ChoiceField(choices=list(SCALE_PRESETS), default="0-2")
+    instructions = serializers.CharField(required=False, allow_blank=True, default="")
+    ratings_per_item = serializers.IntegerField(min_value=1, max_value=50, default=3)
+
+    def validate_name(self, value: str) -> str:
+        if Study.objects.filter(name=value.strip()).exists():
+            raise serializers.ValidationError("a study with this name already exists")
+        return value.strip()
+
+
+class StudyListCreateApi(APIView):
+    permission_classes = [IsResearcher]
+
+    @extend_schema(responses=StudyOutputSerializer(many=True))
+    def get(self, request: Request) -> ApiResponse:
+        studies = studies_visible_to(user=request.user)
+        return ApiResponse(StudyOutputSerializer(studies, many=True).data)
+
+    @extend_schema(request=StudyCreateSerializer, responses={201: StudyOutputSerializer})
+    def post(self, request: Request) -> ApiResponse:
+        serializer = StudyCreateSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        study = study_create(owner=request.user, **serializer.validated_data)
+        return ApiResponse(StudyOutputSerializer(study).data, status=status.HTTP_201_CREATED)
+
+
+class StudyDetailApi(APIView):
+    permission_classes = [IsResearcher]
+
+    @extend_schema(
+        responses=inline_serializer(
+            "StudyDetail",
+            {
+                "study": StudyOutputSerializer(),
+                "counts": serializers.DictField(child=serializers.IntegerField()),
+            },
+        )
+    )
+    def get(self, request: Request, study_id: int) -> ApiResponse:
+        study = get_object_or_404(studies_visible_to(user=request.user), pk=study_id)
+        counts = study_counts(study=study)
+        return ApiResponse({"study": StudyOutputSerializer(study).data, "counts": vars(counts)})
+
+
+class StudyImportOutputSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = StudyImport
+        fields = ["id", "format", "filenames", "counts", "warnings", "created_at"]
+
+
+class StudyImportInputSerializer(serializers.Serializer):
+    format = serializers.ChoiceField(choices=list(IMPORT_FORMATS))
+    files = serializers.ListField(child=serializers.FileField(), allow_empty=False)
+    question = serializers.CharField(required=False, allow_blank=True, default="")
+
+    def validate_files(self, files: list[Any]) -> list[Any]:
+        limit = settings.DIALEVAL_MAX_UPLOAD_BYTES
+        for upload in files:
+            if upload.size > limit:
+                raise serializers.ValidationError(
+                    f"{upload.name} is {upload.size} bytes; the limit is {limit}"
+                )
+        return files
+
+
+ImportProblemSerializer = inline_serializer(
+    "ImportProblems",
+    {
+        "detail": serializers.CharField(),
+        "problems": inline_serializer(
+            "ImportProblem",
+            {
+                "file": serializers.CharField(),
+                "line": serializers.IntegerField(allow_null=True),
+                "field": serializers.CharField(allow_null=True),
+                "message": serializers.CharField(),
+            },
+            many=True,
+        ),
+    },
+)
+
+
+class StudyImportApi(APIView):
+    """POST multipart: `format`, one or more `files`, optional `question`. All-or-nothing."""
+
+    permission_classes = [IsResearcher]
+    parser_classes = [MultiPartParser, FormParser]
+
+    @extend_schema(responses=StudyImportOutputSerializer(many=True))
+    def get(self, request: Request, study_id: int) -> ApiResponse:
+        study = get_object_or_404(studies_visible_to(user=request.user), pk=study_id)
+        return ApiResponse(StudyImportOutputSerializer(study_imports(study=study), many=True).data)
+
+    @extend_schema(
+        request=StudyImportInputSerializer,
+        responses={201: StudyImportOutputSerializer, 400: OpenApiResponse(ImportProblemSerializer)},
+    )
+    def post(self, request: Request, study_id: int) -> ApiResponse:
+        study = get_object_or_404(studies_visible_to(user=request.user), pk=study_id)
+        data = {
+            "format": request.data.get("format"),
+            "files": request.FILES.getlist("files"),
+            "question": request.data.get("question", ""),
+        }
+        serializer = StudyImportInputSerializer(data=data)
+        serializer.is_valid(raise_exception=True)
+        files = [ImportFile(name=f.name, data=f.read()) for f in serializer.validated_data["files"]]
+        try:
+            record = study_import(
+                study=study,
+                format=serializer.validated_data["format"],
+                files=files,
+                user=request.user,
+                question=serializer.validated_data["question"] or None,
+            )
+        except ImportRejected as rejected:
+            problems = [vars(problem) for problem in rejected.problems]
+            detail = "the import was rejected and nothing was changed"
+            return ApiResponse({"detail": detail, "problems": problems}, status=status.HTTP_400_BAD_REQUEST)
+        return ApiResponse(StudyImportOutputSerializer(record).data, status=status.HTTP_201_CREATED)

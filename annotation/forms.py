@@ -1,0 +1,74 @@
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+from django.conf import settings
+
+from annotation.importers import IMPORT_FORMATS
+from annotation.models import Language, Question, Study
+from annotation.scales import SCALE_PRESETS
+
+
+class StudyCreateForm(forms.Form):
+    name = forms.CharField(max_length=200)
+    description = forms.CharField(widget=forms.Textarea(attrs={"rows": 2}), required=False)
+    language = forms.ChoiceField(choices=Language.choices, initial=Language.ENGLISH)
+    scale = forms.ChoiceField(
+        choices=[(name, f"{name}: {' / '.join(p.labels)}") for name, p in SCALE_PRESETS.items()],
+        initial="0-2",
+        help_text="0-2 as in RUBER; 1-5 as in the multi-reference and BERT-RUBER studies.",
+    )
+    ratings_per_item = forms.IntegerField(
+        min_value=1, max_value=50, initial=3, label="Ratings wanted per item"
+    )
+    instructions = forms.CharField(widget=forms.Textarea(attrs={"rows": 4}), required=False)
+
+    def clean_name(self) -> str:
+        name = str(self.cleaned_data["name"]).strip()
+        if Study.objects.filter(name=name).exists():
+            raise forms.ValidationError("A study with this name already exists; choose another name.")
+        return name
+
+
+class MultipleFileInput(forms.ClearableFileInput):
+    allow_multiple_selected = True
+
+
+class MultipleFileField(forms.FileField):
+    """Several files in one field (Django's documented pattern for `multiple` file inputs)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("widget", MultipleFileInput())
+        super().__init__(*args, **kwargs)
+
+    def clean(self, data: Any, initial: Any = None) -> Any:
+        single = super().clean
+        if isinstance(data, list | tuple):
+            return [single(item, initial) for item in data]
+        return [single(data, initial)]
+
+
+class StudyImportForm(forms.Form):
+    format = forms.ChoiceField(choices=[(name, f"{name} — {text}") for name, text in IMPORT_FORMATS.items()])
+    files = MultipleFileField(help_text="one or more files; see the import formats documentation")
+    question = forms.ChoiceField(
+        required=False, help_text="which question receives ratings for formats without question names"
+    )
+
+    def __init__(self, *args: Any, study: Study, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        questions = list(Question.objects.filter(study=study).values_list("name", flat=True))
+        self.fields["question"].choices = [(name, name) for name in questions]
+        if len(questions) <= 1:  # the common case stays light: no choice to make
+            self.fields["question"].widget = forms.HiddenInput()
+
+    def clean_files(self) -> list[Any]:
+        files = self.cleaned_data["files"]
+        limit = settings.DIALEVAL_MAX_UPLOAD_BYTES
+        for upload in files:
+            if upload.size > limit:
+                raise forms.ValidationError(
+                    f"{upload.name} is {upload.size:,} bytes; the upload limit is {limit:,} bytes."
+                )
+        return list(files)

@@ -1,0 +1,45 @@
+"""Reading CSV files with a header row: rows as dicts, each with the line it starts on."""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Iterator, Sequence
+
+from annotation.importers.decoding import file_text
+from annotation.importers.problems import ImportFile, ProblemLog
+
+
+def csv_rows(
+    file: ImportFile, required: Sequence[str], log: ProblemLog
+) -> Iterator[tuple[int, list[str], dict[str, str]]]:
+    """(first line, header, row) for every non-blank row; nothing when the header lacks a required column."""
+    text = file_text(file, log)
+    if text is None:
+        return
+    reader = csv.reader(io.StringIO(text, newline=""))
+    try:
+        header = [name.strip() for name in next(reader)]
+        missing = [name for name in required if name not in header]
+        for name in missing:
+            log.problem(
+                file.basename, 1, name, f"missing required column (the header has: {', '.join(header)})"
+            )
+        if missing:
+            return
+        end_of_previous = reader.line_num
+        for row in reader:
+            first_line, end_of_previous = end_of_previous + 1, reader.line_num
+            if not any(cell.strip() for cell in row):
+                continue
+            if len(row) > len(header):
+                log.problem(
+                    file.basename,
+                    first_line,
+                    None,
+                    f"{len(row)} cells but the header has {len(header)} columns",
+                )
+                continue
+            yield first_line, header, dict(zip(header, [*row, *[""] * (len(header) - len(row))], strict=True))
+    except csv.Error as error:
+        log.problem(file.basename, reader.line_num, None, f"unreadable CSV: {error}")

@@ -1,0 +1,116 @@
+"""The generic ``jsonl`` format: one reply per line (docs/import-formats.md); meaning in replies.py."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from annotation.importers.json_lines import integer_rating, json_objects
+from annotation.importers.problems import ImportFile, ProblemLog
+from annotation.importers.records import ParsedImport, Source, alternating_turns
+from annotation.importers.replies import RatingList, ReplyCollector, ReplyFields
+
+KNOWN_KEYS = {"id", "context_id", "context", "response", "system", "references", "ratings", "annotators"}
+
+
+def parse_jsonl(files: Sequence[ImportFile], log: ProblemLog) -> ParsedImport:
+    parsed = ParsedImport(anonymous_prefix="jsonl-anon")
+    collector = ReplyCollector(parsed, log)
+    for file in files:
+        unknown_warned: set[str] = set()
+        for line, record in json_objects(file, log):
+            source = Source(file.basename, line)
+            for key in sorted(set(record) - KNOWN_KEYS - unknown_warned):
+                unknown_warned.add(key)
+                log.warn(file.basename, line, key, "unknown key, ignored (this and later lines)")
+            fields = _fields(source, record, log)
+            if fields is not None:
+                collector.add(fields)
+    return parsed
+
+
+def _fields(source: Source, record: dict[str, Any], log: ProblemLog) -> ReplyFields | None:
+    before = len(log.problems)
+
+    def problem(name: str, message: str) -> None:
+        log.problem(source.file, source.line, name, message)
+
+    for key in ("response", "system"):
+        if key not in record:
+            problem(key, "missing required key")
+        elif not isinstance(record[key], str):
+            problem(key, "must be a string")
+    identifiers = {}
+    for key in ("id", "context_id"):
+        value = record.get(key)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, str | int)):
+            problem(key, "must be a string or an integer")
+        identifiers[key] = "" if value is None else str(value).strip()
+    turns = _turns(record.get("context"), problem)
+    references = record.get("references", [])
+    if not isinstance(references, list) or not all(isinstance(text, str) for text in references):
+        problem("references", "must be a list of strings")
+    annotators = record.get("annotators")
+    if annotators is not None and (
+        not isinstance(annotators, list) or not all(isinstance(name, str) for name in annotators)
+    ):
+        problem("annotators", "must be a list of names")
+    ratings = _ratings(record.get("ratings"), problem)
+    if len(log.problems) > before:
+        return None
+    return ReplyFields(
+        source=source,
+        response=record["response"],
+        system=record["system"],
+        turns=turns,
+        item_id=identifiers["id"],
+        context_id=identifiers["context_id"],
+        references=[text for text in references if text.strip()],
+        ratings=ratings,
+        annotators=[name.strip() for name in annotators] if annotators is not None else None,
+    )
+
+
+def _turns(context: Any, problem: Any) -> list[dict[str, Any]] | None:
+    """Turns from a list of strings (speakers A/B alternate) or of {"speaker", "text", ...} objects."""
+    if context is None:
+        return None
+    if not isinstance(context, list):
+        problem("context", "must be a list of turns")
+        return None
+    turns: list[dict[str, Any]] = []
+    for index, turn in enumerate(context):
+        if isinstance(turn, str):
+            turn = {"text": turn}
+        if not isinstance(turn, dict) or not isinstance(turn.get("text"), str) or not turn["text"].strip():
+            problem(f"context[{index}]", "a turn is a non-empty string or an object with a non-empty text")
+            return None
+        speaker = turn.get("speaker")
+        if speaker is not None and not isinstance(speaker, str):
+            problem(f"context[{index}].speaker", "must be a string")
+            return None
+        turns.append(turn)
+    plain = alternating_turns([turn["text"] for turn in turns])
+    return [{**alternate, **turn} for alternate, turn in zip(plain, turns, strict=True)]
+
+
+def _ratings(ratings: Any, problem: Any) -> dict[str, RatingList]:
+    if ratings is None:
+        return {}
+    if not isinstance(ratings, dict):
+        problem("ratings", 'must be an object {"question-name": [values, ...]}')
+        return {}
+    checked: dict[str, RatingList] = {}
+    for question, values in ratings.items():
+        where = f"ratings.{question}"
+        if not isinstance(values, list):
+            problem(where, "must be a list of integer ratings")
+            continue
+        numbers: list[int | None] = []
+        for index, value in enumerate(values):
+            number = integer_rating(value) if value is not None else None
+            if value is not None and number is None:
+                problem(f"{where}[{index}]", f"{value!r} is not an integer rating")
+            numbers.append(number)
+        checked[question] = RatingList(field=where, values=numbers)
+    return checked

@@ -1,0 +1,206 @@
+"""Importing corpus and rating files into a study, all or nothing.
+
+One service for the command line (import_study), the web form and the REST API: parse every file
+(annotation.importers, no database), check the records against the study, then write everything in
+one transaction with bulk inserts. A rejected import raises ImportRejected and changes nothing.
+Formats and their sources (seed 000 section 4.1, seed 003 sections 3 and 5.1.1): docs/import-formats.md.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from django.conf import settings
+from django.contrib.auth.models import User
+from django.db import IntegrityError, transaction
+
+from annotation.importers import ImportFile, ImportProblem, ImportRejected
+from annotation.importers.formats import FORMATS
+from annotation.importers.planning import ContextTarget, ImportPlan, import_plan
+from annotation.importers.problems import ProblemLog
+from annotation.importers.records import ParsedImport, text_key
+from annotation.importers.study_state import ExistingContext, QuestionInfo, StudyState
+from annotation.models import (
+    Annotator,
+    AnnotatorOrigin,
+    DialogContext,
+    ImportedMeanRating,
+    Rating,
+    Reference,
+    Response,
+    Study,
+    StudyImport,
+    System,
+)
+
+# Rows per INSERT (Django lowers it further where the database limits bound parameters, as SQLite does):
+# bulk inserts are what keep the 33,700 references of multireftest.json to a few seconds.
+BATCH_SIZE = 500
+
+
+def study_import(
+    *,
+    study: Study,
+    format: str,
+    files: Sequence[ImportFile],
+    user: User | None = None,
+    question: str | None = None,
+) -> StudyImport:
+    """Import ``files`` in ``format`` into ``study``; ``question`` receives ratings of formats that name
+    no question (default: the study's first). Raises ImportRejected, with every problem found, instead."""
+    spec = FORMATS.get(format)
+    if spec is None:
+        known = ", ".join(FORMATS)
+        raise ImportRejected(
+            [ImportProblem("", None, None, f'unknown format "{format}"; choose one of {known}')]
+        )
+    if not files:
+        raise ImportRejected([ImportProblem("", None, None, "no files were given")])
+    limit = settings.DIALEVAL_MAX_UPLOAD_BYTES
+    too_large = [
+        ImportProblem(
+            file.basename, None, None, f"the file is {len(file.data):,} bytes; the limit is {limit:,}"
+        )
+        for file in files
+        if len(file.data) > limit
+    ]
+    if too_large:
+        raise ImportRejected(too_large)
+
+    log = ProblemLog()
+    parsed = spec.parse(files, log)
+    if not log.problems and not parsed.contexts and not parsed.replies:
+        log.problem(", ".join(file.basename for file in files), None, None, "no records found to import")
+    try:
+        # The check and the writes share one transaction, so nothing can slip in between them; the
+        # IntegrityError of a write that fails anyway (a concurrent import) is caught outside the
+        # atomic block, after the rollback.
+        with transaction.atomic():
+            Study.objects.select_for_update().filter(pk=study.pk).first()  # one import per study at a time
+            state = _study_state(study=study, parsed=parsed)
+            plan = import_plan(parsed=parsed, state=state, question=question, log=log)
+            log.raise_if_any()
+            _plan_write(study=study, plan=plan, state=state)
+            return StudyImport.objects.create(
+                study=study,
+                format=format,
+                filenames=[file.basename for file in files],
+                counts=plan.counts,
+                warnings=log.all_warnings(),
+                created_by=user,
+            )
+    except IntegrityError as error:
+        problem = ImportProblem(
+            "", None, None, f"the database refused the import ({error}); nothing was saved"
+        )
+        raise ImportRejected([problem]) from error
+
+
+def _study_state(*, study: Study, parsed: ParsedImport) -> StudyState:
+    """The study's rows the import may reuse or collide with, one query per table."""
+    state = StudyState(
+        questions=[
+            QuestionInfo(pk=pk, name=name, scale_min=low, scale_max=high)
+            for pk, name, low, high in study.questions.order_by("position", "id").values_list(
+                "pk", "name", "scale_min", "scale_max"
+            )
+        ]
+    )
+    positions = []
+    for pk, external_id, turns, position in DialogContext.objects.filter(study=study).values_list(
+        "pk", "external_id", "turns", "position"
+    ):
+        positions.append(position)
+        if external_id:
+            state.contexts_by_external_id[external_id] = ExistingContext(pk=pk, turns=turns)
+        state.contexts_by_text_key.setdefault(text_key(turns), pk)
+    state.next_context_position = max(positions, default=-1) + 1
+    if positions:
+        for context, text in Reference.objects.filter(context__study=study).values_list("context_id", "text"):
+            state.reference_texts.setdefault(context, set()).add(text)
+    state.systems = dict(System.objects.filter(study=study).values_list("name", "pk"))
+    state.annotators = {
+        pseudonym: (pk, origin)
+        for pseudonym, pk, origin in Annotator.objects.filter(study=study).values_list(
+            "pseudonym", "pk", "origin"
+        )
+    }
+    if parsed.replies and positions:
+        state.responses = set(
+            Response.objects.filter(context__study=study).values_list(
+                "system_id", "context_id", "sample_index"
+            )
+        )
+    return state
+
+
+def _plan_write(*, study: Study, plan: ImportPlan, state: StudyState) -> None:
+    contexts = DialogContext.objects.bulk_create(
+        [
+            DialogContext(study=study, external_id=new.external_id, turns=new.turns, position=new.position)
+            for new in plan.contexts
+        ],
+        batch_size=BATCH_SIZE,
+    )
+
+    def context_pk(target: ContextTarget) -> int:
+        if target.existing is not None:
+            return target.existing
+        assert target.new is not None
+        return contexts[target.new].pk
+
+    Reference.objects.bulk_create(
+        [
+            Reference(context_id=context_pk(new.context), text=new.text, origin=new.origin)
+            for new in plan.references
+        ],
+        batch_size=BATCH_SIZE,
+    )
+    systems = dict(state.systems)
+    for system in System.objects.bulk_create(
+        [System(study=study, name=name, is_human=is_human) for name, is_human in plan.systems.items()]
+    ):
+        systems[system.name] = system.pk
+    annotators = {pseudonym: pk for pseudonym, (pk, _) in state.annotators.items()}
+    for annotator in Annotator.objects.bulk_create(
+        [Annotator(study=study, pseudonym=name, origin=AnnotatorOrigin.IMPORTED) for name in plan.annotators],
+        batch_size=BATCH_SIZE,
+    ):
+        annotators[annotator.pseudonym] = annotator.pk
+    responses = Response.objects.bulk_create(
+        [
+            Response(
+                context_id=context_pk(new.context),
+                system_id=systems[new.system],
+                text=new.text,
+                sample_index=new.sample_index,
+                external_id=new.external_id,
+            )
+            for new in plan.responses
+        ],
+        batch_size=BATCH_SIZE,
+    )
+    Rating.objects.bulk_create(
+        [
+            Rating(
+                annotator_id=annotators[new.annotator],
+                response_id=responses[new.response].pk,
+                question_id=new.question,
+                value=new.value,
+            )
+            for new in plan.ratings
+        ],
+        batch_size=BATCH_SIZE,
+    )
+    ImportedMeanRating.objects.bulk_create(
+        [
+            ImportedMeanRating(
+                response_id=responses[new.response].pk,
+                question_id=new.question,
+                value=new.value,
+                raters=new.raters,
+            )
+            for new in plan.mean_ratings
+        ],
+        batch_size=BATCH_SIZE,
+    )

@@ -1,0 +1,116 @@
+"""REST API for metrics, scoring runs and stored scores."""
+
+from __future__ import annotations
+
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import extend_schema, inline_serializer
+from rest_framework import serializers, status
+from rest_framework.pagination import LimitOffsetPagination
+from rest_framework.request import Request
+from rest_framework.response import Response as ApiResponse
+from rest_framework.views import APIView
+
+from annotation.permissions import IsResearcher
+from annotation.selectors.studies import studies_visible_to
+from scoring.metrics.registry import available_metric_names, metric_spec
+from scoring.models import MetricScore, ReferencesMode, ScoringRun
+from scoring.selectors import metric_scores_for_study, scoring_runs_for_study
+from scoring.services import ScoringRequestError, scoring_run_create
+
+
+class ScoringRunSerializer(serializers.ModelSerializer):
+    progress_percent = serializers.IntegerField(read_only=True)
+
+    class Meta:
+        model = ScoringRun
+        fields = [
+            "id", "study", "metrics", "references", "status", "progress_done", "progress_total",
+            "progress_percent", "error", "timings", "attempts", "created_at", "started_at", "finished_at",
+        ]  # fmt: skip
+
+
+class ScoringRunCreateSerializer(serializers.Serializer):
+    metrics = serializers.ListField(child=serializers.CharField(), allow_empty=False)
+    references = serializers.ChoiceField(choices=ReferencesMode.choices, default=ReferencesMode.MULTI)
+
+
+class MetricScoreSerializer(serializers.ModelSerializer):
+    response_id = serializers.IntegerField()
+    context_id = serializers.CharField(source="response.context.external_id")
+    system = serializers.CharField(source="response.system.name")
+    metric = serializers.CharField(source="signature.name")
+    references = serializers.CharField(source="signature.references_mode")
+    signature = serializers.CharField(source="signature.text")
+
+    class Meta:
+        model = MetricScore
+        fields = ["response_id", "context_id", "system", "metric", "references", "signature", "value"]
+
+
+class MetricListApi(APIView):
+    @extend_schema(
+        responses=inline_serializer(
+            "Metric",
+            {
+                "name": serializers.CharField(),
+                "description": serializers.CharField(),
+                "needs_references": serializers.BooleanField(),
+            },
+            many=True,
+        )
+    )
+    def get(self, request: Request) -> ApiResponse:
+        rows = []
+        for name in available_metric_names():
+            spec = metric_spec(name)
+            rows.append(
+                {"name": name, "description": spec.description, "needs_references": spec.needs_references}
+            )
+        return ApiResponse(rows)
+
+
+class StudyScoringRunsApi(APIView):
+    permission_classes = [IsResearcher]
+
+    @extend_schema(responses=ScoringRunSerializer(many=True))
+    def get(self, request: Request, study_id: int) -> ApiResponse:
+        study = get_object_or_404(studies_visible_to(user=request.user), pk=study_id)
+        return ApiResponse(ScoringRunSerializer(scoring_runs_for_study(study=study), many=True).data)
+
+    @extend_schema(request=ScoringRunCreateSerializer, responses={202: ScoringRunSerializer})
+    def post(self, request: Request, study_id: int) -> ApiResponse:
+        study = get_object_or_404(studies_visible_to(user=request.user), pk=study_id)
+        serializer = ScoringRunCreateSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        try:
+            run = scoring_run_create(study=study, user=request.user, **serializer.validated_data)
+        except ScoringRequestError as error:
+            return ApiResponse({"metrics": [str(error)]}, status=status.HTTP_400_BAD_REQUEST)
+        return ApiResponse(ScoringRunSerializer(run).data, status=status.HTTP_202_ACCEPTED)
+
+
+class ScoringRunDetailApi(APIView):
+    permission_classes = [IsResearcher]
+
+    @extend_schema(responses=ScoringRunSerializer)
+    def get(self, request: Request, run_id: int) -> ApiResponse:
+        visible = ScoringRun.objects.filter(study__in=studies_visible_to(user=request.user))
+        run = get_object_or_404(visible, pk=run_id)
+        return ApiResponse(ScoringRunSerializer(run).data)
+
+
+class StudyScoresApi(APIView):
+    """Stored metric scores of a study, paginated (?limit=&offset=), optionally ?metric=bleu-2."""
+
+    permission_classes = [IsResearcher]
+
+    @extend_schema(responses=MetricScoreSerializer(many=True))
+    def get(self, request: Request, study_id: int) -> ApiResponse:
+        study = get_object_or_404(studies_visible_to(user=request.user), pk=study_id)
+        scores = metric_scores_for_study(study=study).order_by("response_id", "signature__text")
+        metric = request.query_params.get("metric")
+        if metric:
+            scores = scores.filter(signature__name=metric)
+        paginator = LimitOffsetPagination()
+        page = paginator.paginate_queryset(scores, request, view=self)
+        return paginator.get_paginated_response(MetricScoreSerializer(page, many=True).data)

@@ -1,0 +1,21 @@
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+
+from scoring.metrics.registry import available_metric_names
+from scoring.models import ReferencesMode
+
+
+class ScoringRunForm(forms.Form):
+    metrics = forms.MultipleChoiceField(widget=forms.CheckboxSelectMultiple)
+    references = forms.ChoiceField(
+        choices=ReferencesMode.choices, initial=ReferencesMode.MULTI, widget=forms.RadioSelect
+    )
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        names = available_metric_names()
+        self.fields["metrics"].choices = [(name, name) for name in names]
+        self.fields["metrics"].initial = names

@@ -1,0 +1,102 @@
+"""Score a study's responses with automatic metrics, in a Celery worker (default) or in this process (--sync).
+
+    manage.py score_study "My study" --metrics bleu-1,bleu-2 --references multi
+    manage.py score_study "My study" --metrics all --sync
+
+Without --sync the run is queued for a worker and this command follows its progress until it finishes.
+Exits non-zero with the run's error when the run fails.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError
+from tqdm import tqdm
+
+from annotation.models import Study
+from scoring.models import ReferencesMode, RunStatus, ScoringRun
+from scoring.selectors import scoring_run_get
+from scoring.services import ScoringRequestError, scoring_run_create, scoring_run_execute
+
+
+class Command(BaseCommand):
+    help = __doc__
+
+    def add_arguments(self, parser: Any) -> None:
+        parser.add_argument("study", help="the study's name (or its id)")
+        parser.add_argument(
+            "--metrics", required=True, help="comma-separated names from `manage.py list_metrics`, or 'all'"
+        )
+        parser.add_argument("--references", choices=ReferencesMode.values, default=ReferencesMode.MULTI)
+        parser.add_argument("--sync", action="store_true", help="compute here instead of in a Celery worker")
+        parser.add_argument("--poll", type=float, default=1.0, help="seconds between progress checks")
+        parser.add_argument(
+            "--timeout",
+            type=float,
+            default=0.0,
+            help="stop waiting after this many seconds (0: wait until the run ends); the run itself goes on",
+        )
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        study = self._study(options["study"])
+        try:
+            run = scoring_run_create(
+                study=study,
+                metrics=options["metrics"].split(","),
+                references=options["references"],
+                enqueue=not options["sync"],
+            )
+        except ScoringRequestError as error:
+            raise CommandError(str(error)) from None
+        self.stdout.write(
+            f"run {run.pk}: {', '.join(run.metrics)} on {run.progress_total} responses "
+            f"of {study.name!r} ({run.references} references)"
+        )
+        started = time.monotonic()
+        run = self._execute(run) if options["sync"] else self._wait(run, options["poll"], options["timeout"])
+        if run.status == RunStatus.FAILED:
+            raise CommandError(f"run {run.pk} failed: {run.error}")
+        self.stdout.write(
+            self.style.SUCCESS(
+                f"run {run.pk} succeeded: {run.progress_done} responses in {time.monotonic() - started:.1f} s"
+            )
+        )
+        if run.error:  # a succeeded run keeps warnings there, e.g. responses without references
+            self.stdout.write(self.style.WARNING(run.error))
+
+    def _study(self, name_or_id: str) -> Study:
+        study = Study.objects.filter(name=name_or_id).first()
+        if study is None and name_or_id.isdigit():
+            study = Study.objects.filter(pk=int(name_or_id)).first()
+        if study is None:
+            raise CommandError(f"no study named {name_or_id!r}")
+        return study
+
+    def _execute(self, run: ScoringRun) -> ScoringRun:
+        with tqdm(total=run.progress_total, unit="response", desc=f"run {run.pk}") as bar:
+
+            def progress(done: int, total: int) -> None:
+                bar.total = total
+                bar.update(done - bar.n)
+
+            return scoring_run_execute(run_id=run.pk, progress=progress)
+
+    def _wait(self, run: ScoringRun, poll: float, timeout: float) -> ScoringRun:
+        started = time.monotonic()
+        with tqdm(total=run.progress_total, unit="response", desc=f"run {run.pk}") as bar:
+            while True:
+                run = scoring_run_get(run_id=run.pk)
+                bar.total = run.progress_total
+                bar.update(run.progress_done - bar.n)
+                bar.set_postfix_str(run.get_status_display())
+                if run.is_finished:
+                    return run
+                if timeout and time.monotonic() - started > timeout:
+                    raise CommandError(
+                        f"run {run.pk} is still {run.get_status_display()!r} after {timeout:.0f} s; it goes "
+                        "on without this command (is a worker running? "
+                        "`celery -A config.celery_app worker -Q cpu`)"
+                    )
+                time.sleep(poll)

@@ -1,0 +1,59 @@
+"""What the registry knows about a metric: its name, what it needs, and how to compute it in batches.
+
+Metric code is batch-first: ``hypotheses[i]`` is the reply to score, ``references[i]`` every reference
+for item ``i`` (empty for items without one; reference-based metrics are only given items that have at
+least one), ``queries[i]`` the last context turn (for reference-free metrics such as RUBER's unreferenced
+score, seed 000 section 3.2). Metrics that share work (BLEU-1..4 share tokenization and n-gram counts)
+belong to one :class:`MetricFamily`, whose compute returns several metrics at once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+
+class BatchCompute(Protocol):
+    def __call__(
+        self,
+        hypotheses: Sequence[str],
+        references: Sequence[Sequence[str]],
+        queries: Sequence[str],
+        language: str,
+        params: Mapping[str, str],
+    ) -> list[float]: ...
+
+
+class FamilyCompute(Protocol):
+    def __call__(
+        self,
+        names: Sequence[str],
+        hypotheses: Sequence[str],
+        references: Sequence[Sequence[str]],
+        queries: Sequence[str],
+        language: str,
+        params: Mapping[str, str],
+    ) -> dict[str, list[float]]: ...
+
+
+@dataclass(frozen=True)
+class MetricFamily:
+    """Metrics computed together; ``compute(names, ...)`` returns ``{name: scores}`` for the names asked."""
+
+    name: str
+    compute: FamilyCompute
+
+
+@dataclass(frozen=True)
+class MetricSpec:
+    name: str  # lowercase, hyphenated: "bleu-2", later "rouge-l", "ruber-unref"
+    description: str
+    needs_references: bool
+    version: str  # part of the signature; bump it when a change can change scores
+    compute: BatchCompute
+    family: str = ""  # the MetricFamily that computes it together with its siblings, if any
+    parameters: Mapping[str, str] = field(default_factory=dict)  # defaults; all go into the signature
+    uses_tokenizer: bool = True  # the tokenizer's name goes into the signature
+    needs_gpu: bool = False  # routes scoring runs that include it to the "gpu" queue
+    artifact_hash: str = ""  # content hash of a trained model or embedding file, for learned metrics

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# `make test` (and CI through .ci/run): set-up, then every check in order: ruff lint, ruff format, mypy,
+# the import contracts, and the whole pytest suite (unit, integration with real Redis and Celery, browser
+# tests in headless Chromium). Every step runs even after a failure, so one run reports them all; the exit
+# status is non-zero when any step failed.
+#
+#   scripts/test.sh [--lint-only] [PYTEST_ARGS...]    --lint-only (make lint) skips pytest and chromium
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+lint_only=0
+if [ "${1:-}" = "--lint-only" ]; then
+  lint_only=1
+  shift
+fi
+
+if [ "$lint_only" = 1 ]; then
+  bash scripts/setup.sh
+else
+  bash scripts/setup.sh --with-browser
+fi
+
+export PATH="$PWD/.venv/bin:$PATH"
+export NLTK_DATA="$PWD/var/nltk_data"  # METEOR's WordNet, built by setup.sh
+
+passed=()
+failed=()
+run_step() {  # run_step NAME COMMAND...
+  local name="$1" started status
+  shift
+  printf '\n[test] === %s: %s\n' "$name" "$*"
+  started=$SECONDS
+  set +e
+  "$@"
+  status=$?
+  set -e
+  # pytest's 5 ("no tests collected") is already non-zero: an empty suite fails the run.
+  if [ "$status" -eq 0 ]; then
+    passed+=("$name")
+    printf '[test] --- %s passed (%ds)\n' "$name" $((SECONDS - started))
+  else
+    failed+=("$name")
+    printf '[test] --- %s FAILED with status %d (%ds)\n' "$name" "$status" $((SECONDS - started))
+  fi
+}
+
+run_step "ruff check" ruff check .
+run_step "ruff format" ruff format --check .
+run_step "mypy" mypy .
+run_step "import contracts" lint-imports
+if [ "$lint_only" = 0 ]; then
+  run_step "pytest" pytest "$@"
+fi
+
+comma_list() { local out="" item; for item in "$@"; do out+="${out:+, }$item"; done; echo "$out"; }
+echo
+if [ "${#failed[@]}" -eq 0 ]; then
+  echo "[test] ALL PASSED: $(comma_list "${passed[@]}") (${SECONDS}s)"
+else
+  echo "[test] FAILED: $(comma_list "${failed[@]}"); passed: $(comma_list "${passed[@]}") (${SECONDS}s)"
+  exit 1
+fi

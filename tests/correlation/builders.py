@@ -1,0 +1,53 @@
+"""Small builders for correlation tests: responses with ratings, imported means and metric scores.
+
+Rows are real database rows made through tests/factories.py plus MetricSignature/MetricScore objects,
+the way the scoring workers and importers will leave them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from annotation.models import Annotator, ImportedMeanRating, Question, Rating, Response, Study, System
+from scoring.models import MetricScore, MetricSignature
+from tests.factories import DialogContextFactory, ResponseFactory
+
+
+@dataclass(frozen=True)
+class Item:
+    """One response: its system, the ratings of annotators 0..k-1, an imported mean, metric values."""
+
+    system: str
+    ratings: Sequence[int] = ()
+    imported: float | None = None
+    scores: Mapping[str, float] = field(default_factory=dict)  # signature text -> value
+    text: str = "i am fine , thank you ."
+
+
+def signature(name: str = "bleu-2", refs: str = "single", extra: str = "") -> MetricSignature:
+    return MetricSignature.objects.create(
+        text=f"{name}|refs:{refs}|tok:13a{extra}|version:test",
+        name=name,
+        parameters={"refs": refs},
+        version="test",
+    )
+
+
+def add_items(*, study: Study, question: Question, items: Sequence[Item]) -> list[Response]:
+    signatures = {s.text: s for s in MetricSignature.objects.all()}
+    responses = []
+    for item in items:
+        system, _ = System.objects.get_or_create(study=study, name=item.system)
+        response = ResponseFactory(context=DialogContextFactory(study=study), system=system, text=item.text)
+        for index, rating in enumerate(item.ratings):
+            annotator, _ = Annotator.objects.get_or_create(study=study, pseudonym=f"rater-{index}")
+            Rating.objects.create(annotator=annotator, response=response, question=question, value=rating)
+        if item.imported is not None:
+            ImportedMeanRating.objects.create(
+                response=response, question=question, value=item.imported, raters=3
+            )
+        for text, value in item.scores.items():
+            MetricScore.objects.create(response=response, signature=signatures[text], value=value)
+        responses.append(response)
+    return responses

@@ -1,0 +1,119 @@
+"""GET /api/studies/<id>/correlations/: the owner's report rows, 404 for others, documented in the schema."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from django.urls import reverse
+from drf_spectacular.generators import SchemaGenerator
+from rest_framework.test import APIClient
+
+from correlation import api_urls
+from correlation.services import correlation_report, correlation_rows_as_dicts, system_level_rows_as_dicts
+from tests.correlation.builders import Item, add_items, signature
+from tests.factories import QuestionFactory, ResearcherFactory, StudyFactory, UserFactory
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def study(researcher):
+    study = StudyFactory(owner=researcher)
+    appropriateness = QuestionFactory(study=study, name="appropriateness")
+    QuestionFactory(study=study, name="fluency", position=1)
+    bleu, rouge = signature("bleu-2", refs="multi"), signature("rouge-l")
+    add_items(
+        study=study,
+        question=appropriateness,
+        items=[
+            Item(
+                f"sys{i % 3}",
+                ratings=[i % 3, (i // 2) % 3],
+                scores={bleu.text: (i * 7 % 10) / 10, rouge.text: 0.5},
+            )
+            for i in range(9)
+        ],
+    )
+    return study
+
+
+def _client(user) -> APIClient:
+    client = APIClient()
+    client.force_login(user)
+    return client
+
+
+def _url(study) -> str:
+    return reverse("api-study-correlations", args=[study.pk])
+
+
+def test_the_owner_gets_every_question_s_rows(study) -> None:
+    response = _client(study.owner).get(_url(study))
+
+    assert response.status_code == 200
+    body = json.loads(response.content)  # real JSON: a NaN would not parse as null
+    report = correlation_report(study=study)
+    assert body["study"] == study.pk
+    assert body["question"] is None
+    assert body["rows"] == correlation_rows_as_dicts(report)
+    assert body["system_level"] == system_level_rows_as_dicts(report)
+    assert [(r["question"], r["metric"]) for r in body["rows"]] == [
+        ("appropriateness", "bleu-2"),
+        ("appropriateness", "rouge-l"),
+        ("fluency", "bleu-2"),
+        ("fluency", "rouge-l"),
+    ]
+    bleu = body["rows"][0]
+    assert bleu["references"] == "multi"
+    assert bleu["n"] == 9
+    assert isinstance(bleu["pearson"], float)
+    assert len(bleu["spearman_ci"]) == 2
+    rouge = body["rows"][1]
+    assert (rouge["pearson"], rouge["pearson_ci"], rouge["note"]) == (
+        None,
+        [None, None],
+        "metric is constant",
+    )
+    assert [s["system"] for s in body["system_level"][0]["systems"]] == ["sys0", "sys1", "sys2"]
+
+
+def test_one_question_by_name(study) -> None:
+    body = _client(study.owner).get(_url(study), {"question": "fluency"}).json()
+    assert body["question"] == "fluency"
+    assert {row["question"] for row in body["rows"]} == {"fluency"}
+    assert all(row["n"] == 0 for row in body["rows"])
+
+    unknown = _client(study.owner).get(_url(study), {"question": "nope"})
+    assert unknown.status_code == 400
+    assert "question" in unknown.json()
+
+
+def test_nobody_else_sees_it(study) -> None:
+    assert _client(ResearcherFactory(username="bob")).get(_url(study)).status_code == 404
+    assert _client(UserFactory(username="carol")).get(_url(study)).status_code == 404
+    assert APIClient().get(_url(study)).status_code in {401, 403}
+    superuser = UserFactory(username="root", is_superuser=True)
+    assert _client(superuser).get(_url(study)).status_code == 200
+
+
+def test_the_schema_documents_the_response_fields() -> None:
+    schema = SchemaGenerator(patterns=api_urls.urlpatterns).get_schema(request=None, public=True)
+    operation = schema["paths"]["/studies/{study_id}/correlations/"]["get"]
+    assert [p["name"] for p in operation["parameters"] if p["in"] == "query"] == ["question"]
+    reference = operation["responses"]["200"]["content"]["application/json"]["schema"]["$ref"]
+    output = schema["components"]["schemas"][reference.rsplit("/", 1)[-1]]
+    assert set(output["properties"]) == {"study", "question", "rows", "system_level"}
+    row_name = output["properties"]["rows"]["items"]["$ref"].rsplit("/", 1)[-1]
+    row = schema["components"]["schemas"][row_name]["properties"]
+    assert {
+        "metric",
+        "references",
+        "n",
+        "pearson",
+        "pearson_p",
+        "spearman",
+        "spearman_p",
+        "pearson_ci",
+    } <= set(row)
+    assert row["pearson"]["nullable"] is True

@@ -1,0 +1,236 @@
+"""The report page and its downloads: who may see them, what they show, and that user text stays escaped."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+
+import pytest
+from django.contrib.staticfiles import finders
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from django.urls import reverse
+
+from annotation.models import Annotator
+from correlation.services import correlation_report, correlation_rows_as_dicts
+from tests.correlation.builders import Item, add_items, signature
+from tests.factories import QuestionFactory, ResearcherFactory, StudyFactory, UserFactory
+
+pytestmark = pytest.mark.django_db
+
+PLOTLY = "vendor/plotly/plotly.min.js"
+HOSTILE = "<script>alert('pwned')</script> & <b>bold</b>"
+
+
+@pytest.fixture
+def scored_study(researcher):
+    study = StudyFactory(owner=researcher, name="multiref pilot")
+    question = QuestionFactory(study=study, name="appropriateness")
+    bleu, meteor = signature("bleu-2", refs="multi"), signature("meteor")
+    add_items(
+        study=study,
+        question=question,
+        items=[
+            Item(system, ratings=[r1, r2], scores={bleu.text: b, meteor.text: m}, text=f"reply {i}")
+            for i, (system, r1, r2, b, m) in enumerate(
+                [
+                    ("hred", 2, 2, 0.40, 0.30),
+                    ("hred", 1, 0, 0.12, 0.22),
+                    ("human", 2, 1, 0.35, 0.41),
+                    ("human", 2, 2, 0.52, 0.38),
+                    ("retrieval", 0, 0, 0.03, 0.10),
+                    ("retrieval", 0, 1, 0.09, 0.07),
+                    ("seq2seq", 1, 1, 0.21, 0.16),
+                    ("seq2seq", 0, 1, 0.02, 0.12),
+                ]
+            )
+        ],
+    )
+    return study
+
+
+def _report_url(study, **query: str) -> str:
+    url = reverse("correlation:study-report", args=[study.pk])
+    return url + ("?" + "&".join(f"{k}={v}" for k, v in query.items()) if query else "")
+
+
+def test_the_owner_sees_table_plots_downloads_and_plotly_from_static(client, scored_study) -> None:
+    client.force_login(scored_study.owner)
+    page = client.get(_report_url(scored_study))
+
+    assert page.status_code == 200
+    html = page.content.decode()
+    assert "multiref pilot" in html
+    assert reverse("annotation:study-detail", args=[scored_study.pk]) in html
+    assert '<span class="num" id="human-scored">8</span> of 8 responses' in html
+    rows = page.context["report"].rows
+    assert [(row.metric, row.references) for row in rows] == [("bleu-2", "multi"), ("meteor", "single")]
+    assert html.count('data-level="utterance"') == 2
+    assert html.count('data-level="system"') == 2
+    assert f'data-metric="{rows[0].signature}"' in html
+    assert f'<script src="/static/{PLOTLY}"></script>' in html
+    assert '<script src="/static/correlation/report.js"></script>' in html
+    assert finders.find(PLOTLY), "settings must serve plotly's package_data under vendor/plotly"
+    assert finders.find("correlation/report.js")
+    assert "cdn" not in html.lower()
+    assert reverse("correlation:study-report-csv", args=[scored_study.pk]) in html
+    assert reverse("correlation:study-report-json", args=[scored_study.pk]) in html
+    embedded = re.search(r'<script id="correlation-plot-data" type="application/json">(.*?)</script>', html)
+    assert embedded is not None
+    blob = json.loads(embedded[1])
+    assert len(blob["items"]["x"]) == 8
+    assert sorted(blob["systems"]) == ["hred", "human", "retrieval", "seq2seq"]
+    assert [m["signature"] for m in blob["metrics"]] == [row.signature for row in rows]
+    assert [len(m["values"]) for m in blob["metrics"]] == [8, 8]
+    assert sorted(blob["items"]["human"]) == [0.0, 0.5, 0.5, 0.5, 1.0, 1.5, 2.0, 2.0]
+    assert [len(s["systems"]) for s in blob["system_level"]] == [4, 4]
+
+
+def test_significant_statistics_are_bold(client, researcher) -> None:
+    study = StudyFactory(owner=researcher)
+    question = QuestionFactory(study=study)
+    strong = signature("strong")
+    add_items(
+        study=study,
+        question=question,
+        items=[Item("s", ratings=[i % 3], scores={strong.text: (i % 3) + i / 100}) for i in range(30)],
+    )
+    client.force_login(researcher)
+    html = client.get(_report_url(study)).content.decode()
+    assert html.count('class="num significant"') == 4  # r, its p, rho, its p
+
+
+@pytest.mark.parametrize("who", ["other researcher", "annotator of the study", "plain user"])
+def test_everyone_but_the_owner_gets_404(client, scored_study, who: str) -> None:
+    if who == "other researcher":
+        user = ResearcherFactory(username="bob")
+    else:
+        user = UserFactory(username="carol")
+        if who == "annotator of the study":
+            Annotator.objects.create(study=scored_study, user=user, pseudonym="carol")
+    client.force_login(user)
+    for name in ("correlation:study-report", "correlation:study-report-csv", "correlation:study-report-json"):
+        assert client.get(reverse(name, args=[scored_study.pk])).status_code == 404
+
+
+def test_a_superuser_may_read_any_report_and_anonymous_users_are_sent_to_log_in(client, scored_study) -> None:
+    response = client.get(_report_url(scored_study))
+    assert response.status_code == 302
+    assert reverse("login") in response["Location"]
+    admin = UserFactory(username="root", is_superuser=True, is_staff=True)
+    client.force_login(admin)
+    assert client.get(_report_url(scored_study)).status_code == 200
+
+
+def test_response_and_system_text_stay_escaped(client, researcher) -> None:
+    study = StudyFactory(owner=researcher)
+    question = QuestionFactory(study=study)
+    bleu = signature()
+    add_items(
+        study=study,
+        question=question,
+        items=[
+            Item(system, ratings=[r], scores={bleu.text: v}, text=HOSTILE)
+            for system, r, v in [
+                ("<b>evil</b>", 0, 0.1),
+                ("<b>evil</b>", 2, 0.4),
+                ("plain", 1, 0.2),
+                ("x", 2, 0.3),
+            ]
+        ],
+    )
+    client.force_login(researcher)
+    html = client.get(_report_url(study)).content.decode()
+
+    assert "<script>alert" not in html
+    assert "<b>evil</b>" not in html
+    assert "<b>bold</b>" not in html
+    assert "&lt;b&gt;evil&lt;/b&gt;" in html  # the system-level table
+    # json_script writes <, > and & as \\u escapes, so the blob cannot close its <script> element.
+    assert "\\u003Cscript\\u003Ealert('pwned')\\u003C/script\\u003E \\u0026 \\u003Cb\\u003Ebold" in html
+
+
+def test_empty_states(client, researcher) -> None:
+    study = StudyFactory(owner=researcher)
+    question = QuestionFactory(study=study)
+    client.force_login(researcher)
+
+    html = client.get(_report_url(study)).content.decode()
+    assert "No human scores yet" in html
+    assert "No metric scores yet — start a scoring run" in html
+    assert "plotly" not in html
+
+    add_items(study=study, question=question, items=[Item("s", ratings=[1]), Item("s", ratings=[2])])
+    html = client.get(_report_url(study)).content.decode()
+    assert "No human scores yet" not in html
+    assert "No metric scores yet — start a scoring run" in html
+
+    bleu = signature()
+    add_items(
+        study=study,
+        question=QuestionFactory(study=study, name="other"),
+        items=[Item("s", scores={bleu.text: 1})],
+    )
+    html = client.get(_report_url(study, question="other")).content.decode()
+    assert "No human scores yet" in html
+    assert "No metric scores yet" not in html
+    assert 'class="plot' not in html
+
+
+def test_the_question_selector_switches_questions(client, scored_study) -> None:
+    client.force_login(scored_study.owner)
+    assert 'name="question"' not in client.get(_report_url(scored_study)).content.decode()
+
+    fluency = QuestionFactory(study=scored_study, name="fluency", position=1, scale_min=1, scale_max=5)
+    bleu = signature("bleu-1")
+    add_items(
+        study=scored_study,
+        question=fluency,
+        items=[Item("hred", ratings=[r], scores={bleu.text: r / 10}) for r in (1, 3, 5, 4)],
+    )
+    default_page = client.get(_report_url(scored_study))
+    assert 'name="question"' in default_page.content.decode()
+    assert default_page.context["question"].name == "appropriateness"
+    fluency_page = client.get(_report_url(scored_study, question="fluency"))
+    assert fluency_page.context["question"] == fluency
+    assert {row.question for row in fluency_page.context["report"].rows} == {"fluency"}
+    assert bleu.text in fluency_page.content.decode()
+    assert client.get(_report_url(scored_study, question="nope")).status_code == 404
+
+
+def test_downloads_hold_the_report_rows(client, scored_study) -> None:
+    client.force_login(scored_study.owner)
+    expected = correlation_rows_as_dicts(correlation_report(study=scored_study))
+
+    json_response = client.get(reverse("correlation:study-report-json", args=[scored_study.pk]))
+    assert json_response["Content-Type"].startswith("application/json")
+    assert "attachment" in json_response["Content-Disposition"]
+    assert json.loads(json_response.content) == expected
+
+    csv_response = client.get(
+        reverse("correlation:study-report-csv", args=[scored_study.pk]) + "?question=appropriateness"
+    )
+    assert csv_response["Content-Type"].startswith("text/csv")
+    rows = list(csv.DictReader(io.StringIO(csv_response.content.decode())))
+    assert [row["metric"] for row in rows] == [row["metric"] for row in expected]
+    assert float(rows[0]["pearson_ci_low"]) == pytest.approx(expected[0]["pearson_ci"][0])
+    assert float(rows[1]["spearman_ci_high"]) == pytest.approx(expected[1]["spearman_ci"][1])
+
+
+def test_the_page_costs_the_same_queries_for_a_bigger_study(client, scored_study) -> None:
+    client.force_login(scored_study.owner)
+    client.get(_report_url(scored_study))  # warm the session
+    with CaptureQueriesContext(connection) as small:
+        assert client.get(_report_url(scored_study)).status_code == 200
+    question = scored_study.questions.get()
+    texts = [row.signature for row in correlation_report(study=scored_study).rows]
+    add_items(
+        study=scored_study,
+        question=question,
+        items=[Item(f"sys{i % 3}", ratings=[i % 3], scores=dict.fromkeys(texts, i / 50)) for i in range(50)],
+    )
+    with CaptureQueriesContext(connection) as big:
+        assert client.get(_report_url(scored_study)).status_code == 200
+    assert len(big.captured_queries) == len(small.captured_queries)

@@ -1,0 +1,105 @@
+"""``manage.py study_report``: JSON and CSV output parsed back and compared with the report rows."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from correlation.exports import CSV_COLUMNS
+from correlation.services import correlation_report, correlation_rows_as_dicts
+from tests.correlation.builders import Item, add_items, signature
+from tests.factories import QuestionFactory, StudyFactory
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def study():
+    study = StudyFactory(name="grade dailydialog")
+    coherence = QuestionFactory(study=study, name="coherence", scale_min=1, scale_max=5)
+    QuestionFactory(study=study, name="fluency", position=1, scale_min=1, scale_max=5)
+    single, multi = signature("bleu-2", refs="single"), signature("bleu-2", refs="multi")
+    add_items(
+        study=study,
+        question=coherence,
+        items=[
+            Item(
+                f"s{i % 2}",
+                ratings=[1 + i % 5, 1 + (i * 3) % 5],
+                scores={single.text: i / 20, multi.text: (i % 7) / 9},
+            )
+            for i in range(12)
+        ],
+    )
+    return study
+
+
+def _run(*args: str) -> str:
+    out = io.StringIO()
+    call_command("study_report", *args, stdout=out, stderr=io.StringIO())
+    return out.getvalue()
+
+
+def test_json_to_stdout_is_the_list_of_rows(study) -> None:
+    rows = json.loads(_run("grade dailydialog"))
+    assert rows == correlation_rows_as_dicts(correlation_report(study=study))
+    assert [(r["question"], r["metric"], r["references"]) for r in rows] == [
+        ("coherence", "bleu-2", "multi"),
+        ("coherence", "bleu-2", "single"),
+        ("fluency", "bleu-2", "multi"),
+        ("fluency", "bleu-2", "single"),
+    ]
+    coherence_single = rows[1]
+    assert coherence_single["n"] == 12
+    assert (
+        -1
+        <= coherence_single["pearson_ci"][0]
+        <= coherence_single["pearson"]
+        <= coherence_single["pearson_ci"][1]
+    )
+    assert rows[2]["n"] == 0
+    assert rows[2]["pearson"] is None
+    assert rows[2]["note"] == "too few items"
+
+
+def test_csv_to_a_file_for_one_question(study, tmp_path) -> None:
+    target = tmp_path / "report.csv"
+    assert (
+        _run("grade dailydialog", "--format", "csv", "--question", "coherence", "--output", str(target)) == ""
+    )
+
+    with target.open(newline="", encoding="utf-8") as handle:
+        reader = csv.DictReader(handle)
+        assert tuple(reader.fieldnames or ()) == CSV_COLUMNS
+        parsed = list(reader)
+    expected = correlation_rows_as_dicts(
+        correlation_report(study=study, question=study.questions.get(name="coherence"))
+    )
+    assert len(parsed) == len(expected) == 2
+    for got, want in zip(parsed, expected, strict=True):
+        assert got["signature"] == want["signature"]
+        assert int(got["n"]) == want["n"]
+        assert float(got["pearson"]) == want["pearson"]  # repr keeps every digit
+        assert float(got["spearman_p"]) == want["spearman_p"]
+        assert [float(got["pearson_ci_low"]), float(got["pearson_ci_high"])] == want["pearson_ci"]
+        assert [float(got["spearman_ci_low"]), float(got["spearman_ci_high"])] == want["spearman_ci"]
+
+
+def test_csv_leaves_undefined_statistics_empty(study) -> None:
+    parsed = list(
+        csv.DictReader(io.StringIO(_run("grade dailydialog", "--format", "csv", "--question", "fluency")))
+    )
+    assert {row["pearson"] for row in parsed} == {""}
+    assert {row["spearman_ci_high"] for row in parsed} == {""}
+    assert {row["note"] for row in parsed} == {"too few items"}
+
+
+def test_unknown_study_or_question_is_an_error(study) -> None:
+    with pytest.raises(CommandError, match="no study named"):
+        _run("nope")
+    with pytest.raises(CommandError, match="no question named"):
+        _run("grade dailydialog", "--question", "nope")

@@ -1,0 +1,136 @@
+"""Scoring through a real Redis broker and a real Celery worker process (no eager mode, no mocks)."""
+
+from __future__ import annotations
+
+import time
+from datetime import timedelta
+from io import StringIO
+from typing import cast
+
+import pytest
+from django.core.management import call_command
+from django.utils import timezone
+
+from annotation.models import Response, Study
+from scoring.metrics.registry import compute_metrics
+from scoring.models import MetricScore, RunStatus, ScoringRun
+from scoring.services import scoring_run_create, scoring_run_enqueue
+from tests.factories import (
+    DialogContextFactory,
+    ReferenceFactory,
+    ResponseFactory,
+    StudyFactory,
+    SystemFactory,
+)
+from tests.live_services import WORKER_STALE_SECONDS, CeleryWorkerProcess
+
+pytestmark = pytest.mark.integration
+
+RUN_TIMEOUT = 60.0
+
+
+def build_study(contexts: int = 4) -> Study:
+    study = cast(Study, StudyFactory())
+    systems = [SystemFactory(study=study, name=name) for name in ("echo", "other")]
+    for index in range(contexts):
+        context = DialogContextFactory(study=study, position=index)
+        ReferenceFactory(context=context, text=f"i am fine , thank you {index} .", origin="original")
+        ReferenceFactory(context=context, text="not bad , and you ?", origin="collected")
+        ResponseFactory(context=context, system=systems[0], text=f"i am fine , thank you {index} .")
+        ResponseFactory(context=context, system=systems[1], text="not too bad , you ?")
+    return study
+
+
+def wait_until_finished(
+    run: ScoringRun, worker: CeleryWorkerProcess, timeout: float = RUN_TIMEOUT
+) -> ScoringRun:
+    deadline = time.monotonic() + timeout
+    while True:
+        run.refresh_from_db()
+        if run.is_finished:
+            return run
+        if time.monotonic() > deadline:
+            pytest.fail(f"run {run.pk} still {run.status} after {timeout:.0f} s\n{worker.log()}")
+        time.sleep(0.2)
+
+
+def expected_scores(study: Study, metrics: list[str]) -> dict[tuple[int, str], float]:
+    """What the metric core gives for every response with all of its context's references."""
+    responses = list(Response.objects.filter(context__study=study).prefetch_related("context__references"))
+    references = [[r.text for r in response.context.references.all()] for response in responses]
+    scores = compute_metrics(
+        metrics, [r.text for r in responses], references, [r.context.query for r in responses], "en"
+    )
+    return {(response.pk, name): scores[name][i] for name in metrics for i, response in enumerate(responses)}
+
+
+def test_a_queued_run_is_scored_by_the_worker(celery_worker_process: CeleryWorkerProcess) -> None:
+    study = build_study()
+    metrics = ["bleu-1", "bleu-2", "bleu-4"]
+
+    run = scoring_run_create(study=study, metrics=metrics, references="multi")  # enqueued on commit
+
+    run = wait_until_finished(run, celery_worker_process)
+    assert run.status == RunStatus.SUCCEEDED, f"{run.error}\n{celery_worker_process.log()}"
+    assert run.progress_done == run.progress_total == 8
+    assert run.attempts == 1
+    assert set(run.timings) == set(metrics)
+    stored = {
+        (score.response_id, score.signature.name): score.value
+        for score in MetricScore.objects.filter(response__context__study=study).select_related("signature")
+    }
+    expected = expected_scores(study, metrics)
+    assert stored.keys() == expected.keys()
+    for key, value in expected.items():
+        assert stored[key] == pytest.approx(value, abs=1e-12), key
+    assert "scoring.execute_run" in celery_worker_process.log()
+
+
+def test_the_worker_takes_over_a_run_whose_worker_died(celery_worker_process: CeleryWorkerProcess) -> None:
+    """A redelivered task finds the run RUNNING with a fresh heartbeat (its worker died a moment ago).
+
+    It must not start a second copy at once, nor give up: it checks back when the heartbeat is stale
+    (5 s for the test worker) and then takes the run over.
+    """
+    study = build_study(contexts=2)
+    run = scoring_run_create(study=study, metrics=["bleu-2"], enqueue=False)
+    ScoringRun.objects.filter(pk=run.pk).update(
+        status=RunStatus.RUNNING, attempts=1, started_at=timezone.now(), heartbeat_at=timezone.now()
+    )
+    started = time.monotonic()
+
+    scoring_run_enqueue(run=run)  # the redelivery
+
+    run = wait_until_finished(run, celery_worker_process, timeout=RUN_TIMEOUT + WORKER_STALE_SECONDS)
+    assert run.status == RunStatus.SUCCEEDED, f"{run.error}\n{celery_worker_process.log()}"
+    assert run.attempts == 2
+    assert time.monotonic() - started >= WORKER_STALE_SECONDS - 1  # it waited for the heartbeat to go stale
+    assert MetricScore.objects.filter(response__context__study=study).count() == 4
+    assert "is held by another worker" in celery_worker_process.log()
+
+
+def test_a_stale_run_is_taken_over_at_once(celery_worker_process: CeleryWorkerProcess) -> None:
+    study = build_study(contexts=1)
+    run = scoring_run_create(study=study, metrics=["bleu-1"], enqueue=False)
+    long_ago = timezone.now() - timedelta(hours=1)
+    ScoringRun.objects.filter(pk=run.pk).update(status=RunStatus.RUNNING, attempts=3, heartbeat_at=long_ago)
+
+    scoring_run_enqueue(run=run)
+
+    run = wait_until_finished(run, celery_worker_process)
+    assert run.status == RunStatus.SUCCEEDED, f"{run.error}\n{celery_worker_process.log()}"
+    assert run.attempts == 4
+
+
+def test_score_study_command_follows_a_run_on_the_worker(celery_worker_process: CeleryWorkerProcess) -> None:
+    study = build_study(contexts=2)
+    out = StringIO()
+
+    call_command(
+        "score_study", study.name, "--metrics", "bleu-1", "--poll", "0.2", "--timeout", "60", stdout=out
+    )
+
+    run = ScoringRun.objects.get(study=study)
+    assert run.status == RunStatus.SUCCEEDED, celery_worker_process.log()
+    assert f"run {run.pk} succeeded: 4 responses in " in out.getvalue()
+    assert MetricScore.objects.filter(response__context__study=study).count() == 4

@@ -1,0 +1,96 @@
+"""manage.py list_metrics and manage.py score_study --sync."""
+
+from __future__ import annotations
+
+from io import StringIO
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from scoring.metrics import registry
+from scoring.metrics.registry import available_metric_names
+from scoring.metrics.spec import MetricSpec
+from scoring.models import MetricScore, RunStatus, ScoringRun
+from tests.factories import DialogContextFactory, ReferenceFactory, ResponseFactory, StudyFactory
+
+
+def run_command(*args: str) -> str:
+    out = StringIO()
+    call_command(*args, stdout=out, stderr=StringIO())
+    return out.getvalue()
+
+
+def test_list_metrics_prints_one_name_per_line() -> None:
+    assert run_command("list_metrics").splitlines() == available_metric_names()
+
+
+def test_list_metrics_verbose_says_what_each_metric_needs() -> None:
+    lines = run_command("list_metrics", "--verbose").splitlines()
+    assert len(lines) == len(available_metric_names())
+    name, needs, description = lines[1].split("\t")
+    assert name == "bleu-2"
+    assert needs == "needs references"
+    assert "BLEU-2" in description
+
+
+@pytest.fixture
+def study(db):
+    study = StudyFactory(name="command study")
+    for index, text in enumerate(["i am fine , thanks .", "no idea", "sure"]):
+        context = DialogContextFactory(study=study)
+        ReferenceFactory(context=context, text="i am fine , thanks .", origin="original")
+        ResponseFactory(context=context, text=text, system__name=f"system {index}")
+    return study
+
+
+def test_score_study_sync_computes_and_reports(study) -> None:
+    output = run_command("score_study", "command study", "--metrics", "bleu-1,bleu-2", "--sync")
+
+    run = ScoringRun.objects.get(study=study)
+    assert run.status == RunStatus.SUCCEEDED
+    assert run.metrics == ["bleu-1", "bleu-2"]
+    assert run.references == "multi"
+    assert MetricScore.objects.filter(response__context__study=study).count() == 6
+    assert f"run {run.pk}: bleu-1, bleu-2 on 3 responses of 'command study' (multi references)" in output
+    assert f"run {run.pk} succeeded: 3 responses in " in output
+
+
+def test_score_study_all_metrics_single_reference_by_id(study) -> None:
+    run_command("score_study", str(study.pk), "--metrics", "all", "--references", "single", "--sync")
+    run = ScoringRun.objects.get(study=study)
+    assert run.metrics == available_metric_names()
+    assert run.references == "single"
+    assert run.status == RunStatus.SUCCEEDED
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["no such study", "--metrics", "bleu-1"], "no study named 'no such study'"),
+        (["command study", "--metrics", "bleu-1,blue-2"], "unknown metric 'blue-2'; known metrics: bleu-1"),
+        (["command study", "--metrics", ","], "choose at least one metric"),
+    ],
+)
+def test_score_study_refuses_bad_requests(study, args: list[str], message: str) -> None:
+    with pytest.raises(CommandError, match=message):
+        run_command("score_study", *args, "--sync")
+    assert not ScoringRun.objects.exists()
+
+
+def test_score_study_prints_warnings_of_a_succeeded_run(study) -> None:
+    ResponseFactory(context=DialogContextFactory(study=study), text="no reference here")
+    output = run_command("score_study", "command study", "--metrics", "bleu-1", "--sync")
+    assert "warning: 1 response(s) have no reference" in output
+
+
+def test_score_study_exits_with_the_error_of_a_failed_run(study, monkeypatch: pytest.MonkeyPatch) -> None:
+    def not_a_number(hypotheses, references, queries, language, params):
+        return [float("nan")] * len(hypotheses)
+
+    spec = MetricSpec(
+        name="nan-metric", description="test", needs_references=False, version="0", compute=not_a_number
+    )
+    monkeypatch.setitem(registry._SPECS, spec.name, spec)
+    with pytest.raises(CommandError, match=r"run \d+ failed: ValueError: nan-metric gave the value nan"):
+        run_command("score_study", "command study", "--metrics", "nan-metric", "--sync")
+    assert ScoringRun.objects.get().status == RunStatus.FAILED
