@@ -15,7 +15,7 @@ from rest_framework.views import APIView
 
 from annotation.importers import IMPORT_FORMATS, ImportFile, ImportRejected
 from annotation.models import Language, Question, Study, StudyImport
-from annotation.permissions import IsResearcher
+from annotation.permissions import IsResearcher, authenticated_user
 from annotation.scales import SCALE_PRESETS
 from annotation.selectors.studies import studies_visible_to, study_counts, study_imports
 from annotation.services.imports import study_import
@@ -59,14 +59,14 @@ class StudyListCreateApi(APIView):
 
     @extend_schema(responses=StudyOutputSerializer(many=True))
     def get(self, request: Request) -> ApiResponse:
-        studies = studies_visible_to(user=request.user)
+        studies = studies_visible_to(user=authenticated_user(request))
         return ApiResponse(StudyOutputSerializer(studies, many=True).data)
 
     @extend_schema(request=StudyCreateSerializer, responses={201: StudyOutputSerializer})
     def post(self, request: Request) -> ApiResponse:
         serializer = StudyCreateSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        study = study_create(owner=request.user, **serializer.validated_data)
+        study = study_create(owner=authenticated_user(request), **serializer.validated_data)
         return ApiResponse(StudyOutputSerializer(study).data, status=status.HTTP_201_CREATED)
 
 
@@ -83,7 +83,7 @@ class StudyDetailApi(APIView):
         )
     )
     def get(self, request: Request, study_id: int) -> ApiResponse:
-        study = get_object_or_404(studies_visible_to(user=request.user), pk=study_id)
+        study = get_object_or_404(studies_visible_to(user=authenticated_user(request)), pk=study_id)
         counts = study_counts(study=study)
         return ApiResponse({"study": StudyOutputSerializer(study).data, "counts": vars(counts)})
 
@@ -135,7 +135,7 @@ class StudyImportApi(APIView):
 
     @extend_schema(responses=StudyImportOutputSerializer(many=True))
     def get(self, request: Request, study_id: int) -> ApiResponse:
-        study = get_object_or_404(studies_visible_to(user=request.user), pk=study_id)
+        study = get_object_or_404(studies_visible_to(user=authenticated_user(request)), pk=study_id)
         return ApiResponse(StudyImportOutputSerializer(study_imports(study=study), many=True).data)
 
     @extend_schema(
@@ -143,7 +143,7 @@ class StudyImportApi(APIView):
         responses={201: StudyImportOutputSerializer, 400: OpenApiResponse(ImportProblemSerializer)},
     )
     def post(self, request: Request, study_id: int) -> ApiResponse:
-        study = get_object_or_404(studies_visible_to(user=request.user), pk=study_id)
+        study = get_object_or_404(studies_visible_to(user=authenticated_user(request)), pk=study_id)
         data = {
             "format": request.data.get("format"),
             "files": request.FILES.getlist("files"),
@@ -157,7 +157,7 @@ class StudyImportApi(APIView):
                 study=study,
                 format=serializer.validated_data["format"],
                 files=files,
-                user=request.user,
+                user=authenticated_user(request),
                 question=serializer.validated_data["question"] or None,
             )
         except ImportRejected as rejected:

@@ -51,7 +51,8 @@ class MultipleFileField(forms.FileField):
 
 class StudyImportForm(forms.Form):
     format = forms.ChoiceField(choices=[(name, f"{name} — {text}") for name, text in IMPORT_FORMATS.items()])
-    files = MultipleFileField(help_text="one or more files; see the import formats documentation")
+    # The metaclass moves declared fields off the class, so this does not shadow BaseForm.files at run time.
+    files = MultipleFileField(help_text="one or more files; see the import formats documentation")  # type: ignore[assignment]
     question = forms.ChoiceField(
         required=False, help_text="which question receives ratings for formats without question names"
     )
@@ -59,7 +60,9 @@ class StudyImportForm(forms.Form):
     def __init__(self, *args: Any, study: Study, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         questions = list(Question.objects.filter(study=study).values_list("name", flat=True))
-        self.fields["question"].choices = [(name, name) for name in questions]
+        question_field = self.fields["question"]
+        assert isinstance(question_field, forms.ChoiceField)
+        question_field.choices = [(name, name) for name in questions]
         if len(questions) <= 1:  # the common case stays light: no choice to make
             self.fields["question"].widget = forms.HiddenInput()
 

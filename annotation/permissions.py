@@ -7,11 +7,20 @@ from functools import wraps
 from typing import Any
 
 from django.contrib.auth.decorators import login_required
+from django.contrib.auth.models import User
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
 from rest_framework.permissions import BasePermission
 
 from annotation.roles import user_is_researcher
+
+
+def authenticated_user(request: Any) -> User:
+    """The logged-in user of a request that passed an authentication check (never AnonymousUser)."""
+    user = request.user
+    if not isinstance(user, User):
+        raise PermissionDenied("Log in first.")
+    return user
 
 
 def researcher_required(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:

@@ -10,7 +10,7 @@ from django.views.decorators.http import require_POST
 
 from annotation.forms import StudyCreateForm, StudyImportForm
 from annotation.importers import ImportFile, ImportRejected
-from annotation.permissions import researcher_required
+from annotation.permissions import authenticated_user, researcher_required
 from annotation.roles import user_is_researcher
 from annotation.selectors.studies import (
     studies_for_annotator,
@@ -30,20 +30,26 @@ def home(request: HttpRequest) -> HttpResponse:
     if user_is_researcher(request.user):
         return redirect("annotation:study-list")
     return render(
-        request, "annotation/annotator_home.html", {"roles": studies_for_annotator(user=request.user)}
+        request,
+        "annotation/annotator_home.html",
+        {"roles": studies_for_annotator(user=authenticated_user(request))},
     )
 
 
 @researcher_required
 def study_list(request: HttpRequest) -> HttpResponse:
-    return render(request, "annotation/study_list.html", {"studies": studies_visible_to(user=request.user)})
+    return render(
+        request,
+        "annotation/study_list.html",
+        {"studies": studies_visible_to(user=authenticated_user(request))},
+    )
 
 
 @researcher_required
 def study_new(request: HttpRequest) -> HttpResponse:
     form = StudyCreateForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
-        study = study_create(owner=request.user, **form.cleaned_data)
+        study = study_create(owner=authenticated_user(request), **form.cleaned_data)
         messages.success(request, f"Study “{study.name}” created. Import its data next.")
         return redirect("annotation:study-detail", study_id=study.pk)
     return render(request, "annotation/study_new.html", {"form": form})
@@ -52,7 +58,7 @@ def study_new(request: HttpRequest) -> HttpResponse:
 def _study_page(
     request: HttpRequest, study_id: int, import_form: StudyImportForm | None = None
 ) -> HttpResponse:
-    study = get_object_or_404(studies_visible_to(user=request.user), pk=study_id)
+    study = get_object_or_404(studies_visible_to(user=authenticated_user(request)), pk=study_id)
     context = {
         "study": study,
         "counts": study_counts(study=study),
@@ -73,7 +79,7 @@ def study_detail(request: HttpRequest, study_id: int) -> HttpResponse:
 @researcher_required
 @require_POST
 def study_import_upload(request: HttpRequest, study_id: int) -> HttpResponse:
-    study = get_object_or_404(studies_visible_to(user=request.user), pk=study_id)
+    study = get_object_or_404(studies_visible_to(user=authenticated_user(request)), pk=study_id)
     form = StudyImportForm(request.POST, request.FILES, study=study)
     if not form.is_valid():
         return _study_page(request, study_id, import_form=form)
@@ -83,7 +89,7 @@ def study_import_upload(request: HttpRequest, study_id: int) -> HttpResponse:
             study=study,
             format=form.cleaned_data["format"],
             files=files,
-            user=request.user,
+            user=authenticated_user(request),
             question=form.cleaned_data.get("question") or None,
         )
     except ImportRejected as rejected:

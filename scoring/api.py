@@ -10,7 +10,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response as ApiResponse
 from rest_framework.views import APIView
 
-from annotation.permissions import IsResearcher
+from annotation.permissions import IsResearcher, authenticated_user
 from annotation.selectors.studies import studies_visible_to
 from scoring.metrics.registry import available_metric_names, metric_spec
 from scoring.models import MetricScore, ReferencesMode, ScoringRun
@@ -74,16 +74,18 @@ class StudyScoringRunsApi(APIView):
 
     @extend_schema(responses=ScoringRunSerializer(many=True))
     def get(self, request: Request, study_id: int) -> ApiResponse:
-        study = get_object_or_404(studies_visible_to(user=request.user), pk=study_id)
+        study = get_object_or_404(studies_visible_to(user=authenticated_user(request)), pk=study_id)
         return ApiResponse(ScoringRunSerializer(scoring_runs_for_study(study=study), many=True).data)
 
     @extend_schema(request=ScoringRunCreateSerializer, responses={202: ScoringRunSerializer})
     def post(self, request: Request, study_id: int) -> ApiResponse:
-        study = get_object_or_404(studies_visible_to(user=request.user), pk=study_id)
+        study = get_object_or_404(studies_visible_to(user=authenticated_user(request)), pk=study_id)
         serializer = ScoringRunCreateSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         try:
-            run = scoring_run_create(study=study, user=request.user, **serializer.validated_data)
+            run = scoring_run_create(
+                study=study, user=authenticated_user(request), **serializer.validated_data
+            )
         except ScoringRequestError as error:
             return ApiResponse({"metrics": [str(error)]}, status=status.HTTP_400_BAD_REQUEST)
         return ApiResponse(ScoringRunSerializer(run).data, status=status.HTTP_202_ACCEPTED)
@@ -94,7 +96,7 @@ class ScoringRunDetailApi(APIView):
 
     @extend_schema(responses=ScoringRunSerializer)
     def get(self, request: Request, run_id: int) -> ApiResponse:
-        visible = ScoringRun.objects.filter(study__in=studies_visible_to(user=request.user))
+        visible = ScoringRun.objects.filter(study__in=studies_visible_to(user=authenticated_user(request)))
         run = get_object_or_404(visible, pk=run_id)
         return ApiResponse(ScoringRunSerializer(run).data)
 
@@ -106,7 +108,7 @@ class StudyScoresApi(APIView):
 
     @extend_schema(responses=MetricScoreSerializer(many=True))
     def get(self, request: Request, study_id: int) -> ApiResponse:
-        study = get_object_or_404(studies_visible_to(user=request.user), pk=study_id)
+        study = get_object_or_404(studies_visible_to(user=authenticated_user(request)), pk=study_id)
         scores = metric_scores_for_study(study=study).order_by("response_id", "signature__text")
         metric = request.query_params.get("metric")
         if metric:

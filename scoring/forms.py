@@ -17,5 +17,7 @@ class ScoringRunForm(forms.Form):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         names = available_metric_names()
-        self.fields["metrics"].choices = [(name, name) for name in names]
+        metrics_field = self.fields["metrics"]
+        assert isinstance(metrics_field, forms.MultipleChoiceField)
+        metrics_field.choices = [(name, name) for name in names]
         self.fields["metrics"].initial = names

@@ -39,7 +39,9 @@ class MetricScore(models.Model):
 
     class Meta:
         constraints = [
-            models.UniqueConstraint(fields=["response", "signature"], name="score_unique_per_response_signature")
+            models.UniqueConstraint(
+                fields=["response", "signature"], name="score_unique_per_response_signature"
+            )
         ]
 
     def __str__(self) -> str:
@@ -55,14 +57,16 @@ class RunStatus(models.TextChoices):
 
 class ReferencesMode(models.TextChoices):
     SINGLE = "single", "single reference (the original reply)"
-    MULTI = "multi", "every reference of the context"
+    MULTI = "multi", "every reference of the context (best-matching reference, seed 003 eq. 1)"
 
 
 class ScoringRun(models.Model):
     study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="scoring_runs")
     metrics = models.JSONField(default=list, help_text="metric names, as in `manage.py list_metrics`")
     references = models.CharField(max_length=10, choices=ReferencesMode.choices, default=ReferencesMode.MULTI)
-    status = models.CharField(max_length=10, choices=RunStatus.choices, default=RunStatus.PENDING, db_index=True)
+    status = models.CharField(
+        max_length=10, choices=RunStatus.choices, default=RunStatus.PENDING, db_index=True
+    )
     progress_done = models.PositiveIntegerField(default=0)
     progress_total = models.PositiveIntegerField(default=0)
     error = models.TextField(blank=True)

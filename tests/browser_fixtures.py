@@ -37,7 +37,7 @@ def chromium_browser() -> Iterator[object]:
 
 
 @pytest.fixture
-def page(chromium_browser):  # type: ignore[no-untyped-def]
+def page(chromium_browser):
     context = chromium_browser.new_context(viewport={"width": 1280, "height": 900})
     page = context.new_page()
     page.set_default_timeout(20_000)

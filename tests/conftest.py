@@ -25,7 +25,7 @@ def shared_data() -> Path:
 
 
 @pytest.fixture
-def researcher(db):  # type: ignore[no-untyped-def]
+def researcher(db):
     from tests.factories import ResearcherFactory
 
-    return ResearcherFactory(username="alice")
+    return ResearcherFactory.create(username="alice")

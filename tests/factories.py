@@ -9,7 +9,7 @@ from annotation.models import Annotator, DialogContext, Question, Rating, Refere
 from annotation.roles import RESEARCHERS_GROUP
 
 
-class UserFactory(factory.django.DjangoModelFactory):
+class UserFactory(factory.django.DjangoModelFactory[User]):
     class Meta:
         model = User
         django_get_or_create = ("username",)
@@ -21,13 +21,13 @@ class UserFactory(factory.django.DjangoModelFactory):
 
 class ResearcherFactory(UserFactory):
     @factory.post_generation
-    def researcher_group(self, create: bool, extracted: object, **kwargs: object) -> None:
+    def researcher_group(obj: User, create: bool, extracted: object, **kwargs: object) -> None:
         if create:
             group, _ = Group.objects.get_or_create(name=RESEARCHERS_GROUP)
-            self.groups.add(group)
+            obj.groups.add(group)
 
 
-class StudyFactory(factory.django.DjangoModelFactory):
+class StudyFactory(factory.django.DjangoModelFactory[Study]):
     class Meta:
         model = Study
 
@@ -35,7 +35,7 @@ class StudyFactory(factory.django.DjangoModelFactory):
     name = factory.Sequence(lambda n: f"study {n}")
 
 
-class QuestionFactory(factory.django.DjangoModelFactory):
+class QuestionFactory(factory.django.DjangoModelFactory[Question]):
     class Meta:
         model = Question
 
@@ -46,7 +46,7 @@ class QuestionFactory(factory.django.DjangoModelFactory):
     labels = factory.LazyFunction(lambda: ["bad", "borderline", "good"])
 
 
-class DialogContextFactory(factory.django.DjangoModelFactory):
+class DialogContextFactory(factory.django.DjangoModelFactory[DialogContext]):
     class Meta:
         model = DialogContext
 
@@ -60,7 +60,7 @@ class DialogContextFactory(factory.django.DjangoModelFactory):
     )
 
 
-class ReferenceFactory(factory.django.DjangoModelFactory):
+class ReferenceFactory(factory.django.DjangoModelFactory[Reference]):
     class Meta:
         model = Reference
 
@@ -69,7 +69,7 @@ class ReferenceFactory(factory.django.DjangoModelFactory):
     origin = "original"
 
 
-class SystemFactory(factory.django.DjangoModelFactory):
+class SystemFactory(factory.django.DjangoModelFactory[System]):
     class Meta:
         model = System
 
@@ -77,7 +77,7 @@ class SystemFactory(factory.django.DjangoModelFactory):
     name = factory.Sequence(lambda n: f"system{n}")
 
 
-class ResponseFactory(factory.django.DjangoModelFactory):
+class ResponseFactory(factory.django.DjangoModelFactory[Response]):
     class Meta:
         model = Response
 
@@ -86,7 +86,7 @@ class ResponseFactory(factory.django.DjangoModelFactory):
     text = "i am fine , thank you ."
 
 
-class AnnotatorFactory(factory.django.DjangoModelFactory):
+class AnnotatorFactory(factory.django.DjangoModelFactory[Annotator]):
     class Meta:
         model = Annotator
 
@@ -94,7 +94,7 @@ class AnnotatorFactory(factory.django.DjangoModelFactory):
     pseudonym = factory.Sequence(lambda n: f"rater{n}")
 
 
-class RatingFactory(factory.django.DjangoModelFactory):
+class RatingFactory(factory.django.DjangoModelFactory[Rating]):
     class Meta:
         model = Rating
 

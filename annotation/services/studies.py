@@ -3,7 +3,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import transaction
 
 from annotation.models import Question, Study
@@ -22,7 +22,7 @@ class QuestionSpec:
 @transaction.atomic
 def study_create(
     *,
-    owner: AbstractBaseUser,
+    owner: User,
     name: str,
     language: str = "en",
     scale: str = "0-2",

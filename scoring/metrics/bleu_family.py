@@ -42,7 +42,9 @@ def bleu_family_compute(
     reference_tokens = _tokenize_reference_lists(references, language)
     aggregation = params.get("refagg", DEFAULT_REFERENCE_AGGREGATION)
     if aggregation not in REFERENCE_AGGREGATIONS:
-        raise ValueError(f"unknown reference aggregation {aggregation!r}; choose one of {REFERENCE_AGGREGATIONS}")
+        raise ValueError(
+            f"unknown reference aggregation {aggregation!r}; choose one of {REFERENCE_AGGREGATIONS}"
+        )
     max_n = max(orders.values())
     if aggregation == "joint":
         rows = sentence_bleu_orders_batch(hypothesis_tokens, reference_tokens, max_n, smoothing)

@@ -37,10 +37,10 @@
       title: { text: plotTitle(entry), font: { size: 14 } },
       xaxis: { title: { text: xTitle }, zeroline: false },
       yaxis: { title: { text: yTitle }, zeroline: false },
-      margin: { l: 60, r: 20, t: 60, b: 50 },
-      height: 380,
+      margin: { l: 60, r: 20, t: 60, b: 40 },
+      height: 420,
       hovermode: "closest",
-      legend: { orientation: "h", y: -0.2 },
+      legend: { orientation: "h", y: -0.28, yanchor: "top", font: { size: 11 } },
     };
   }
 

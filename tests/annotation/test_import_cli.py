@@ -72,7 +72,7 @@ def test_a_rejected_import_prints_every_problem_and_leaves_no_new_study(tmp_path
 
 @pytest.mark.django_db
 def test_an_explicit_owner_and_scale(tmp_path, researcher):
-    owner = UserFactory(username="bob")
+    owner = UserFactory.create(username="bob")
     path = tmp_path / "dialogues_test.txt"
     path.write_text("Hi . __eou__ Hello . __eou__\n", encoding="utf-8")
 
@@ -97,8 +97,8 @@ def test_an_explicit_owner_and_scale(tmp_path, researcher):
 
 @pytest.mark.django_db
 def test_without_a_single_researcher_the_owner_must_be_given(tmp_path):
-    ResearcherFactory(username="r1")
-    ResearcherFactory(username="r2")
+    ResearcherFactory.create(username="r1")
+    ResearcherFactory.create(username="r2")
     path = tmp_path / "dialogues_test.txt"
     path.write_text("Hi . __eou__ Hello . __eou__\n", encoding="utf-8")
 

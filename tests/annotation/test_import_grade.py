@@ -65,7 +65,7 @@ def test_systems_share_contexts_and_every_score_is_its_own_anonymous_annotator(s
 
 @pytest.mark.django_db
 def test_anonymous_annotators_of_a_later_import_get_new_pseudonyms(study):
-    AnnotatorFactory(study=study, pseudonym="grade-anon-7", origin="imported")
+    AnnotatorFactory.create(study=study, pseudonym="grade-anon-7", origin="imported")
     study_import(study=study, format="grade", files=[_file([_item(0, "generator", [3, 5])])])
     study_import(study=study, format="grade", files=[_file([_item(1, "generator", [4], "Hi .|||Hello .")])])
 

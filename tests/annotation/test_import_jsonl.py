@@ -64,7 +64,7 @@ def test_the_documented_example_imports(study):
 
 @pytest.mark.django_db
 def test_named_annotators_and_contexts_are_reused_by_a_later_import(study):
-    AnnotatorFactory(study=study, pseudonym="ann", origin="imported")
+    AnnotatorFactory.create(study=study, pseudonym="ann", origin="imported")
     first = {
         "context": ["Hi ."],
         "response": "hello .",
@@ -121,7 +121,7 @@ def test_a_context_id_attaches_replies_to_a_context_already_in_the_study(study):
 
 @pytest.mark.django_db
 def test_a_volunteer_pseudonym_cannot_receive_imported_ratings(study):
-    AnnotatorFactory(study=study, pseudonym="ann", user=UserFactory())
+    AnnotatorFactory.create(study=study, pseudonym="ann", user=UserFactory.create())
     line = {
         "context": ["Hi ."],
         "response": "hello .",

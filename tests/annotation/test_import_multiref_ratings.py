@@ -61,7 +61,9 @@ def test_rows_create_their_context_replies_and_mean_ratings(study):
 
 @pytest.mark.django_db
 def test_an_existing_context_id_is_reused_and_a_differing_text_is_only_a_warning(study):
-    DialogContextFactory(study=study, external_id="7_1", turns=[{"speaker": "A", "text": "Something else ?"}])
+    DialogContextFactory.create(
+        study=study, external_id="7_1", turns=[{"speaker": "A", "text": "Something else ?"}]
+    )
 
     record = study_import(study=study, format="multiref-ratings", files=[_csv(ROWS)])
 
@@ -76,7 +78,7 @@ def test_an_existing_context_id_is_reused_and_a_differing_text_is_only_a_warning
 
 @pytest.mark.django_db
 def test_tokenization_and_case_differences_are_not_a_different_context(study):
-    DialogContextFactory(
+    DialogContextFactory.create(
         study=study,
         external_id="7_1",
         turns=[

@@ -16,7 +16,7 @@ from tests.factories import ResearcherFactory, UserFactory
 pytestmark = pytest.mark.django_db
 
 
-def _client(user) -> APIClient:  # type: ignore[no-untyped-def]
+def _client(user) -> APIClient:
     client = APIClient()
     client.force_authenticate(user)
     return client
@@ -40,7 +40,7 @@ ROWS = [
 
 
 def test_study_create_import_score_and_read_everything_back() -> None:
-    owner = ResearcherFactory()
+    owner = ResearcherFactory.create()
     client = _client(owner)
     created = client.post("/api/studies/", {"name": "api study", "scale": "0-2"}, format="json")
     assert created.status_code == 201, created.content
@@ -79,7 +79,7 @@ def test_study_create_import_score_and_read_everything_back() -> None:
 
 
 def test_rejected_import_returns_every_problem_and_changes_nothing() -> None:
-    owner = ResearcherFactory()
+    owner = ResearcherFactory.create()
     client = _client(owner)
     study_id = client.post("/api/studies/", {"name": "s"}, format="json").json()["id"]
     bad = dict(ROWS[0], ratings={"appropriateness": [7]})
@@ -97,7 +97,7 @@ def test_rejected_import_returns_every_problem_and_changes_nothing() -> None:
 
 
 def test_unknown_metric_is_a_400_naming_it() -> None:
-    owner = ResearcherFactory()
+    owner = ResearcherFactory.create()
     client = _client(owner)
     study_id = client.post("/api/studies/", {"name": "s"}, format="json").json()["id"]
     response = client.post(f"/api/studies/{study_id}/scoring-runs/", {"metrics": ["blue-9"]}, format="json")
@@ -107,7 +107,7 @@ def test_unknown_metric_is_a_400_naming_it() -> None:
 
 
 def test_researchers_see_only_their_own_studies_and_annotators_see_none() -> None:
-    alice, bob = ResearcherFactory(), ResearcherFactory()
+    alice, bob = ResearcherFactory.create(), ResearcherFactory.create()
     study_id = _client(alice).post("/api/studies/", {"name": "alice's"}, format="json").json()["id"]
     assert [s["name"] for s in _client(alice).get("/api/studies/").json()] == ["alice's"]
     assert _client(bob).get("/api/studies/").json() == []
@@ -119,14 +119,14 @@ def test_researchers_see_only_their_own_studies_and_annotators_see_none() -> Non
         f"/api/studies/{study_id}/correlations/",
     ):
         assert _client(bob).get(url).status_code == 404, url
-    annotator = UserFactory()
+    annotator = UserFactory.create()
     assert _client(annotator).get("/api/studies/").status_code == 403
     assert APIClient().get("/api/studies/").status_code in (401, 403)
     assert Study.objects.count() == 1
 
 
 def test_openapi_schema_and_docs_are_served() -> None:
-    client = _client(ResearcherFactory())
+    client = _client(ResearcherFactory.create())
     schema = client.get("/api/schema/?format=json")
     assert schema.status_code == 200
     paths = json.loads(schema.content)["paths"]
@@ -139,5 +139,5 @@ def test_openapi_schema_and_docs_are_served() -> None:
 
 
 def test_metric_list_names_bleu() -> None:
-    names = [row["name"] for row in _client(UserFactory()).get("/api/metrics/").json()]
+    names = [row["name"] for row in _client(UserFactory.create()).get("/api/metrics/").json()]
     assert {"bleu-1", "bleu-2", "bleu-3", "bleu-4"} <= set(names)

@@ -48,7 +48,7 @@ def _rated_jsonl(path: Path) -> Path:
 
 def test_researcher_imports_scores_and_reads_report(
     page, live_server, celery_worker_process, transactional_db, tmp_path
-):  # type: ignore[no-untyped-def]
+):
     call_command("demo_setup", "--sample")
     page.goto(f"{live_server.url}/accounts/login/")
     page.fill("input[name=username]", "researcher")

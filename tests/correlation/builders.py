@@ -39,7 +39,9 @@ def add_items(*, study: Study, question: Question, items: Sequence[Item]) -> lis
     responses = []
     for item in items:
         system, _ = System.objects.get_or_create(study=study, name=item.system)
-        response = ResponseFactory(context=DialogContextFactory(study=study), system=system, text=item.text)
+        response = ResponseFactory.create(
+            context=DialogContextFactory.create(study=study), system=system, text=item.text
+        )
         for index, rating in enumerate(item.ratings):
             annotator, _ = Annotator.objects.get_or_create(study=study, pseudonym=f"rater-{index}")
             Rating.objects.create(annotator=annotator, response=response, question=question, value=rating)

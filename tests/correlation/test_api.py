@@ -19,9 +19,9 @@ pytestmark = pytest.mark.django_db
 
 @pytest.fixture
 def study(researcher):
-    study = StudyFactory(owner=researcher)
-    appropriateness = QuestionFactory(study=study, name="appropriateness")
-    QuestionFactory(study=study, name="fluency", position=1)
+    study = StudyFactory.create(owner=researcher)
+    appropriateness = QuestionFactory.create(study=study, name="appropriateness")
+    QuestionFactory.create(study=study, name="fluency", position=1)
     bleu, rouge = signature("bleu-2", refs="multi"), signature("rouge-l")
     add_items(
         study=study,
@@ -90,10 +90,10 @@ def test_one_question_by_name(study) -> None:
 
 
 def test_nobody_else_sees_it(study) -> None:
-    assert _client(ResearcherFactory(username="bob")).get(_url(study)).status_code == 404
-    assert _client(UserFactory(username="carol")).get(_url(study)).status_code == 404
+    assert _client(ResearcherFactory.create(username="bob")).get(_url(study)).status_code == 404
+    assert _client(UserFactory.create(username="carol")).get(_url(study)).status_code == 404
     assert APIClient().get(_url(study)).status_code in {401, 403}
-    superuser = UserFactory(username="root", is_superuser=True)
+    superuser = UserFactory.create(username="root", is_superuser=True)
     assert _client(superuser).get(_url(study)).status_code == 200
 
 

@@ -26,8 +26,8 @@ HOSTILE = "<script>alert('pwned')</script> & <b>bold</b>"
 
 @pytest.fixture
 def scored_study(researcher):
-    study = StudyFactory(owner=researcher, name="multiref pilot")
-    question = QuestionFactory(study=study, name="appropriateness")
+    study = StudyFactory.create(owner=researcher, name="multiref pilot")
+    question = QuestionFactory.create(study=study, name="appropriateness")
     bleu, meteor = signature("bleu-2", refs="multi"), signature("meteor")
     add_items(
         study=study,
@@ -89,8 +89,8 @@ def test_the_owner_sees_table_plots_downloads_and_plotly_from_static(client, sco
 
 
 def test_significant_statistics_are_bold(client, researcher) -> None:
-    study = StudyFactory(owner=researcher)
-    question = QuestionFactory(study=study)
+    study = StudyFactory.create(owner=researcher)
+    question = QuestionFactory.create(study=study)
     strong = signature("strong")
     add_items(
         study=study,
@@ -105,9 +105,9 @@ def test_significant_statistics_are_bold(client, researcher) -> None:
 @pytest.mark.parametrize("who", ["other researcher", "annotator of the study", "plain user"])
 def test_everyone_but_the_owner_gets_404(client, scored_study, who: str) -> None:
     if who == "other researcher":
-        user = ResearcherFactory(username="bob")
+        user = ResearcherFactory.create(username="bob")
     else:
-        user = UserFactory(username="carol")
+        user = UserFactory.create(username="carol")
         if who == "annotator of the study":
             Annotator.objects.create(study=scored_study, user=user, pseudonym="carol")
     client.force_login(user)
@@ -119,14 +119,14 @@ def test_a_superuser_may_read_any_report_and_anonymous_users_are_sent_to_log_in(
     response = client.get(_report_url(scored_study))
     assert response.status_code == 302
     assert reverse("login") in response["Location"]
-    admin = UserFactory(username="root", is_superuser=True, is_staff=True)
+    admin = UserFactory.create(username="root", is_superuser=True, is_staff=True)
     client.force_login(admin)
     assert client.get(_report_url(scored_study)).status_code == 200
 
 
 def test_response_and_system_text_stay_escaped(client, researcher) -> None:
-    study = StudyFactory(owner=researcher)
-    question = QuestionFactory(study=study)
+    study = StudyFactory.create(owner=researcher)
+    question = QuestionFactory.create(study=study)
     bleu = signature()
     add_items(
         study=study,
@@ -153,8 +153,8 @@ def test_response_and_system_text_stay_escaped(client, researcher) -> None:
 
 
 def test_empty_states(client, researcher) -> None:
-    study = StudyFactory(owner=researcher)
-    question = QuestionFactory(study=study)
+    study = StudyFactory.create(owner=researcher)
+    question = QuestionFactory.create(study=study)
     client.force_login(researcher)
 
     html = client.get(_report_url(study)).content.decode()
@@ -170,7 +170,7 @@ def test_empty_states(client, researcher) -> None:
     bleu = signature()
     add_items(
         study=study,
-        question=QuestionFactory(study=study, name="other"),
+        question=QuestionFactory.create(study=study, name="other"),
         items=[Item("s", scores={bleu.text: 1})],
     )
     html = client.get(_report_url(study, question="other")).content.decode()
@@ -183,7 +183,7 @@ def test_the_question_selector_switches_questions(client, scored_study) -> None:
     client.force_login(scored_study.owner)
     assert 'name="question"' not in client.get(_report_url(scored_study)).content.decode()
 
-    fluency = QuestionFactory(study=scored_study, name="fluency", position=1, scale_min=1, scale_max=5)
+    fluency = QuestionFactory.create(study=scored_study, name="fluency", position=1, scale_min=1, scale_max=5)
     bleu = signature("bleu-1")
     add_items(
         study=scored_study,

@@ -31,8 +31,8 @@ def _load(shared_data, owner):
         newline="", encoding="utf-8"
     ) as f:
         records = list(csv.DictReader(f))
-    study = StudyFactory(owner=owner, name="multirefeval mturk")
-    question = QuestionFactory(study=study, name="appropriateness", scale_min=1, scale_max=5)
+    study = StudyFactory.create(owner=owner, name="multirefeval mturk")
+    question = QuestionFactory.create(study=study, name="appropriateness", scale_min=1, scale_max=5)
     single, multi = signature("sentence-bleu", refs="single"), signature("sentence-bleu", refs="multi")
     systems = {
         name: System.objects.create(study=study, name=name) for name in sorted({r["model"] for r in records})

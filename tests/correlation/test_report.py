@@ -40,13 +40,13 @@ ROW_KEYS = {
 
 @pytest.fixture
 def study_and_question():
-    study = StudyFactory()
-    return study, QuestionFactory(study=study, name="appropriateness")
+    study = StudyFactory.create()
+    return study, QuestionFactory.create(study=study, name="appropriateness")
 
 
 def test_human_score_is_the_mean_of_ratings_and_an_imported_mean_only_fills_gaps(study_and_question) -> None:
     study, question = study_and_question
-    other_question = QuestionFactory(study=study, name="fluency", position=1)
+    other_question = QuestionFactory.create(study=study, name="fluency", position=1)
     rated, imported_only, unrated, rated_and_imported = add_items(
         study=study,
         question=question,
@@ -189,7 +189,7 @@ def test_non_finite_metric_values_count_as_missing(study_and_question) -> None:
 
 def test_one_question_only_and_the_default_reference_mode(study_and_question) -> None:
     study, question = study_and_question
-    fluency = QuestionFactory(study=study, name="fluency", position=1)
+    fluency = QuestionFactory.create(study=study, name="fluency", position=1)
     legacy = signature("rouge-l")
     legacy.parameters = {}
     legacy.save()
@@ -202,7 +202,7 @@ def test_one_question_only_and_the_default_reference_mode(study_and_question) ->
     assert [row.question for row in only_fluency.rows] == ["fluency"]
     assert only_fluency.rows[0].references == "single"
     with pytest.raises(ValueError, match="does not belong"):
-        correlation_report(study=StudyFactory(), question=question)
+        correlation_report(study=StudyFactory.create(), question=question)
 
 
 def _report_queries(django_assert_num_queries, study, question: Question | None, expected: int) -> None:
@@ -215,7 +215,7 @@ def test_the_report_costs_a_fixed_number_of_queries_whatever_the_study_size(
     django_assert_num_queries,
 ) -> None:
     study, question = study_and_question
-    QuestionFactory(study=study, name="fluency", position=1)
+    QuestionFactory.create(study=study, name="fluency", position=1)
     signatures = [signature(f"metric-{k}") for k in range(3)]
 
     def grow(count: int) -> None:

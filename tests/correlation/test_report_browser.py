@@ -17,8 +17,8 @@ HOSTILE = "<b>bold</b> <img src=x onerror=\"document.title='pwned'\"> hi & bye"
 
 
 def test_plots_render_and_hover_text_stays_text(live_server, page, researcher) -> None:
-    study = StudyFactory(owner=researcher)
-    question = QuestionFactory(study=study)
+    study = StudyFactory.create(owner=researcher)
+    question = QuestionFactory.create(study=study)
     bleu, meteor = signature("bleu-2", refs="multi"), signature("meteor")
     add_items(
         study=study,

@@ -19,9 +19,9 @@ pytestmark = pytest.mark.django_db
 
 @pytest.fixture
 def study():
-    study = StudyFactory(name="grade dailydialog")
-    coherence = QuestionFactory(study=study, name="coherence", scale_min=1, scale_max=5)
-    QuestionFactory(study=study, name="fluency", position=1, scale_min=1, scale_max=5)
+    study = StudyFactory.create(name="grade dailydialog")
+    coherence = QuestionFactory.create(study=study, name="coherence", scale_min=1, scale_max=5)
+    QuestionFactory.create(study=study, name="fluency", position=1, scale_min=1, scale_max=5)
     single, multi = signature("bleu-2", refs="single"), signature("bleu-2", refs="multi")
     add_items(
         study=study,

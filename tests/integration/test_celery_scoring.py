@@ -5,7 +5,6 @@ from __future__ import annotations
 import time
 from datetime import timedelta
 from io import StringIO
-from typing import cast
 
 import pytest
 from django.core.management import call_command
@@ -30,14 +29,14 @@ RUN_TIMEOUT = 60.0
 
 
 def build_study(contexts: int = 4) -> Study:
-    study = cast(Study, StudyFactory())
-    systems = [SystemFactory(study=study, name=name) for name in ("echo", "other")]
+    study = StudyFactory.create()
+    systems = [SystemFactory.create(study=study, name=name) for name in ("echo", "other")]
     for index in range(contexts):
-        context = DialogContextFactory(study=study, position=index)
-        ReferenceFactory(context=context, text=f"i am fine , thank you {index} .", origin="original")
-        ReferenceFactory(context=context, text="not bad , and you ?", origin="collected")
-        ResponseFactory(context=context, system=systems[0], text=f"i am fine , thank you {index} .")
-        ResponseFactory(context=context, system=systems[1], text="not too bad , you ?")
+        context = DialogContextFactory.create(study=study, position=index)
+        ReferenceFactory.create(context=context, text=f"i am fine , thank you {index} .", origin="original")
+        ReferenceFactory.create(context=context, text="not bad , and you ?", origin="collected")
+        ResponseFactory.create(context=context, system=systems[0], text=f"i am fine , thank you {index} .")
+        ResponseFactory.create(context=context, system=systems[1], text="not too bad , you ?")
     return study
 
 

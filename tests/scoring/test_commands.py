@@ -35,11 +35,11 @@ def test_list_metrics_verbose_says_what_each_metric_needs() -> None:
 
 @pytest.fixture
 def study(db):
-    study = StudyFactory(name="command study")
+    study = StudyFactory.create(name="command study")
     for index, text in enumerate(["i am fine , thanks .", "no idea", "sure"]):
-        context = DialogContextFactory(study=study)
-        ReferenceFactory(context=context, text="i am fine , thanks .", origin="original")
-        ResponseFactory(context=context, text=text, system__name=f"system {index}")
+        context = DialogContextFactory.create(study=study)
+        ReferenceFactory.create(context=context, text="i am fine , thanks .", origin="original")
+        ResponseFactory.create(context=context, text=text, system__name=f"system {index}")
     return study
 
 
@@ -78,7 +78,7 @@ def test_score_study_refuses_bad_requests(study, args: list[str], message: str) 
 
 
 def test_score_study_prints_warnings_of_a_succeeded_run(study) -> None:
-    ResponseFactory(context=DialogContextFactory(study=study), text="no reference here")
+    ResponseFactory.create(context=DialogContextFactory.create(study=study), text="no reference here")
     output = run_command("score_study", "command study", "--metrics", "bleu-1", "--sync")
     assert "warning: 1 response(s) have no reference" in output
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import math
 from datetime import timedelta
-from typing import cast
 
 import pytest
 from django.conf import settings
@@ -56,14 +55,16 @@ def nltk_bleu(text: str, references: list[str], n: int) -> float:
 
 def build_study(*, contexts: int = 2, language: str = "en") -> Study:
     """``contexts`` contexts, each with an original and a collected reference, answered by three systems."""
-    study = cast(Study, StudyFactory(language=language))
-    systems = {name: SystemFactory(study=study, name=name) for name in REPLIES}
+    study = StudyFactory.create(language=language)
+    systems = {name: SystemFactory.create(study=study, name=name) for name in REPLIES}
     for index in range(contexts):
-        context = DialogContextFactory(study=study, position=index)
-        ReferenceFactory(context=context, text=COLLECTED, origin="collected")  # first by id, but not original
-        ReferenceFactory(context=context, text=ORIGINAL, origin="original")
+        context = DialogContextFactory.create(study=study, position=index)
+        ReferenceFactory.create(
+            context=context, text=COLLECTED, origin="collected"
+        )  # first by id, but not original
+        ReferenceFactory.create(context=context, text=ORIGINAL, origin="original")
         for name, system in systems.items():
-            ResponseFactory(context=context, system=system, text=REPLIES[name])
+            ResponseFactory.create(context=context, system=system, text=REPLIES[name])
     return study
 
 
@@ -94,7 +95,8 @@ def test_sync_run_stores_nltk_equal_scores_with_signatures() -> None:
 
     signatures = {s.name: s for s in metric_signatures_for_study(study=study)}
     assert (
-        signatures["bleu-2"].text == f"bleu-2|refagg:max|refs:multi|smooth:method1|tok:en-v1|version:{METRICS_VERSION}"
+        signatures["bleu-2"].text
+        == f"bleu-2|refagg:max|refs:multi|smooth:method1|tok:en-v1|version:{METRICS_VERSION}"
     )
     assert signatures["bleu-2"].parameters["refs"] == "multi"
     assert signatures["bleu-2"].references_mode == "multi"
@@ -130,14 +132,14 @@ def test_single_uses_the_original_reference_and_multi_uses_all() -> None:
 
 
 def test_single_falls_back_to_the_first_reference_and_skips_contexts_without_one() -> None:
-    study = cast(Study, StudyFactory())
-    system = SystemFactory(study=study)
-    collected_only = DialogContextFactory(study=study)
-    ReferenceFactory(context=collected_only, text="first collected", origin="collected")
-    ReferenceFactory(context=collected_only, text="second collected", origin="imported")
-    no_reference = DialogContextFactory(study=study)
-    scored = cast(Response, ResponseFactory(context=collected_only, system=system, text="first collected"))
-    skipped = cast(Response, ResponseFactory(context=no_reference, system=system, text="anything"))
+    study = StudyFactory.create()
+    system = SystemFactory.create(study=study)
+    collected_only = DialogContextFactory.create(study=study)
+    ReferenceFactory.create(context=collected_only, text="first collected", origin="collected")
+    ReferenceFactory.create(context=collected_only, text="second collected", origin="imported")
+    no_reference = DialogContextFactory.create(study=study)
+    scored = ResponseFactory.create(context=collected_only, system=system, text="first collected")
+    skipped = ResponseFactory.create(context=no_reference, system=system, text="anything")
 
     run = run_sync(study, ["bleu-1", "bleu-2"], "single")
 
@@ -322,10 +324,10 @@ def test_queue_routing_hook(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_chinese_study_uses_the_chinese_tokenizer() -> None:
     pytest.importorskip("jieba")
-    study = cast(Study, StudyFactory(language="zh"))
-    context = DialogContextFactory(study=study)
-    ReferenceFactory(context=context, text="我爱北京天安门", origin="original")
-    response = cast(Response, ResponseFactory(context=context, text="我爱北京"))
+    study = StudyFactory.create(language="zh")
+    context = DialogContextFactory.create(study=study)
+    ReferenceFactory.create(context=context, text="我爱北京天安门", origin="original")
+    response = ResponseFactory.create(context=context, text="我爱北京")
     run = run_sync(study, ["bleu-1"])
     assert run.status == RunStatus.SUCCEEDED
     score = MetricScore.objects.select_related("signature").get(response=response)

@@ -17,7 +17,7 @@ from tests.factories import ResearcherFactory, UserFactory
 pytestmark = pytest.mark.django_db
 
 
-def _login(user) -> Client:  # type: ignore[no-untyped-def]
+def _login(user) -> Client:
     client = Client()
     client.force_login(user)
     return client
@@ -34,7 +34,7 @@ def test_anonymous_visitors_are_sent_to_login() -> None:
 
 
 def test_researcher_creates_a_study_and_imports_through_the_form() -> None:
-    owner = ResearcherFactory()
+    owner = ResearcherFactory.create()
     client = _login(owner)
     response = client.post("/studies/new/", {"name": "web study", "language": "en", "scale": "1-5",
                                              "ratings_per_item": 3, "instructions": ""})  # fmt: skip
@@ -56,7 +56,7 @@ def test_researcher_creates_a_study_and_imports_through_the_form() -> None:
 
 
 def test_a_rejected_upload_names_the_problem_and_changes_nothing() -> None:
-    owner = ResearcherFactory()
+    owner = ResearcherFactory.create()
     study = study_create(owner=owner, name="s", scale="0-2")
     client = _login(owner)
     rows = [
@@ -73,9 +73,9 @@ def test_a_rejected_upload_names_the_problem_and_changes_nothing() -> None:
     assert Response.objects.filter(context__study=study).count() == 0
 
 
-def test_uploads_above_the_limit_are_refused(settings) -> None:  # type: ignore[no-untyped-def]
+def test_uploads_above_the_limit_are_refused(settings) -> None:
     settings.DIALEVAL_MAX_UPLOAD_BYTES = 100
-    owner = ResearcherFactory()
+    owner = ResearcherFactory.create()
     study = study_create(owner=owner, name="s", scale="0-2")
     big = SimpleUploadedFile("big.jsonl", b"x" * 101)
     response = _login(owner).post(f"/studies/{study.pk}/import/", {"format": "jsonl", "files": [big]})
@@ -84,20 +84,22 @@ def test_uploads_above_the_limit_are_refused(settings) -> None:  # type: ignore[
 
 
 def test_other_researchers_and_annotators_cannot_open_a_study() -> None:
-    owner = ResearcherFactory()
+    owner = ResearcherFactory.create()
     study = study_create(owner=owner, name="private", scale="0-2")
-    assert _login(ResearcherFactory()).get(f"/studies/{study.pk}/").status_code == 404
-    assert _login(ResearcherFactory()).get(f"/reports/{study.pk}/").status_code == 404
-    annotator = UserFactory()
+    assert _login(ResearcherFactory.create()).get(f"/studies/{study.pk}/").status_code == 404
+    assert _login(ResearcherFactory.create()).get(f"/reports/{study.pk}/").status_code == 404
+    annotator = UserFactory.create()
     assert _login(annotator).get(f"/studies/{study.pk}/").status_code == 403
     assert _login(annotator).get("/studies/").status_code == 403
-    response = _login(ResearcherFactory()).post(f"/scoring/studies/{study.pk}/runs/", {"metrics": ["bleu-1"]})
+    response = _login(ResearcherFactory.create()).post(
+        f"/scoring/studies/{study.pk}/runs/", {"metrics": ["bleu-1"]}
+    )
     assert response.status_code == 404
     assert ScoringRun.objects.count() == 0
 
 
-def test_starting_a_run_from_the_page_queues_it_after_commit(django_capture_on_commit_callbacks) -> None:  # type: ignore[no-untyped-def]
-    owner = ResearcherFactory()
+def test_starting_a_run_from_the_page_queues_it_after_commit(django_capture_on_commit_callbacks) -> None:
+    owner = ResearcherFactory.create()
     study = study_create(owner=owner, name="s", scale="0-2")
     client = _login(owner)
     with django_capture_on_commit_callbacks() as callbacks:
@@ -112,16 +114,16 @@ def test_starting_a_run_from_the_page_queues_it_after_commit(django_capture_on_c
 
 
 def test_csrf_is_enforced_on_forms() -> None:
-    owner = ResearcherFactory()
+    owner = ResearcherFactory.create()
     client = Client(enforce_csrf_checks=True)
     client.force_login(owner)
     assert client.post("/studies/new/", {"name": "x"}).status_code == 403
 
 
 def test_annotator_home_lists_only_their_own_roles() -> None:
-    owner = ResearcherFactory()
+    owner = ResearcherFactory.create()
     study = study_create(owner=owner, name="rated", scale="0-2")
-    me, other = UserFactory(), UserFactory()
+    me, other = UserFactory.create(), UserFactory.create()
     Annotator.objects.create(study=study, user=me, pseudonym="me-here")
     Annotator.objects.create(study=study, user=other, pseudonym="someone-else")
     page = _login(me).get("/").content.decode()
@@ -129,7 +131,7 @@ def test_annotator_home_lists_only_their_own_roles() -> None:
     assert "someone-else" not in page
 
 
-def test_demo_setup_is_idempotent_and_prints_logins(capsys) -> None:  # type: ignore[no-untyped-def]
+def test_demo_setup_is_idempotent_and_prints_logins(capsys) -> None:
     call_command("demo_setup", "--sample")
     call_command("demo_setup", "--sample")
     out = capsys.readouterr().out
