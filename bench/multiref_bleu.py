@@ -60,7 +60,9 @@ def correlation_table(data: Path) -> None:
         "multi": compute_metrics(ORDERS, hypotheses, multi, queries, "en"),
     }
     print(f"\nBLEU vs mean human rating, {len(rows)} responses (ours | paper Table 4)")
-    header = f"{'metric':8} {'refs':6} {'Spearman':>9} {'p':>9} {'paper':>7} {'Pearson':>8} {'p':>9} {'paper':>7}"
+    header = (
+        f"{'metric':8} {'refs':6} {'Spearman':>9} {'p':>9} {'paper':>7} {'Pearson':>8} {'p':>9} {'paper':>7}"
+    )
     print(header)
     print("-" * len(header))
     wins = 0
@@ -108,15 +110,23 @@ def speed_table(data: Path, limit: int) -> None:
     sacre_seconds = time.perf_counter() - started
 
     n = len(pairs)
-    print(f"\nSentence BLEU speed, {n} pairs, {platform.processor() or platform.machine()}, Python {platform.python_version()}")
+    print(
+        f"\nSentence BLEU speed, {n} pairs, {platform.processor() or platform.machine()}, Python {platform.python_version()}"
+    )
     print(f"{'implementation':46} {'pairs/s':>9} {'ours is x faster':>17}")
     print(f"{'dialeval BLEU-1..4 (incl. tokenization)':46} {n / ours:9.0f} {'1.0':>17}")
-    print(f"{'nltk sentence_bleu x4 orders (pre-tokenized)':46} {n / nltk_seconds:9.0f} {nltk_seconds / ours:17.1f}")
-    print(f"{'sacrebleu sentence_score (BLEU-4 only)':46} {n / sacre_seconds:9.0f} {sacre_seconds / ours:17.1f}")
+    print(
+        f"{'nltk sentence_bleu x4 orders (pre-tokenized)':46} {n / nltk_seconds:9.0f} {nltk_seconds / ours:17.1f}"
+    )
+    print(
+        f"{'sacrebleu sentence_score (BLEU-4 only)':46} {n / sacre_seconds:9.0f} {sacre_seconds / ours:17.1f}"
+    )
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
     parser.add_argument("--pairs", type=int, default=6740)
     args = parser.parse_args()

@@ -25,6 +25,7 @@ class ResponseLabel:
 
     text: str
     system: str
+    context: str = ""  # the context's external id, when it has one
 
 
 def studies_reportable_by(*, user: Any) -> QuerySet[Study]:
@@ -84,8 +85,13 @@ def study_metric_values(*, study: Study) -> dict[int, dict[int, float]]:
 
 def study_response_labels(*, study: Study) -> dict[int, ResponseLabel]:
     """response id -> text and system name (one query)."""
-    rows = Response.objects.filter(context__study=study).values_list("id", "text", "system__name")
-    return {response_id: ResponseLabel(text=text, system=system) for response_id, text, system in rows}
+    rows = Response.objects.filter(context__study=study).values_list(
+        "id", "text", "system__name", "context__external_id"
+    )
+    return {
+        response_id: ResponseLabel(text=text, system=system, context=context)
+        for response_id, text, system, context in rows
+    }
 
 
 def study_question_by_name(*, study: Study, name: str) -> Question | None:

@@ -8,6 +8,7 @@ from django.shortcuts import get_object_or_404, render
 
 from annotation.models import Question, Study
 from correlation.exports import correlation_rows_as_csv, correlation_rows_as_json
+from correlation.item_scores import study_item_scores_csv
 from correlation.plots import report_plot_data
 from correlation.selectors import studies_reportable_by, study_questions
 from correlation.services import correlation_report, correlation_rows_as_dicts
@@ -43,6 +44,12 @@ def study_report_json(request: HttpRequest, study_id: int) -> HttpResponse:
     return _attachment(
         correlation_rows_as_json(rows), "application/json", f"study-{study.pk}-correlations.json"
     )
+
+
+@login_required
+def study_item_scores(request: HttpRequest, study_id: int) -> HttpResponse:
+    study = _reportable_study(request, study_id)
+    return _attachment(study_item_scores_csv(study=study), "text/csv", f"study-{study.pk}-scores.csv")
 
 
 def _reportable_study(request: HttpRequest, study_id: int) -> Study:

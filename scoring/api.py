@@ -25,7 +25,7 @@ class ScoringRunSerializer(serializers.ModelSerializer):
         model = ScoringRun
         fields = [
             "id", "study", "metrics", "references", "status", "progress_done", "progress_total",
-            "progress_percent", "error", "timings", "attempts", "created_at", "started_at", "finished_at",
+            "progress_percent", "error", "notes", "timings", "attempts", "created_at", "started_at", "finished_at",
         ]  # fmt: skip
 
 

@@ -9,7 +9,7 @@ instead of overwriting the new owner's progress.
 References (seed 003, sections 3.1-3.2): "single" scores against one reference per context, the corpus's
 original reply (origin "original"; the first reference when a context has no original one); "multi" against
 every reference of the context. Reference-based metrics skip responses whose context has no reference at
-all; a succeeded run then keeps a ``warning: ...`` line in its ``error`` field saying how many.
+all; a succeeded run then says how many in its ``notes``.
 
 Progress counts responses: ``progress_total`` is the number of responses in the study, and a response is
 done once every requested metric has been computed (or skipped) for it. ``timings`` holds compute seconds
@@ -180,6 +180,7 @@ def _scoring_run_claim(*, run_id: int) -> int | None:
         finished_at=None,
         progress_done=0,
         error="",
+        notes="",
     )
     if not claimed:
         return None
@@ -240,7 +241,8 @@ def _scoring_run_compute(
         run_id=run_id,
         attempt=attempt,
         status=RunStatus.SUCCEEDED,
-        error=_skipped_warning(skipped=skipped, specs=specs),
+        error="",
+        notes=_skipped_warning(skipped=skipped, specs=specs),
         progress_done=done,
         progress_total=done,
         timings=timings,
@@ -293,7 +295,7 @@ def _skipped_warning(*, skipped: int, specs: Sequence[MetricSpec]) -> str:
     if not skipped:
         return ""
     names = ", ".join(spec.name for spec in specs if spec.needs_references)
-    return f"warning: {skipped} response(s) have no reference, so {names} were not computed for them"
+    return f"{skipped} response(s) have no reference, so {names} were not computed for them"
 
 
 def _scoring_run_update(*, run_id: int, attempt: int, **fields: object) -> None:

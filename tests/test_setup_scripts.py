@@ -95,6 +95,12 @@ def run_and_interrupt(tmp_path: Path, extra_env: dict[str, str]) -> tuple[set[in
             time.sleep(0.5)
         with urllib.request.urlopen(f"http://127.0.0.1:{web_port}/accounts/login/", timeout=10) as response:
             assert response.status == 200
+        # The banner comes when the web server answers; the worker forks its pool a little later. Take the
+        # snapshot of what the script started once the worker says it is ready, so the pool is in it.
+        worker_log = tmp_path / "var" / "log" / "worker.log"
+        while not (worker_log.exists() and " ready." in worker_log.read_text()):
+            assert time.monotonic() < deadline, f"worker never ready:\n{worker_log.read_text()[-3000:]}"
+            time.sleep(0.5)
         started = descendants(script.pid)
         os.killpg(script.pid, signal.SIGINT)
         assert script.wait(timeout=60) == 130  # 128 + SIGINT: the script's own INT trap

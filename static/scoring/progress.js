@@ -24,6 +24,15 @@
           }
           box.textContent = run.error; // textContent: never interpret server text as HTML
         }
+        if (run.notes) {
+          let notes = row.querySelector(".run-notes");
+          if (!notes) {
+            notes = document.createElement("div");
+            notes.className = "muted run-notes";
+            bar.parentNode.appendChild(notes);
+          }
+          notes.textContent = run.notes;
+        }
         if (run.status === "succeeded" || run.status === "failed") {
           row.dataset.finished = "1";
           const report = document.getElementById("report-link");

@@ -63,8 +63,8 @@ class Command(BaseCommand):
                 f"run {run.pk} succeeded: {run.progress_done} responses in {time.monotonic() - started:.1f} s"
             )
         )
-        if run.error:  # a succeeded run keeps warnings there, e.g. responses without references
-            self.stdout.write(self.style.WARNING(run.error))
+        if run.notes:  # e.g. responses without references
+            self.stdout.write(self.style.WARNING(f"warning: {run.notes}"))
 
     def _study(self, name_or_id: str) -> Study:
         study = Study.objects.filter(name=name_or_id).first()
