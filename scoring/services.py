@@ -141,6 +141,32 @@ def scoring_run_execute(
     return ScoringRun.objects.get(pk=run_id)
 
 
+def scoring_runs_recover(*, pending_grace_seconds: float = 60.0) -> list[int]:
+    """Queue again the runs whose task message may have been lost; return their ids.
+
+    A message can be lost when the broker restarts without persistence, or when the web process dies between
+    its commit and the enqueue. Runs PENDING for longer than ``pending_grace_seconds`` and RUNNING runs
+    whose heartbeat is stale are queued again. Safe when the old message still exists: the conditional
+    claim lets exactly one delivery do the work, and the other finds nothing to do. Workers call this when
+    they start (scoring.tasks); ``manage.py recover_scoring_runs`` does it by hand or from cron.
+    """
+    now = timezone.now()
+    stale_before = now - timedelta(seconds=settings.DIALEVAL_RUN_STALE_SECONDS)
+    orphaned = ScoringRun.objects.filter(
+        Q(status=RunStatus.PENDING, created_at__lt=now - timedelta(seconds=pending_grace_seconds))
+        | Q(status=RunStatus.RUNNING) & (Q(heartbeat_at__lt=stale_before) | Q(heartbeat_at__isnull=True))
+    ).order_by("created_at")
+    recovered = []
+    for run in orphaned:
+        scoring_run_enqueue(run=run)
+        recovered.append(run.pk)
+    if recovered:
+        logger.warning(
+            "queued again %d scoring run(s) that may have lost their task: %s", len(recovered), recovered
+        )
+    return recovered
+
+
 def scoring_run_takeover_delay(*, run: ScoringRun) -> float:
     """Seconds until ``run`` (running elsewhere) would count as stale and could be taken over."""
     if run.heartbeat_at is None:

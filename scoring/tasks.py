@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 from celery import Task, shared_task
+from celery.signals import worker_ready
 
 from scoring.models import RunStatus, ScoringRun
-from scoring.services import scoring_run_execute, scoring_run_takeover_delay
+from scoring.services import scoring_run_execute, scoring_run_takeover_delay, scoring_runs_recover
 
 logger = logging.getLogger(__name__)
 
@@ -39,3 +41,12 @@ def scoring_run_execute_task(self: Task, run_id: int) -> None:
         delay = scoring_run_takeover_delay(run=run) + 1.0
         logger.info("scoring run %s is held by another worker; checking again in %.0f s", run_id, delay)
         raise self.retry(countdown=delay)
+
+
+@worker_ready.connect
+def scoring_runs_recover_on_worker_start(**kwargs: Any) -> None:
+    """A starting worker picks up runs whose task message was lost (e.g. a broker restarted empty)."""
+    try:
+        scoring_runs_recover()
+    except Exception:  # never keep a worker from starting; the runs can be recovered by hand
+        logger.exception("could not recover orphaned scoring runs")

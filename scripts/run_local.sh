@@ -116,7 +116,7 @@ if redis_answers; then
 elif [ "$redis_host" = "127.0.0.1" ] || [ "$redis_host" = "localhost" ]; then
   say "starting redis-server on 127.0.0.1:$redis_port (log $var_dir/log/redis.log)"
   start_service redis "$var_dir/log/redis.log" redis-server --bind 127.0.0.1 --port "$redis_port" \
-    --dir "$var_dir/redis" --save "" --appendonly no
+    --dir "$var_dir/redis" --save "" --appendonly yes --appendfsync everysec
   wait_until 15 "${started_pids[0]}" "redis-server" redis_answers || { tail -5 "$var_dir/log/redis.log"; exit 1; }
 else
   say "no Redis answers at $REDIS_URL and it is not on this machine: start it, or unset REDIS_URL"

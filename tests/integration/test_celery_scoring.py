@@ -133,3 +133,31 @@ def test_score_study_command_follows_a_run_on_the_worker(celery_worker_process: 
     assert run.status == RunStatus.SUCCEEDED, celery_worker_process.log()
     assert f"run {run.pk} succeeded: 4 responses in " in out.getvalue()
     assert MetricScore.objects.filter(response__context__study=study).count() == 4
+
+
+def test_a_starting_worker_recovers_runs_whose_message_was_lost(
+    celery_worker_process: CeleryWorkerProcess,
+) -> None:
+    """Runs with no task message (a broker restarted empty) are queued again when a worker starts."""
+    study = build_study(contexts=2)
+    long_ago = timezone.now() - timedelta(minutes=10)
+    orphaned = scoring_run_create(study=study, metrics=["bleu-1"], references="single", enqueue=False)
+    stale = scoring_run_create(study=study, metrics=["bleu-2"], references="single", enqueue=False)
+    fresh = scoring_run_create(study=study, metrics=["bleu-3"], references="single", enqueue=False)
+    ScoringRun.objects.filter(pk=orphaned.pk).update(created_at=long_ago)
+    # A run whose worker died mid-run: RUNNING, with a heartbeat older than the stale limit.
+    ScoringRun.objects.filter(pk=stale.pk).update(
+        created_at=long_ago, status=RunStatus.RUNNING, attempts=1, heartbeat_at=long_ago
+    )
+
+    celery_worker_process.stop()
+    celery_worker_process.start()
+
+    for run in (orphaned, stale):
+        finished = wait_until_finished(run, celery_worker_process)
+        assert finished.status == RunStatus.SUCCEEDED, f"{finished.error}\n{celery_worker_process.log()}"
+        assert finished.progress_done == 4
+    assert ScoringRun.objects.get(pk=stale.pk).attempts == 2  # taken over, not started from nothing
+    time.sleep(1.0)
+    fresh.refresh_from_db()
+    assert fresh.status == RunStatus.PENDING  # within its grace period: its message may still be on the way
