@@ -16,7 +16,7 @@ from rest_framework.views import APIView
 from annotation.importers import IMPORT_FORMATS, ImportFile, ImportRejected
 from annotation.models import Language, Question, Study, StudyImport
 from annotation.permissions import IsResearcher, authenticated_user
-from annotation.scales import SCALE_PRESETS
+from annotation.scales import SCALE_PRESETS, QuestionSpec
 from annotation.selectors.studies import studies_visible_to, study_counts, study_imports
 from annotation.services.imports import study_import
 from annotation.services.studies import study_create
@@ -40,6 +40,24 @@ class StudyOutputSerializer(serializers.ModelSerializer):
         ]  # fmt: skip
 
 
+class QuestionInputSerializer(serializers.Serializer):
+    name = serializers.SlugField(max_length=60)
+    scale_min = serializers.IntegerField()
+    scale_max = serializers.IntegerField()
+    labels = serializers.ListField(child=serializers.CharField(max_length=100), required=False, default=list)
+    prompt = serializers.CharField(required=False, allow_blank=True, default="")
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        points = attrs["scale_max"] - attrs["scale_min"] + 1
+        if points < 2:
+            raise serializers.ValidationError({"scale_max": "must be greater than scale_min"})
+        if attrs["labels"] and len(attrs["labels"]) != points:
+            raise serializers.ValidationError(
+                {"labels": f"give one label per scale point ({points}), or none"}
+            )
+        return attrs
+
+
 class StudyCreateSerializer(serializers.Serializer):
     name = serializers.CharField(max_length=200)
     description = serializers.CharField(required=False, allow_blank=True, default="")
@@ -47,6 +65,17 @@ class StudyCreateSerializer(serializers.Serializer):
     scale = serializers.ChoiceField(choices=list(SCALE_PRESETS), default="0-2")
     instructions = serializers.CharField(required=False, allow_blank=True, default="")
     ratings_per_item = serializers.IntegerField(min_value=1, max_value=50, default=3)
+    questions = QuestionInputSerializer(
+        many=True,
+        required=False,
+        help_text="several questions; when absent, one on `scale` (appropriateness)",
+    )
+
+    def validate_questions(self, questions: list[dict[str, Any]]) -> list[QuestionSpec]:
+        names = [question["name"] for question in questions]
+        if len(set(names)) != len(names):
+            raise serializers.ValidationError("question names must be distinct")
+        return [QuestionSpec(**question) for question in questions]
 
     def validate_name(self, value: str) -> str:
         if Study.objects.filter(name=value.strip()).exists():

@@ -7,7 +7,7 @@ from django.conf import settings
 
 from annotation.importers import IMPORT_FORMATS
 from annotation.models import Language, Question, Study
-from annotation.scales import SCALE_PRESETS
+from annotation.scales import SCALE_PRESETS, QuestionSpec, question_specs_from_text
 
 
 class StudyCreateForm(forms.Form):
@@ -23,6 +23,21 @@ class StudyCreateForm(forms.Form):
         min_value=1, max_value=50, initial=3, label="Ratings wanted per item"
     )
     instructions = forms.CharField(widget=forms.Textarea(attrs={"rows": 4}), required=False)
+    questions = forms.CharField(
+        widget=forms.Textarea(
+            attrs={"rows": 3, "placeholder": "fluency 1-5\nengaging 0-2 no / somewhat / yes"}
+        ),
+        required=False,
+        label="Questions (optional)",
+        help_text="Leave empty for one question, appropriateness, on the scale above. To ask several, write one "
+        "per line: name min-max, then optionally one label per point separated by /.",
+    )
+
+    def clean_questions(self) -> list[QuestionSpec]:
+        try:
+            return question_specs_from_text(str(self.cleaned_data.get("questions") or ""))
+        except ValueError as error:
+            raise forms.ValidationError(str(error)) from None
 
     def clean_name(self) -> str:
         name = str(self.cleaned_data["name"]).strip()

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 
 
 @dataclass(frozen=True)
@@ -26,3 +28,48 @@ def scale_preset(name: str) -> ScalePreset:
     except KeyError:
         known = ", ".join(SCALE_PRESETS)
         raise ValueError(f"unknown scale {name!r}; choose one of {known}") from None
+
+
+@dataclass(frozen=True)
+class QuestionSpec:
+    name: str
+    scale_min: int
+    scale_max: int
+    labels: Sequence[str] = field(default_factory=tuple)
+    prompt: str = ""
+
+
+_QUESTION_LINE = re.compile(
+    r"^(?P<name>[a-z0-9][a-z0-9_-]*)\s+(?P<min>-?\d+)\s*-\s*(?P<max>-?\d+)(?:\s+(?P<labels>.+))?$"
+)
+
+
+def question_specs_from_text(text: str) -> list[QuestionSpec]:
+    """Questions written one per line as ``name min-max [label / label / ...]``, e.g.
+    ``fluency 1-5 very poor / poor / fair / good / very good``; blank lines are skipped.
+
+    Raises ValueError naming the line and what is wrong with it.
+    """
+    specs: list[QuestionSpec] = []
+    for number, raw in enumerate(text.splitlines(), start=1):
+        line = raw.strip()
+        if not line:
+            continue
+        match = _QUESTION_LINE.match(line)
+        if match is None:
+            raise ValueError(
+                f"line {number}: {line!r} is not `name min-max [labels separated by /]` "
+                "(a lowercase name of letters, digits, - or _)"
+            )
+        minimum, maximum = int(match["min"]), int(match["max"])
+        if maximum <= minimum:
+            raise ValueError(f"line {number}: the scale {minimum}-{maximum} must go from low to high")
+        labels = tuple(label.strip() for label in (match["labels"] or "").split("/") if label.strip())
+        if labels and len(labels) != maximum - minimum + 1:
+            raise ValueError(
+                f"line {number}: {len(labels)} labels for the {maximum - minimum + 1} points of {minimum}-{maximum}"
+            )
+        if any(spec.name == match["name"] for spec in specs):
+            raise ValueError(f"line {number}: the question {match['name']!r} is named twice")
+        specs.append(QuestionSpec(match["name"], minimum, maximum, labels))
+    return specs

@@ -1,22 +1,14 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 
 from django.contrib.auth.models import User
 from django.db import transaction
 
 from annotation.models import Question, Study
-from annotation.scales import DEFAULT_QUESTION_NAME, DEFAULT_QUESTION_PROMPT, scale_preset
+from annotation.scales import DEFAULT_QUESTION_NAME, DEFAULT_QUESTION_PROMPT, QuestionSpec, scale_preset
 
-
-@dataclass(frozen=True)
-class QuestionSpec:
-    name: str
-    scale_min: int
-    scale_max: int
-    labels: Sequence[str] = field(default_factory=tuple)
-    prompt: str = ""
+__all__ = ["QuestionSpec", "study_create"]
 
 
 @transaction.atomic

@@ -99,6 +99,7 @@ USE_TZ = True
 
 STATIC_URL = "/static/"
 STATIC_ROOT = VAR_DIR / "staticfiles"
+STATIC_ROOT.mkdir(parents=True, exist_ok=True)  # whitenoise warns on every request when it is missing
 STATICFILES_DIRS: list[object] = [BASE_DIR / "static"]
 try:  # plotly.js ships inside the plotly package: serve it from there, never from a CDN.
     import plotly

@@ -141,3 +141,32 @@ def test_openapi_schema_and_docs_are_served() -> None:
 def test_metric_list_names_bleu() -> None:
     names = [row["name"] for row in _client(UserFactory.create()).get("/api/metrics/").json()]
     assert {"bleu-1", "bleu-2", "bleu-3", "bleu-4"} <= set(names)
+
+
+def test_a_study_can_ask_several_questions() -> None:
+    client = _client(ResearcherFactory.create())
+    body = {
+        "name": "usr-like",
+        "questions": [
+            {
+                "name": "appropriateness",
+                "scale_min": 0,
+                "scale_max": 2,
+                "labels": ["bad", "borderline", "good"],
+            },
+            {"name": "fluency", "scale_min": 1, "scale_max": 5},
+        ],
+    }
+    created = client.post("/api/studies/", body, format="json")
+    assert created.status_code == 201, created.content
+    assert [(q["name"], q["scale_max"]) for q in created.json()["questions"]] == [
+        ("appropriateness", 2),
+        ("fluency", 5),
+    ]
+    bad = dict(
+        body, name="bad", questions=[{"name": "x", "scale_min": 1, "scale_max": 3, "labels": ["a", "b"]}]
+    )
+    response = client.post("/api/studies/", bad, format="json")
+    assert response.status_code == 400
+    assert "one label per scale point (3)" in json.dumps(response.json())
+    assert not Study.objects.filter(name="bad").exists()

@@ -141,3 +141,21 @@ def test_demo_setup_is_idempotent_and_prints_logins(capsys) -> None:
     assert Response.objects.filter(context__study=study).count() == 36
     assert Annotator.objects.filter(study=study, user__username__startswith="annotator").count() == 2
     assert Study.objects.count() == 1
+
+
+def test_the_new_study_form_takes_several_questions_one_per_line() -> None:
+    client = _login(ResearcherFactory.create())
+    form = {"name": "multi-q", "language": "en", "scale": "0-2", "ratings_per_item": 3}
+    response = client.post(
+        "/studies/new/", dict(form, questions="fluency 1-5\nengaging 0-2 no / somewhat / yes\n")
+    )
+    assert response.status_code == 302
+    questions = list(
+        Study.objects.get(name="multi-q").questions.values_list("name", "scale_min", "scale_max", "labels")
+    )
+    assert questions == [("fluency", 1, 5, []), ("engaging", 0, 2, ["no", "somewhat", "yes"])]
+
+    response = client.post("/studies/new/", dict(form, name="broken", questions="fluency 5-1"))
+    assert response.status_code == 200
+    assert "line 1: the scale 5-1 must go from low to high" in response.content.decode()
+    assert not Study.objects.filter(name="broken").exists()
