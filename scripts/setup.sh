@@ -43,6 +43,12 @@ fi
 packages=(redis-server wordnet-base wordnet-sense-index)
 # fonts-liberation is only a Recommends of chromium, skipped below; pages need a font to lay out text.
 [ "$with_browser" = 1 ] && packages+=(chromium fonts-liberation)
+# The tests also run on PostgreSQL (scripts/test_postgres.sh): the image of this machine kind ships it in
+# /usr/local/bin; elsewhere Debian's package provides it.
+if [ "$with_browser" = 1 ] && ! compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null \
+  && [ ! -x /usr/local/bin/initdb ]; then
+  packages+=(postgresql)
+fi
 # Debian's own python3 lacks venv/ensurepip until python3-venv is installed.
 if [ ! -x .venv/bin/python ] && ! "$python_bin" -c 'import ensurepip, venv' 2>/dev/null; then
   packages+=(python3-venv)

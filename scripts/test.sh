@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `make test` (and CI through .ci/run): set-up, then every check in order: ruff lint, ruff format, mypy,
 # the import contracts, and the whole pytest suite (unit, integration with real Redis and Celery, browser
-# tests in headless Chromium). Every step runs even after a failure, so one run reports them all; the exit
+# tests in headless Chromium) on SQLite, then the suites that touch the database again on a throwaway
+# PostgreSQL cluster (scripts/test_postgres.sh). Every step runs even after a failure, so one run reports them all; the exit
 # status is non-zero when any step failed.
 #
 #   scripts/test.sh [--lint-only] [PYTEST_ARGS...]    --lint-only (make lint) skips pytest and chromium
@@ -50,6 +51,8 @@ run_step "mypy" mypy .
 run_step "import contracts" lint-imports
 if [ "$lint_only" = 0 ]; then
   run_step "pytest" pytest "$@"
+  # The production database: the suites that touch the database again, on a throwaway PostgreSQL cluster.
+  run_step "pytest on PostgreSQL" bash scripts/test_postgres.sh "$@"
 fi
 
 comma_list() { local out="" item; for item in "$@"; do out+="${out:+, }$item"; done; echo "$out"; }

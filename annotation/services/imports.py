@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 from django.conf import settings
 from django.contrib.auth.models import User
-from django.db import IntegrityError, transaction
+from django.db import DatabaseError, transaction
 
 from annotation.importers import ImportFile, ImportProblem, ImportRejected
 from annotation.importers.formats import FORMATS
@@ -73,8 +73,9 @@ def study_import(
         log.problem(", ".join(file.basename for file in files), None, None, "no records found to import")
     try:
         # The check and the writes share one transaction, so nothing can slip in between them; the
-        # IntegrityError of a write that fails anyway (a concurrent import) is caught outside the
-        # atomic block, after the rollback.
+        # database error of a write that fails anyway (a concurrent import's IntegrityError, or any other
+        # refusal: PostgreSQL reports a trigger's or a bad value's as ProgrammingError or DataError) is
+        # caught outside the atomic block, after the rollback.
         with transaction.atomic():
             Study.objects.select_for_update().filter(pk=study.pk).first()  # one import per study at a time
             state = _study_state(study=study, parsed=parsed)
@@ -89,7 +90,7 @@ def study_import(
                 warnings=log.all_warnings(),
                 created_by=user,
             )
-    except IntegrityError as error:
+    except DatabaseError as error:
         problem = ImportProblem(
             "", None, None, f"the database refused the import ({error}); nothing was saved"
         )

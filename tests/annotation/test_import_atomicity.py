@@ -1,6 +1,6 @@
 """All or nothing: an import that fails while writing leaves no row behind.
 
-The failure is real, not mocked: a SQLite trigger makes the database refuse the ratings, which are
+The failure is real, not mocked: a trigger (SQLite or PostgreSQL) makes the database refuse the ratings, which are
 written after the contexts, references, systems, annotators and responses of the same import.
 """
 
@@ -31,16 +31,33 @@ def jsonl(*records: dict) -> bytes:
 
 @pytest.fixture
 def refuse_rating_value_2():
-    if connection.vendor != "sqlite":
-        pytest.skip("the refusing trigger is written for SQLite")
-    with connection.cursor() as cursor:
-        cursor.execute(
+    """A trigger that makes the database itself refuse ratings of value 2 (SQLite or PostgreSQL)."""
+    if connection.vendor == "sqlite":
+        create = [
             "CREATE TRIGGER refuse_rating_2 BEFORE INSERT ON annotation_rating WHEN NEW.value = 2 "
             "BEGIN SELECT RAISE(ABORT, 'rating 2 refused by test trigger'); END"
-        )
+        ]
+        drop = ["DROP TRIGGER IF EXISTS refuse_rating_2"]
+    elif connection.vendor == "postgresql":
+        create = [
+            "CREATE FUNCTION refuse_rating_2() RETURNS trigger AS $$ BEGIN IF NEW.value = 2 THEN "
+            "RAISE EXCEPTION 'rating 2 refused by test trigger'; END IF; RETURN NEW; END $$ LANGUAGE plpgsql",
+            "CREATE TRIGGER refuse_rating_2 BEFORE INSERT ON annotation_rating FOR EACH ROW "
+            "EXECUTE FUNCTION refuse_rating_2()",
+        ]
+        drop = [
+            "DROP TRIGGER IF EXISTS refuse_rating_2 ON annotation_rating",
+            "DROP FUNCTION IF EXISTS refuse_rating_2()",
+        ]
+    else:
+        pytest.fail(f"no refusing trigger written for {connection.vendor}")
+    with connection.cursor() as cursor:
+        for statement in create:
+            cursor.execute(statement)
     yield
     with connection.cursor() as cursor:
-        cursor.execute("DROP TRIGGER IF EXISTS refuse_rating_2")
+        for statement in drop:
+            cursor.execute(statement)
 
 
 @pytest.mark.django_db

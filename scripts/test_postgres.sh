@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Run the database-facing tests on PostgreSQL (the production database) in a private, throwaway cluster:
+# initdb into a temporary folder, a server on a free port of 127.0.0.1, trust auth, removed afterwards.
+#
+#   scripts/test_postgres.sh [pytest options]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+say() { printf '[postgres] %s\n' "$*"; }
+
+pg_bin=""
+for dir in /usr/local/bin /usr/lib/postgresql/*/bin; do
+  if [ -x "$dir/initdb" ] && [ -x "$dir/pg_ctl" ]; then pg_bin="$dir"; break; fi
+done
+if [ -z "$pg_bin" ]; then
+  echo "[postgres] initdb/pg_ctl not found: install Debian's postgresql package (scripts/setup.sh does)" >&2
+  exit 1
+fi
+
+workdir="$(mktemp -d /tmp/dialeval-pg.XXXXXX)"
+port="$(.venv/bin/python -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
+# initdb refuses to run as root: run the server as the postgres user when we are root.
+as_owner=()
+if [ "$(id -u)" -eq 0 ]; then
+  chown postgres "$workdir"
+  as_owner=(runuser -u postgres --)
+fi
+
+cleanup() {
+  "${as_owner[@]}" "$pg_bin/pg_ctl" -D "$workdir/data" -m immediate stop >/dev/null 2>&1 || true
+  rm -rf "$workdir"
+}
+trap cleanup EXIT
+
+say "initdb in $workdir, server on 127.0.0.1:$port"
+"${as_owner[@]}" "$pg_bin/initdb" -D "$workdir/data" -U dialeval -A trust -E UTF8 --locale=C.UTF-8 >/dev/null
+"${as_owner[@]}" "$pg_bin/pg_ctl" -D "$workdir/data" -l "$workdir/server.log" -w -t 60 \
+  -o "-c listen_addresses=127.0.0.1 -p $port -k $workdir -c fsync=off -c synchronous_commit=off -c full_page_writes=off" \
+  start >/dev/null
+
+export DATABASE_URL="postgres://dialeval@127.0.0.1:$port/dialeval"
+# Every suite that touches the database, browser tests included; extra arguments are pytest options.
+.venv/bin/pytest "$@" tests/annotation tests/scoring tests/correlation tests/api tests/web tests/integration tests/browser
