@@ -39,6 +39,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "config.request_limits.RequestSizeLimitMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -110,6 +111,9 @@ except ImportError:  # pragma: no cover - plotly is a hard dependency
 
 # Upload limits: every import goes through these bounds (bytes).
 DIALEVAL_MAX_UPLOAD_BYTES = env_int("DIALEVAL_MAX_UPLOAD_BYTES", 50 * 1024 * 1024)
+# A whole request (an import of several files: dialogues plus act and emotion files, say) is refused with 413
+# above this, before its body is read (config/request_limits.py).
+DIALEVAL_MAX_REQUEST_BYTES = env_int("DIALEVAL_MAX_REQUEST_BYTES", 4 * DIALEVAL_MAX_UPLOAD_BYTES)
 DATA_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
 DATA_UPLOAD_MAX_NUMBER_FILES = 20

@@ -159,3 +159,20 @@ def test_the_new_study_form_takes_several_questions_one_per_line() -> None:
     assert response.status_code == 200
     assert "line 1: the scale 5-1 must go from low to high" in response.content.decode()
     assert not Study.objects.filter(name="broken").exists()
+
+
+def test_an_oversized_request_is_refused_before_its_body_is_read(settings) -> None:
+    settings.DIALEVAL_MAX_REQUEST_BYTES = 1000
+    owner = ResearcherFactory.create()
+    study = study_create(owner=owner, name="s", scale="0-2")
+    client = _login(owner)
+    big = SimpleUploadedFile("big.jsonl", b"x" * 2000)
+    response = client.post(f"/studies/{study.pk}/import/", {"format": "jsonl", "files": [big]})
+    assert response.status_code == 413
+    assert "the limit is 1,000 bytes" in response.content.decode()
+    big_again = SimpleUploadedFile("big.jsonl", b"x" * 2000)
+    api = client.post(f"/api/studies/{study.pk}/imports/", {"format": "jsonl", "files": [big_again]})
+    assert api.status_code == 413
+    assert "limit" in api.json()["detail"]
+    assert client.get(f"/studies/{study.pk}/").status_code == 200  # small requests pass
+    assert Response.objects.filter(context__study=study).count() == 0
