@@ -176,3 +176,19 @@ def test_an_oversized_request_is_refused_before_its_body_is_read(settings) -> No
     assert "limit" in api.json()["detail"]
     assert client.get(f"/studies/{study.pk}/").status_code == 200  # small requests pass
     assert Response.objects.filter(context__study=study).count() == 0
+
+
+def test_demo_setup_imports_the_multi_reference_study_when_the_data_is_there(shared_data, settings) -> None:
+    settings.SHARED_DATA_DIR = shared_data
+    call_command("demo_setup")
+    study = Study.objects.get(name__startswith="Demo: DailyDialog multi-reference")
+    assert study.questions.get().scale_max == 5
+    assert study.contexts.count() == 6740
+    responses = Response.objects.filter(context__study=study)
+    assert responses.count() == 500
+    assert responses.filter(imported_means__isnull=False).count() == 500
+    assert set(study.systems.values_list("name", flat=True)) == {
+        "human", "hredf", "seq2seqf", "CVAEf", "dualencoder_train"
+    }  # fmt: skip
+    call_command("demo_setup")  # again: nothing new
+    assert Response.objects.filter(context__study=study).count() == 500

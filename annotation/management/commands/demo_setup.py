@@ -63,46 +63,58 @@ class Command(BaseCommand):
             user.groups.add(group)
         return user
 
-    @transaction.atomic
     def _multiref_study(self, owner: User, folder: Path) -> Study:
-        existing = Study.objects.filter(name=MULTIREF_STUDY).first()
-        if existing:
-            return existing
-        study = study_create(
+        return self._study_with_imports(
             owner=owner,
             name=MULTIREF_STUDY,
             scale="1-5",
             ratings_per_item=5,
             description=(
                 "500 replies (5 systems × 100 DailyDialog test contexts) with mean MTurk appropriateness "
-                "ratings, and 5 references per context (the original + 4 collected). Data: ../shared/data/"
-                "multirefeval (non-commercial licence; not part of this repository)."
+                "ratings, and the references of every context (the original + 4 collected). Data: "
+                "../shared/data/multirefeval (non-commercial licence; not part of this repository)."
             ),
+            imports=[
+                ("multiref", _read(folder / "multireftest.json"), "6,740 contexts with their references"),
+                (
+                    "multiref-ratings",
+                    _read(folder / "mturk_rating_processed_output.csv"),
+                    "500 rated responses",
+                ),
+            ],
         )
-        self.stdout.write("Importing multireftest.json (6,740 contexts with 5 references each) ...")
-        study_import(study=study, format="multiref", files=[_read(folder / "multireftest.json")], user=owner)
-        self.stdout.write("Importing the 500 rated responses ...")
-        study_import(
-            study=study,
-            format="multiref-ratings",
-            files=[_read(folder / "mturk_rating_processed_output.csv")],
-            user=owner,
-        )
-        return study
 
-    @transaction.atomic
     def _sample_study(self, owner: User) -> Study:
-        existing = Study.objects.filter(name=SAMPLE_STUDY).first()
-        if existing:
-            return existing
-        study = study_create(
+        return self._study_with_imports(
             owner=owner,
             name=SAMPLE_STUDY,
             scale="0-2",
+            ratings_per_item=3,
             description="A small project-written sample: 12 contexts, 3 systems, 3 raters per reply (0-2).",
+            imports=[("jsonl", ImportFile(name="demo-sample.jsonl", data=demo_sample_jsonl()), "the sample")],
         )
-        sample = ImportFile(name="demo-sample.jsonl", data=demo_sample_jsonl())
-        study_import(study=study, format="jsonl", files=[sample], user=owner)
+
+    @transaction.atomic
+    def _study_with_imports(
+        self,
+        *,
+        owner: User,
+        name: str,
+        scale: str,
+        ratings_per_item: int,
+        description: str,
+        imports: list[tuple[str, ImportFile, str]],
+    ) -> Study:
+        """The study ``name`` as it is when it exists already (idempotent); else created and imported."""
+        existing = Study.objects.filter(name=name).first()
+        if existing:
+            return existing
+        study = study_create(
+            owner=owner, name=name, scale=scale, ratings_per_item=ratings_per_item, description=description
+        )
+        for format_name, file, what in imports:
+            self.stdout.write(f"Importing {file.name}: {what} ...")
+            study_import(study=study, format=format_name, files=[file], user=owner)
         return study
 
 
