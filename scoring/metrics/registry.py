@@ -3,8 +3,8 @@
 A metric is registered as a :class:`~scoring.metrics.spec.MetricSpec`; metrics that share work are
 registered together with their :class:`~scoring.metrics.spec.MetricFamily`, and :func:`compute_metrics`
 calls each family once for all of its requested members (BLEU-1..4 tokenize and count n-grams once).
-Later metrics (ROUGE-L, METEOR, embedding metrics, RUBER) are added by registering more specs in
-:func:`_register_builtin_metrics`.
+Registered now: BLEU-1..4, ROUGE-L, METEOR and the three embedding baselines (seed 003, Table 2); the
+learned metrics (RUBER, BERT-RUBER) are added the same way in :func:`_register_builtin_metrics`.
 """
 
 from __future__ import annotations
@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from scoring.metrics.bleu_family import bleu_specs
+from scoring.metrics.embedding_specs import embedding_specs
+from scoring.metrics.overlap_specs import overlap_specs
 from scoring.metrics.spec import MetricFamily, MetricSpec
 from scoring.metrics.tokenize import tokenizer_name
 
@@ -150,6 +152,10 @@ def _own_parameters(spec: MetricSpec, params: Mapping[str, str] | None) -> dict[
 
 def _register_builtin_metrics() -> None:
     family, specs = bleu_specs()
+    register_metric_family(family, specs)
+    for spec in overlap_specs():
+        register_metric(spec)
+    family, specs = embedding_specs()
     register_metric_family(family, specs)
 
 

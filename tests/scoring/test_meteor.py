@@ -1,0 +1,218 @@
+"""METEOR equals nltk's meteor_score on the same tokens, uses WordNet, and refuses to run without it."""
+
+from __future__ import annotations
+
+import os
+import warnings
+from pathlib import Path
+
+import pytest
+
+NLTK_DATA = Path(__file__).resolve().parents[2] / "var" / "nltk_data"
+# Before nltk is first imported: nltk reads NLTK_DATA only then (the module under test reads it per call).
+os.environ.setdefault("NLTK_DATA", str(NLTK_DATA))
+
+from nltk.corpus.reader.wordnet import WordNetCorpusReader  # noqa: E402
+from nltk.translate.meteor_score import meteor_score as nltk_meteor_score  # noqa: E402
+
+from scoring.metrics.meteor import (  # noqa: E402
+    MetricDataMissingError,
+    load_wordnet,
+    meteor,
+    meteor_batch,
+)
+from scoring.metrics.overlap_specs import meteor_version, overlap_specs  # noqa: E402
+from scoring.metrics.tokenize import tokenize  # noqa: E402
+
+TOLERANCE = 1e-12
+
+
+@pytest.fixture(scope="module")
+def wordnet() -> WordNetCorpusReader:
+    """nltk's reader on the project's corpus, built here independently of the module under test."""
+    corpus = NLTK_DATA / "corpora" / "wordnet"
+    if not (corpus / "lexnames").is_file():
+        pytest.skip(f"METEOR tests need NLTK's WordNet at {corpus}: run `bash scripts/setup.sh` to build it")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # "multilingual functions are not available": English only here
+        return WordNetCorpusReader(str(corpus), None)
+
+
+def reference_meteor(
+    wordnet: WordNetCorpusReader, hypothesis: list[str], references: list[list[str]]
+) -> float:
+    return float(nltk_meteor_score(references, hypothesis, wordnet=wordnet))
+
+
+CASES = {
+    "identical": ("i am fine , thanks .", "i am fine , thanks ."),
+    "no overlap": ("absolutely", "no way"),
+    "reordered": ("thanks , i am fine .", "i am fine , thanks ."),
+    "stems": ("she was running to the stations", "she runs to the station"),
+    "synonyms": ("my auto is red", "my car is red"),
+    "synonyms whose stems differ": ("the film was great", "the movie was great"),
+    "repeated tokens": ("no no no no", "no , i said no"),
+    "clitics": ("I don't know what you 're talking about", "i do n't know what you mean"),
+    "long reply": (
+        "well , i think we should leave at ten because the train is always late on sundays",
+        "let's leave at ten , the trains are slow on sunday .",
+    ),
+    "single token": ("yes", "yes , of course ."),
+    "empty hypothesis": ("", "hello there"),
+}
+
+
+@pytest.mark.parametrize(("hypothesis", "reference"), CASES.values(), ids=CASES.keys())
+def test_equals_nltk_meteor_score(wordnet: WordNetCorpusReader, hypothesis: str, reference: str) -> None:
+    hyp, ref = tokenize(hypothesis), tokenize(reference)
+    assert meteor(hyp, ref) == pytest.approx(reference_meteor(wordnet, hyp, [ref]), abs=TOLERANCE)
+
+
+def test_equals_nltk_meteor_score_on_random_pairs(wordnet: WordNetCorpusReader) -> None:
+    import random
+
+    rng = random.Random(11)
+    vocabulary = [
+        "the",
+        "a",
+        "movie",
+        "film",
+        "car",
+        "automobile",
+        "big",
+        "large",
+        "run",
+        "running",
+        "ran",
+        "happy",
+        "glad",
+        "go",
+        "went",
+        ",",
+        ".",
+        "?",
+    ]
+    hypotheses = [[rng.choice(vocabulary) for _ in range(rng.randint(0, 10))] for _ in range(200)]
+    references = [[[rng.choice(vocabulary) for _ in range(rng.randint(1, 10))]] for _ in range(200)]
+    scores = meteor_batch(hypotheses, references)
+    expected = [
+        reference_meteor(wordnet, hyp, refs) for hyp, refs in zip(hypotheses, references, strict=True)
+    ]
+    assert scores == pytest.approx(expected, abs=TOLERANCE)
+    assert sum(score > 0 for score in scores) > 100
+
+
+def test_a_wordnet_synonym_counts_as_a_match(wordnet: WordNetCorpusReader) -> None:
+    reference = ["my", "car", "is", "red"]
+    synonym = meteor(["my", "auto", "is", "red"], reference)
+    miss = meteor(["my", "zebra", "is", "red"], reference)
+    assert synonym > miss
+    # "auto" aligns with "car" through WordNet, so the reply scores as if it repeated the reference
+    assert synonym == pytest.approx(meteor(reference, reference), abs=TOLERANCE)
+    assert "car" in {lemma for synset in wordnet.synsets("auto") for lemma in synset.lemma_names()}
+
+
+def test_synonyms_are_looked_up_on_stems_as_nltk_does(wordnet: WordNetCorpusReader) -> None:
+    # nltk replaces words left unmatched by the exact stage with their Porter stems before the synonym
+    # stage, so "movie" (stem "movi") finds no synonym although WordNet lists "film" for it.
+    reference = ["the", "film", "was", "great"]
+    hypothesis = ["the", "movie", "was", "great"]
+    assert "film" in {lemma for synset in wordnet.synsets("movie") for lemma in synset.lemma_names()}
+    assert meteor(hypothesis, reference) == pytest.approx(meteor(["the", "zebra", "was", "great"], reference))
+    assert meteor(hypothesis, reference) == pytest.approx(
+        reference_meteor(wordnet, hypothesis, [reference]), abs=TOLERANCE
+    )
+
+
+def test_batch_takes_the_closest_reference(wordnet: WordNetCorpusReader) -> None:
+    hypotheses = [
+        "i would love to , but it may rain .",
+        "sure , where to ?",
+        "no .",
+        "the train leaves at ten .",
+    ]
+    references = [
+        ["sure , where do you want to go ?", "i would love to but it might rain on saturday ."],
+        ["sure , where do you want to go ?", "no , i am busy ."],
+        ["i can not , sorry .", "no way .", "never ."],
+        ["it leaves at ten thirty ."],
+    ]
+    hyp_tokens = [tokenize(text) for text in hypotheses]
+    ref_tokens = [[tokenize(text) for text in refs] for refs in references]
+    scores = meteor_batch(hyp_tokens, ref_tokens)
+    for hyp, refs, score in zip(hyp_tokens, ref_tokens, scores, strict=True):
+        assert score == pytest.approx(max(meteor(hyp, ref) for ref in refs), abs=TOLERANCE)
+        # nltk's multi-reference meteor_score is the same maximum (seed 003, eq. 1)
+        assert score == pytest.approx(reference_meteor(wordnet, hyp, refs), abs=TOLERANCE)
+    assert scores[0] > meteor(hyp_tokens[0], ref_tokens[0][0])  # the second reference is the closer one
+
+
+def test_items_without_references_score_zero(wordnet: WordNetCorpusReader) -> None:
+    assert meteor_batch([["hello"], ["hi"]], [[["hello"]], []]) == [
+        pytest.approx(meteor(["hello"], ["hello"])),
+        0.0,
+    ]
+
+
+def test_batch_rejects_mismatched_lengths(wordnet: WordNetCorpusReader) -> None:
+    with pytest.raises(ValueError, match="reference lists"):
+        meteor_batch([["a"]], [])
+
+
+def test_wordnet_is_loaded_once(wordnet: WordNetCorpusReader) -> None:
+    assert load_wordnet() is load_wordnet()
+    assert load_wordnet([str(NLTK_DATA)]) is load_wordnet([str(NLTK_DATA)])
+
+
+def test_missing_wordnet_is_a_clear_error_not_a_zero(tmp_path: Path) -> None:
+    with pytest.raises(MetricDataMissingError) as raised:
+        meteor_batch([["hello"]], [[["hello"]]], search_paths=[str(tmp_path)])
+    message = str(raised.value)
+    assert "corpora/wordnet" in message
+    assert str(tmp_path) in message
+    assert "scripts/setup.sh" in message
+    assert "wordnet-base" in message
+    assert isinstance(raised.value, RuntimeError)
+    # even a batch with nothing to compare checks the data first
+    with pytest.raises(MetricDataMissingError):
+        meteor_batch([["hello"]], [[]], search_paths=[str(tmp_path)])
+    with pytest.raises(MetricDataMissingError):
+        meteor(["hello"], ["hello"], search_paths=[str(tmp_path)])
+
+
+def test_a_broken_wordnet_folder_is_a_clear_error(tmp_path: Path) -> None:
+    corpus = tmp_path / "corpora" / "wordnet"
+    corpus.mkdir(parents=True)
+    (corpus / "data.noun").write_text("not wordnet\n")
+    with pytest.raises(MetricDataMissingError, match="cannot be read") as raised:
+        load_wordnet([str(tmp_path)])
+    assert "scripts/setup.sh" in str(raised.value)
+
+
+def test_a_failed_check_is_not_cached(tmp_path: Path, wordnet: WordNetCorpusReader) -> None:
+    with pytest.raises(MetricDataMissingError):
+        load_wordnet([str(tmp_path)])
+    (tmp_path / "corpora").mkdir()
+    (tmp_path / "corpora" / "wordnet").symlink_to(NLTK_DATA / "corpora" / "wordnet")
+    assert meteor(["the", "movie"], ["the", "film"], search_paths=[str(tmp_path)]) == pytest.approx(
+        reference_meteor(wordnet, ["the", "movie"], [["the", "film"]]), abs=TOLERANCE
+    )
+
+
+def test_spec_tokenizes_and_records_the_nltk_version(wordnet: WordNetCorpusReader) -> None:
+    import nltk
+
+    meteor_spec = next(spec for spec in overlap_specs() if spec.name == "meteor")
+    assert meteor_spec.needs_references is True
+    assert meteor_spec.parameters == {"refagg": "max"}
+    assert meteor_spec.version == meteor_version()
+    assert meteor_spec.version.endswith(f"+nltk-{nltk.__version__}")
+    assert "Lavie and Agarwal, 2007" in meteor_spec.description
+    hypotheses = ["The film was GREAT !", "no idea"]
+    references = [["the movie was great .", "bad"], ["I have no idea at all"]]
+    scores = meteor_spec.compute(hypotheses, references, ["", ""], "en", {"refagg": "max"})
+    for hypothesis, refs, score in zip(hypotheses, references, scores, strict=True):
+        expected = reference_meteor(wordnet, tokenize(hypothesis), [tokenize(ref) for ref in refs])
+        assert score == pytest.approx(expected, abs=TOLERANCE)
+    with pytest.raises(ValueError, match="reference aggregation"):
+        meteor_spec.compute(hypotheses, references, ["", ""], "en", {"refagg": "nltk"})
