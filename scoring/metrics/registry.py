@@ -3,14 +3,16 @@
 A metric is registered as a :class:`~scoring.metrics.spec.MetricSpec`; metrics that share work are
 registered together with their :class:`~scoring.metrics.spec.MetricFamily`, and :func:`compute_metrics`
 calls each family once for all of its requested members (BLEU-1..4 tokenize and count n-grams once).
-Registered now: BLEU-1..4, ROUGE-L, METEOR and the three embedding baselines (seed 003, Table 2); the
-learned metrics (RUBER, BERT-RUBER) are added the same way in :func:`_register_builtin_metrics`.
+Registered now: BLEU-1..4, ROUGE-L, METEOR and the three embedding baselines (seed 003, Table 2), and
+BERT-RUBER's referenced score (seed 001, over MiniLM); the trained metrics (RUBER, BERT-RUBER's
+unreferenced heads) are added the same way in :func:`_register_builtin_metrics`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from scoring.metrics.bert_ruber_referenced import bert_ruber_referenced_spec
 from scoring.metrics.bleu_family import bleu_specs
 from scoring.metrics.embedding_specs import embedding_specs
 from scoring.metrics.overlap_specs import overlap_specs
@@ -157,6 +159,7 @@ def _register_builtin_metrics() -> None:
         register_metric(spec)
     family, specs = embedding_specs()
     register_metric_family(family, specs)
+    register_metric(bert_ruber_referenced_spec())
 
 
 _register_builtin_metrics()
