@@ -25,7 +25,7 @@ DEFAULT_DIALOGUES = (
 
 
 def utterances(path: Path) -> list[str]:
-    found = []
+    found: list[str] = []
     for line in path.read_text(encoding="utf-8").splitlines():
         found.extend(turn.strip() for turn in line.split("__eou__") if turn.strip())
     return found
