@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 
 from scoring.metrics import METRICS_VERSION
 from scoring.metrics.bleu import sentence_bleu_orders_batch
-from scoring.metrics.spec import BatchCompute, MetricFamily, MetricSpec
+from scoring.metrics.spec import MetricFamily, MetricSpec, family_member_compute
 from scoring.metrics.tokenize import tokenize
 
 BLEU_FAMILY_NAME = "bleu"
@@ -62,26 +62,13 @@ def bleu_specs() -> tuple[MetricFamily, list[MetricSpec]]:
             "method1 by default): n-gram precision against the references with a brevity penalty",
             needs_references=True,
             version=METRICS_VERSION,
-            compute=_single_order(name),
+            compute=family_member_compute(bleu_family_compute, name),
             family=BLEU_FAMILY_NAME,
             parameters={"smooth": DEFAULT_SMOOTHING, "refagg": DEFAULT_REFERENCE_AGGREGATION},
         )
         for name, order in BLEU_ORDERS.items()
     ]
     return family, specs
-
-
-def _single_order(name: str) -> BatchCompute:
-    def compute(
-        hypotheses: Sequence[str],
-        references: Sequence[Sequence[str]],
-        queries: Sequence[str],
-        language: str,
-        params: Mapping[str, str],
-    ) -> list[float]:
-        return bleu_family_compute([name], hypotheses, references, queries, language, params)[name]
-
-    return compute
 
 
 def _max_over_references(

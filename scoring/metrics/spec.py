@@ -57,3 +57,18 @@ class MetricSpec:
     uses_tokenizer: bool = True  # the tokenizer's name goes into the signature
     needs_gpu: bool = False  # routes scoring runs that include it to the "gpu" queue
     artifact_hash: str = ""  # content hash of a trained model or embedding file, for learned metrics
+
+
+def family_member_compute(family_compute: FamilyCompute, name: str) -> BatchCompute:
+    """The compute of one member of a family, for calling that metric on its own."""
+
+    def compute(
+        hypotheses: Sequence[str],
+        references: Sequence[Sequence[str]],
+        queries: Sequence[str],
+        language: str,
+        params: Mapping[str, str],
+    ) -> list[float]:
+        return family_compute([name], hypotheses, references, queries, language, params)[name]
+
+    return compute

@@ -22,7 +22,7 @@ import functools
 import hashlib
 import importlib.metadata
 import importlib.util
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -153,18 +153,29 @@ def glove_6b_50d_artifact_hash() -> str:
     files on disk still match is checked when the vectors are first used for scoring (see
     ``scoring.metrics.embedding_specs``). Falls back to hashing the files if RECORD lacks them.
     """
+    return installed_files_hash(
+        distribution=GLOVE_DISTRIBUTION,
+        record_folder=f"{GLOVE_PACKAGE}/data",
+        files=_GLOVE_FILES,
+        folder=_glove_data_dir,
+    )
+
+
+def installed_files_hash(
+    *, distribution: str, record_folder: str, files: Sequence[str], folder: Callable[[], Path]
+) -> str:
+    """:func:`files_hash` of ``files`` of an installed package, from the sha256 digests pip wrote into its
+    RECORD (milliseconds instead of hashing tens of MB); ``folder()`` locates the files to hash instead
+    when RECORD lacks them. Model and vector packages use it for the artifact hash in signatures."""
     try:
-        record = importlib.metadata.distribution(GLOVE_DISTRIBUTION).read_text("RECORD") or ""
+        record = importlib.metadata.distribution(distribution).read_text("RECORD") or ""
     except importlib.metadata.PackageNotFoundError:
         record = ""
     recorded = _record_digests(record)
-    wanted = [f"{GLOVE_PACKAGE}/data/{name}" for name in _GLOVE_FILES]
+    wanted = [f"{record_folder}/{name}" for name in files]
     if all(path in recorded for path in wanted):
-        return _combine_digests(
-            [(name, recorded[path]) for name, path in zip(_GLOVE_FILES, wanted, strict=True)]
-        )
-    data = _glove_data_dir()
-    return files_hash([data / name for name in _GLOVE_FILES])
+        return _combine_digests([(name, recorded[path]) for name, path in zip(files, wanted, strict=True)])
+    return files_hash([folder() / name for name in files])
 
 
 class KeyedVectorsLike(Protocol):
