@@ -34,14 +34,12 @@ from scoring.metrics.contextual_encoder import (
     minilm_encoder,
 )
 from scoring.metrics.pooling import cosine, max_min_pool
-from scoring.metrics.spec import MetricSpec
+from scoring.metrics.spec import DEFAULT_REFERENCE_AGGREGATION, MetricSpec, reference_aggregation
 
 logger = logging.getLogger(__name__)
 
 BERT_RUBER_REFERENCED = "bert-ruber-referenced"
 DEFAULT_ENCODER = MINILM_NAME
-REFERENCE_AGGREGATIONS = ("max",)
-DEFAULT_REFERENCE_AGGREGATION = "max"
 
 # name -> (loader, artifact hash known without loading); more encoders are added here.
 _ENCODERS: dict[str, tuple[Callable[[], TokenEncoder], Callable[[], str]]] = {
@@ -96,12 +94,7 @@ def bert_ruber_referenced_compute(
     params: Mapping[str, str],
 ) -> list[float]:
     """The registry's compute: checks parameters and language, then :func:`bert_ruber_referenced_batch`."""
-    aggregation = params.get("refagg", DEFAULT_REFERENCE_AGGREGATION)
-    if aggregation not in REFERENCE_AGGREGATIONS:
-        raise ValueError(
-            f"unknown reference aggregation {aggregation!r} for {BERT_RUBER_REFERENCED}; "
-            f"choose one of {REFERENCE_AGGREGATIONS}"
-        )
+    reference_aggregation(params, metric=BERT_RUBER_REFERENCED)
     encoder = verified_encoder(params.get("encoder", DEFAULT_ENCODER), language=language)
     return bert_ruber_referenced_batch(hypotheses, references, encoder)
 

@@ -17,14 +17,19 @@ from collections.abc import Mapping, Sequence
 
 from scoring.metrics import METRICS_VERSION
 from scoring.metrics.bleu import sentence_bleu_orders_batch
-from scoring.metrics.spec import MetricFamily, MetricSpec, family_member_compute
+from scoring.metrics.spec import (
+    DEFAULT_REFERENCE_AGGREGATION,
+    MetricFamily,
+    MetricSpec,
+    family_member_compute,
+    reference_aggregation,
+)
 from scoring.metrics.tokenize import tokenize
 
 BLEU_FAMILY_NAME = "bleu"
 BLEU_ORDERS = {f"bleu-{n}": n for n in range(1, 5)}
 DEFAULT_SMOOTHING = "method1"
-DEFAULT_REFERENCE_AGGREGATION = "max"
-REFERENCE_AGGREGATIONS = ("max", "joint")
+REFERENCE_AGGREGATIONS = (DEFAULT_REFERENCE_AGGREGATION, "joint")
 
 
 def bleu_family_compute(
@@ -40,11 +45,7 @@ def bleu_family_compute(
     orders = {name: BLEU_ORDERS[name] for name in names}
     hypothesis_tokens = [tokenize(text, language) for text in hypotheses]
     reference_tokens = _tokenize_reference_lists(references, language)
-    aggregation = params.get("refagg", DEFAULT_REFERENCE_AGGREGATION)
-    if aggregation not in REFERENCE_AGGREGATIONS:
-        raise ValueError(
-            f"unknown reference aggregation {aggregation!r}; choose one of {REFERENCE_AGGREGATIONS}"
-        )
+    aggregation = reference_aggregation(params, supported=REFERENCE_AGGREGATIONS)
     max_n = max(orders.values())
     if aggregation == "joint":
         rows = sentence_bleu_orders_batch(hypothesis_tokens, reference_tokens, max_n, smoothing)

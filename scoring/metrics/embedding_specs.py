@@ -32,7 +32,13 @@ from scoring.metrics.embedding import (
     VECTOR_EXTREMA,
     embedding_scores_batch,
 )
-from scoring.metrics.spec import MetricFamily, MetricSpec, family_member_compute
+from scoring.metrics.spec import (
+    DEFAULT_REFERENCE_AGGREGATION,
+    MetricFamily,
+    MetricSpec,
+    family_member_compute,
+    reference_aggregation,
+)
 from scoring.metrics.tokenize import tokenize
 from scoring.metrics.word_vectors import (
     GLOVE_6B_50D_NAME,
@@ -46,8 +52,6 @@ logger = logging.getLogger(__name__)
 
 EMBEDDING_FAMILY_NAME = "embedding"
 DEFAULT_VECTORS = GLOVE_6B_50D_NAME
-REFERENCE_AGGREGATIONS = ("max",)
-DEFAULT_REFERENCE_AGGREGATION = "max"
 
 _DESCRIPTIONS = {
     EMBEDDING_AVERAGE: "Embedding Average: cosine of the mean GloVe vectors of reply and reference "
@@ -83,12 +87,7 @@ def embedding_family_compute(
     params: Mapping[str, str],
 ) -> dict[str, list[float]]:
     """``{name: [score per item]}`` for the embedding metrics in ``names``, from one tokenization."""
-    aggregation = params.get("refagg", DEFAULT_REFERENCE_AGGREGATION)
-    if aggregation not in REFERENCE_AGGREGATIONS:
-        raise ValueError(
-            f"unknown reference aggregation {aggregation!r} for embedding metrics; "
-            f"choose one of {REFERENCE_AGGREGATIONS}"
-        )
+    reference_aggregation(params, metric="embedding metrics")
     vectors = verified_vectors(params.get("vectors", DEFAULT_VECTORS), language=language)
     tokens_by_text: dict[str, list[str]] = {}
 

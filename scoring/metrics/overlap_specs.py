@@ -18,13 +18,11 @@ from collections.abc import Mapping, Sequence
 from scoring.metrics import METRICS_VERSION
 from scoring.metrics.meteor import meteor_batch
 from scoring.metrics.rouge import rouge_l_batch
-from scoring.metrics.spec import MetricSpec
+from scoring.metrics.spec import DEFAULT_REFERENCE_AGGREGATION, MetricSpec, reference_aggregation
 from scoring.metrics.tokenize import tokenize
 
 ROUGE_L_NAME = "rouge-l"
 METEOR_NAME = "meteor"
-DEFAULT_REFERENCE_AGGREGATION = "max"
-REFERENCE_AGGREGATIONS = ("max",)
 
 
 def rouge_l_compute(
@@ -35,7 +33,7 @@ def rouge_l_compute(
     params: Mapping[str, str],
 ) -> list[float]:
     """ROUGE-L F1 per item against its closest reference (0.0 for items without one)."""
-    _check_aggregation(params)
+    reference_aggregation(params)
     hypothesis_tokens, reference_tokens = _tokenize_batch(hypotheses, references, language)
     return rouge_l_batch(hypothesis_tokens, reference_tokens)
 
@@ -48,7 +46,7 @@ def meteor_compute(
     params: Mapping[str, str],
 ) -> list[float]:
     """nltk METEOR per item against its closest reference; raises MetricDataMissingError without WordNet."""
-    _check_aggregation(params)
+    reference_aggregation(params)
     hypothesis_tokens, reference_tokens = _tokenize_batch(hypotheses, references, language)
     return meteor_batch(hypothesis_tokens, reference_tokens)
 
@@ -84,14 +82,6 @@ def overlap_specs() -> list[MetricSpec]:
             parameters=dict(parameters),
         ),
     ]
-
-
-def _check_aggregation(params: Mapping[str, str]) -> None:
-    aggregation = params.get("refagg", DEFAULT_REFERENCE_AGGREGATION)
-    if aggregation not in REFERENCE_AGGREGATIONS:
-        raise ValueError(
-            f"unknown reference aggregation {aggregation!r}; choose one of {REFERENCE_AGGREGATIONS}"
-        )
 
 
 def _tokenize_batch(

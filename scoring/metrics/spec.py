@@ -72,3 +72,24 @@ def family_member_compute(family_compute: FamilyCompute, name: str) -> BatchComp
         return family_compute([name], hypotheses, references, queries, language, params)[name]
 
     return compute
+
+
+# How a referenced metric combines several references: the best-matching one (seed 003, section 3.2.1,
+# eq. 1: score(y, R) = max over r in R of d(y, r)). Recorded in signatures as ``refagg``.
+DEFAULT_REFERENCE_AGGREGATION = "max"
+
+
+def reference_aggregation(
+    params: Mapping[str, str],
+    *,
+    supported: Sequence[str] = (DEFAULT_REFERENCE_AGGREGATION,),
+    metric: str = "",
+) -> str:
+    """The ``refagg`` parameter of a compute call, or a ValueError naming the metric and the choices."""
+    aggregation = params.get("refagg", DEFAULT_REFERENCE_AGGREGATION)
+    if aggregation not in supported:
+        where = f" for {metric}" if metric else ""
+        raise ValueError(
+            f"unknown reference aggregation {aggregation!r}{where}; choose one of {tuple(supported)}"
+        )
+    return aggregation
