@@ -65,7 +65,11 @@ def correlation_table(data: Path) -> None:
     single = [[row["prevgt"]] for row in rows]
     multi = [references[row["context_id"]] for row in rows]
     queries = [""] * len(rows)
-    names = [name for name in available_metric_names() if metric_spec(name).needs_references]
+    names = [
+        name
+        for name in available_metric_names()
+        if metric_spec(name).needs_references and not metric_spec(name).model_kind
+    ]
     scores = {
         "single": compute_metrics(names, hypotheses, single, queries, "en"),
         "multi": compute_metrics(names, hypotheses, multi, queries, "en"),
@@ -81,8 +85,11 @@ def correlation_table(data: Path) -> None:
         paper = PAPER_TABLE_4.get(name, (float("nan"),) * 4)
         results = {}
         for mode, offset in (("single", 0), ("multi", 2)):
-            rho = spearman_with_ci(human, scores[mode][name])
-            r = pearson_with_ci(human, scores[mode][name])
+            values = [float(value) for value in scores[mode][name] if value is not None]
+            if len(values) != len(human):  # the baselines always give a value; say so if one did not
+                raise SystemExit(f"{name} ({mode}) has no value for {len(human) - len(values)} replies")
+            rho = spearman_with_ci(human, values)
+            r = pearson_with_ci(human, values)
             results[mode] = (rho.coefficient or 0.0, r.coefficient or 0.0)
             print(
                 f"{name:18} {mode:6} {rho.coefficient:9.4f} {rho.p_value:9.2g} {paper[offset]:7.4f} "

@@ -12,6 +12,7 @@ from correlation.item_scores import study_item_scores_csv
 from correlation.plots import report_plot_data
 from correlation.selectors import studies_reportable_by, study_questions
 from correlation.services import correlation_report, correlation_rows_as_dicts
+from scoring.selectors import system_metric_table
 
 
 @login_required
@@ -19,7 +20,12 @@ def study_report(request: HttpRequest, study_id: int) -> HttpResponse:
     study = _reportable_study(request, study_id)
     questions = study_questions(study=study)
     question = _chosen_question(request, questions) or (questions[0] if questions else None)
-    context: dict[str, object] = {"study": study, "questions": questions, "question": question}
+    context: dict[str, object] = {
+        "study": study,
+        "questions": questions,
+        "question": question,
+        "system_metrics": system_metric_table(study=study),
+    }
     if question is not None:
         report = correlation_report(study=study, question=question)
         context.update(

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from django.shortcuts import get_object_or_404
-from drf_spectacular.utils import extend_schema, inline_serializer
+from drf_spectacular.utils import extend_schema, extend_schema_field, inline_serializer
 from rest_framework import serializers, status
 from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.request import Request
@@ -12,26 +12,55 @@ from rest_framework.views import APIView
 
 from annotation.permissions import IsResearcher, authenticated_user
 from annotation.selectors.studies import studies_visible_to
-from scoring.metrics.registry import available_metric_names, metric_spec
-from scoring.models import MetricScore, ReferencesMode, ScoringRun
-from scoring.selectors import metric_scores_for_study, scoring_runs_for_study
+from scoring.metrics.registry import (
+    available_metric_names,
+    available_system_metric_names,
+    metric_spec,
+    system_metric_spec,
+)
+from scoring.models import MetricScore, ReferencesMode, ScoringRun, TrainedModel
+from scoring.selectors import metric_scores_for_study, scoring_runs_for_study, trained_models_all
 from scoring.services import ScoringRequestError, scoring_run_create
 
 
 class ScoringRunSerializer(serializers.ModelSerializer):
     progress_percent = serializers.IntegerField(read_only=True)
+    trained_models = serializers.SerializerMethodField(
+        help_text="the trained models of the learned metrics, by kind: name and content hash"
+    )
 
     class Meta:
         model = ScoringRun
         fields = [
-            "id", "study", "metrics", "references", "status", "progress_done", "progress_total",
-            "progress_percent", "error", "notes", "timings", "attempts", "created_at", "started_at", "finished_at",
+            "id", "study", "metrics", "references", "trained_models", "status", "progress_done",
+            "progress_total", "progress_percent", "error", "notes", "timings", "attempts", "created_at",
+            "started_at", "finished_at",
         ]  # fmt: skip
+
+    @extend_schema_field(serializers.DictField(child=serializers.DictField(child=serializers.CharField())))
+    def get_trained_models(self, run: ScoringRun) -> dict[str, dict[str, str]]:
+        # the artifact's path on the server is not the client's business
+        return {
+            kind: {"name": str(model["name"]), "hash": str(model["hash"])}
+            for kind, model in run.trained_models.items()
+        }
 
 
 class ScoringRunCreateSerializer(serializers.Serializer):
     metrics = serializers.ListField(child=serializers.CharField(), allow_empty=False)
     references = serializers.ChoiceField(choices=ReferencesMode.choices, default=ReferencesMode.MULTI)
+    models = serializers.ListField(
+        child=serializers.CharField(),
+        required=False,
+        default=list,
+        help_text="trained models (by name) for the learned metrics; default: the study's, else the default",
+    )
+
+
+class TrainedModelSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = TrainedModel
+        fields = ["name", "kind", "content_hash", "language", "corpus", "is_default", "curve", "created_at"]
 
 
 class MetricScoreSerializer(serializers.ModelSerializer):
@@ -55,6 +84,8 @@ class MetricListApi(APIView):
                 "name": serializers.CharField(),
                 "description": serializers.CharField(),
                 "needs_references": serializers.BooleanField(),
+                "needs_model": serializers.CharField(help_text="the kind of trained model it needs, or ''"),
+                "level": serializers.CharField(help_text="'response' (a score per response) or 'system'"),
             },
             many=True,
         )
@@ -64,7 +95,24 @@ class MetricListApi(APIView):
         for name in available_metric_names():
             spec = metric_spec(name)
             rows.append(
-                {"name": name, "description": spec.description, "needs_references": spec.needs_references}
+                {
+                    "name": name,
+                    "description": spec.description,
+                    "needs_references": spec.needs_references,
+                    "needs_model": spec.model_kind,
+                    "level": "response",
+                }
+            )
+        for name in available_system_metric_names():
+            system_spec = system_metric_spec(name)
+            rows.append(
+                {
+                    "name": name,
+                    "description": system_spec.description,
+                    "needs_references": system_spec.needs_references,
+                    "needs_model": "",
+                    "level": "system",
+                }
             )
         return ApiResponse(rows)
 
@@ -116,3 +164,13 @@ class StudyScoresApi(APIView):
         paginator = LimitOffsetPagination()
         page = paginator.paginate_queryset(scores, request, view=self)
         return paginator.get_paginated_response(MetricScoreSerializer(page, many=True).data)
+
+
+class TrainedModelListApi(APIView):
+    """The trained models learned metrics can use (shared by all researchers; they hold no study data)."""
+
+    permission_classes = [IsResearcher]
+
+    @extend_schema(responses=TrainedModelSerializer(many=True))
+    def get(self, request: Request) -> ApiResponse:
+        return ApiResponse(TrainedModelSerializer(trained_models_all(), many=True).data)

@@ -4,6 +4,7 @@ from scoring import api
 
 urlpatterns = [
     path("metrics/", api.MetricListApi.as_view(), name="api-metric-list"),
+    path("trained-models/", api.TrainedModelListApi.as_view(), name="api-trained-model-list"),
     path(
         "studies/<int:study_id>/scoring-runs/",
         api.StudyScoringRunsApi.as_view(),

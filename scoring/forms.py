@@ -4,20 +4,79 @@ from typing import Any
 
 from django import forms
 
-from scoring.metrics.registry import available_metric_names
-from scoring.models import ReferencesMode
+from annotation.models import Study
+from scoring.metrics.learned_specs import MODEL_KINDS
+from scoring.metrics.registry import available_metric_names, available_system_metric_names, metric_spec
+from scoring.models import ReferencesMode, TrainedModel
+from scoring.selectors import metrics_available_for_study, trained_models_all
+
+
+def _model_field_name(kind: str) -> str:
+    return f"model_{kind.replace('-', '_')}"
 
 
 class ScoringRunForm(forms.Form):
+    """Metrics, references and (for learned metrics) which trained model of each kind to use."""
+
     metrics = forms.MultipleChoiceField(widget=forms.CheckboxSelectMultiple)
     references = forms.ChoiceField(
         choices=ReferencesMode.choices, initial=ReferencesMode.MULTI, widget=forms.RadioSelect
     )
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, study: Study | None = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        names = available_metric_names()
         metrics_field = self.fields["metrics"]
         assert isinstance(metrics_field, forms.MultipleChoiceField)
-        metrics_field.choices = [(name, name) for name in names]
-        self.fields["metrics"].initial = names
+        system_names = available_system_metric_names()
+        metrics_field.choices = [
+            *((name, _metric_label(name)) for name in available_metric_names()),
+            *((name, f"{name} (system level)") for name in system_names),
+        ]
+        metrics_field.initial = [
+            *(metrics_available_for_study(study=study) if study is not None else available_metric_names()),
+            *system_names,
+        ]
+        for kind in MODEL_KINDS:
+            self.fields[_model_field_name(kind)] = forms.ModelChoiceField(
+                queryset=trained_models_all().filter(kind=kind),
+                required=False,
+                to_field_name="name",
+                empty_label="the study's model (or the default)",
+                label=f"{kind} model",
+            )
+
+    def model_names(self) -> list[str]:
+        """The trained models chosen explicitly, by name (empty: the study's choice or the default)."""
+        chosen = [self.cleaned_data.get(_model_field_name(kind)) for kind in MODEL_KINDS]
+        return [model.name for model in chosen if isinstance(model, TrainedModel)]
+
+    def model_fields(self) -> list[forms.BoundField]:
+        return [self[_model_field_name(kind)] for kind in MODEL_KINDS]
+
+
+class StudyModelChoiceForm(forms.Form):
+    """The trained model of each kind the study's learned metrics use (blank: the default)."""
+
+    def __init__(self, *args: Any, study: Study, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        chosen = {
+            choice.kind: choice.trained_model.name
+            for choice in study.model_choices.select_related("trained_model")
+        }
+        for kind in MODEL_KINDS:
+            self.fields[_model_field_name(kind)] = forms.ModelChoiceField(
+                queryset=trained_models_all().filter(kind=kind, language=study.language),
+                required=False,
+                to_field_name="name",
+                empty_label="the default model",
+                label=f"{kind} model",
+                initial=chosen.get(kind),
+            )
+
+    def choices(self) -> dict[str, TrainedModel | None]:
+        return {kind: self.cleaned_data.get(_model_field_name(kind)) for kind in MODEL_KINDS}
+
+
+def _metric_label(name: str) -> str:
+    spec = metric_spec(name)
+    return f"{name} (needs a {spec.model_kind} model)" if spec.model_kind else name

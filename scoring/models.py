@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 
-from annotation.models import Response, Study
+from annotation.models import Response, Study, System
 
 
 class MetricSignature(models.Model):
@@ -48,6 +48,24 @@ class MetricScore(models.Model):
         return f"{self.signature_id}: {self.value} for response {self.response_id}"
 
 
+class SystemMetricScore(models.Model):
+    """A system-level score (Distinct-n, Self-BLEU, seed 003's recall, corpus BLEU): one per system."""
+
+    system = models.ForeignKey(System, on_delete=models.CASCADE, related_name="metric_scores")
+    signature = models.ForeignKey(MetricSignature, on_delete=models.PROTECT, related_name="system_scores")
+    value = models.FloatField()
+    items = models.PositiveIntegerField(help_text="contexts (or outputs) the value is computed from")
+    computed_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["system", "signature"], name="score_unique_per_system_signature")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.signature_id}: {self.value} for system {self.system_id}"
+
+
 class RunStatus(models.TextChoices):
     PENDING = "pending", "waiting for a worker"
     RUNNING = "running", "running"
@@ -58,6 +76,57 @@ class RunStatus(models.TextChoices):
 class ReferencesMode(models.TextChoices):
     SINGLE = "single", "single reference (the original reply)"
     MULTI = "multi", "every reference of the context (best-matching reference, seed 003 eq. 1)"
+
+
+class ModelKind(models.TextChoices):
+    RUBER = "ruber", "RUBER (word2vec + Bi-GRU s_U)"
+    BERT_RUBER = "bert-ruber", "BERT-RUBER (unreferenced factorial cells)"
+
+
+class TrainedModel(models.Model):
+    """A trained learned-metric artifact (a folder on disk) that scoring runs can use.
+
+    ``content_hash`` is the artifact's own hash (``hash.txt``), recorded in the signature of every score
+    computed with it; the worker checks the folder still hashes to it before scoring. At most one model
+    per kind is the default, used by studies that select none.
+    """
+
+    name = models.SlugField(max_length=100, unique=True)
+    kind = models.CharField(max_length=20, choices=ModelKind.choices)
+    path = models.CharField(max_length=500, help_text="the artifact folder")
+    content_hash = models.CharField(max_length=64)
+    language = models.CharField(max_length=10, default="en")
+    corpus = models.CharField(max_length=500, blank=True, help_text="what it was trained on")
+    config = models.JSONField(default=dict)
+    curve = models.JSONField(default=dict, help_text="validation curve, per epoch (and per cell)")
+    is_default = models.BooleanField(default=False)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["kind", "name"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["kind"], condition=models.Q(is_default=True), name="one_default_model_per_kind"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.kind}, {self.content_hash[:12]})"
+
+
+class StudyModelChoice(models.Model):
+    """The trained model of one kind that a study's learned metrics use (instead of the default)."""
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="model_choices")
+    kind = models.CharField(max_length=20, choices=ModelKind.choices)
+    trained_model = models.ForeignKey(TrainedModel, on_delete=models.PROTECT, related_name="study_choices")
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["study", "kind"], name="one_model_choice_per_kind")]
+
+    def __str__(self) -> str:
+        return f"{self.study}: {self.trained_model}"
 
 
 class ScoringRun(models.Model):
@@ -72,6 +141,9 @@ class ScoringRun(models.Model):
     error = models.TextField(blank=True, help_text="why a failed run failed")
     notes = models.TextField(blank=True, help_text="warnings of a run that finished, e.g. skipped responses")
     timings = models.JSONField(default=dict, help_text="seconds spent per metric")
+    trained_models = models.JSONField(
+        default=dict, help_text="the trained models used, by kind: {kind: {id, name, hash, path}}"
+    )
     attempts = models.PositiveSmallIntegerField(default=0)
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
     created_at = models.DateTimeField(auto_now_add=True)

@@ -2,10 +2,20 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.db.models import Prefetch, QuerySet
 
 from annotation.models import Reference, Response, Study
-from scoring.models import MetricScore, MetricSignature, ScoringRun
+from scoring.metrics.registry import available_metric_names, is_variant, metric_spec
+from scoring.models import (
+    MetricScore,
+    MetricSignature,
+    ScoringRun,
+    StudyModelChoice,
+    SystemMetricScore,
+    TrainedModel,
+)
 
 
 def scoring_runs_for_study(*, study: Study) -> QuerySet[ScoringRun]:
@@ -47,3 +57,58 @@ def scoring_responses_for_study(*, study: Study) -> QuerySet[Response]:
         .prefetch_related(Prefetch("context__references", queryset=Reference.objects.order_by("id")))
         .order_by("context_id", "id")
     )
+
+
+def trained_models_all() -> QuerySet[TrainedModel]:
+    """Every registered trained model (they are shared: a model holds no study's data), by kind and name."""
+    return TrainedModel.objects.order_by("kind", "name")
+
+
+def trained_model_for_study(*, study: Study, kind: str) -> TrainedModel | None:
+    """The model of ``kind`` the study selected, else the default model of that kind, else None."""
+    choice = StudyModelChoice.objects.filter(study=study, kind=kind).select_related("trained_model").first()
+    if choice is not None:
+        return choice.trained_model
+    return TrainedModel.objects.filter(kind=kind, is_default=True).first()
+
+
+def metrics_available_for_study(*, study: Study) -> list[str]:
+    """What "all" means for a study: every metric that is not a variant (``name:variant``), learned ones
+    only where the study has a trained model of their kind (its choice, or the default)."""
+    names = []
+    available: dict[str, bool] = {}
+    for name in available_metric_names():
+        spec = metric_spec(name)
+        if is_variant(name):
+            continue
+        if spec.model_kind:
+            if spec.model_kind not in available:
+                available[spec.model_kind] = (
+                    trained_model_for_study(study=study, kind=spec.model_kind) is not None
+                )
+            if not available[spec.model_kind]:
+                continue
+        names.append(name)
+    return names
+
+
+def system_metric_table(*, study: Study) -> dict[str, Any]:
+    """System-level scores of the study as a table: ``{"systems": [names], "metrics": [{signature, metric,
+    values: [value or None per system], items: [...]}]}``, systems and signatures sorted by name."""
+    scores = SystemMetricScore.objects.filter(system__study=study).select_related("system", "signature")
+    systems = sorted({score.system.name for score in scores})
+    index = {name: position for position, name in enumerate(systems)}
+    by_signature: dict[str, dict[str, Any]] = {}
+    for score in sorted(scores, key=lambda s: (s.signature.name, s.signature.text)):
+        row = by_signature.setdefault(
+            score.signature.text,
+            {
+                "signature": score.signature.text,
+                "metric": score.signature.name,
+                "values": [None] * len(systems),
+                "items": [0] * len(systems),
+            },
+        )
+        row["values"][index[score.system.name]] = score.value
+        row["items"][index[score.system.name]] = score.items
+    return {"systems": systems, "metrics": list(by_signature.values())}

@@ -13,7 +13,14 @@ all; a succeeded run then says how many in its ``notes``.
 
 Progress counts responses: ``progress_total`` is the number of responses in the study, and a response is
 done once every requested metric has been computed (or skipped) for it. ``timings`` holds compute seconds
-per metric; metrics computed together as a family share their time evenly.
+per metric; metrics computed together as a family share their time evenly. Whole-set metrics (RUBER's
+blends normalise over the scored set, seed 000 eq. 4) are computed after the others, in one call over
+every response; a run with both counts every response twice.
+
+Learned metrics use trained models resolved when the run is created (named ones, else the study's choice,
+else the default; see :mod:`scoring.trained_model_services`) and recorded on the run; their scores'
+signatures carry the model's content hash. A metric that has no value for a response (``None``: RUBER's
+s_R of a reply without a known word) stores nothing for it, and the run's notes count them.
 """
 
 from __future__ import annotations
@@ -23,6 +30,7 @@ import math
 import time
 import traceback
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
 from datetime import timedelta
 from functools import partial
 
@@ -34,18 +42,38 @@ from django.db.models import F, Q
 from django.utils import timezone
 from kombu.exceptions import OperationalError as BrokerError
 
-from annotation.models import Response, Study
+from annotation.models import Response, Study, System
 from scoring.metrics.registry import (
     UnknownMetricError,
     available_metric_names,
+    available_system_metric_names,
     compute_metrics,
+    compute_system_metric,
+    is_system_metric,
     metric_specs,
     signature_parameters,
+    split_metric_names,
+    system_metric_spec,
 )
 from scoring.metrics.signature import metric_signature
 from scoring.metrics.spec import MetricSpec
-from scoring.models import MetricScore, MetricSignature, ReferencesMode, RunStatus, ScoringRun
-from scoring.selectors import scoring_responses_for_study, study_response_count
+from scoring.metrics.system_specs import ContextOutputs
+from scoring.models import (
+    MetricScore,
+    MetricSignature,
+    ReferencesMode,
+    RunStatus,
+    ScoringRun,
+    SystemMetricScore,
+)
+from scoring.selectors import metrics_available_for_study, scoring_responses_for_study, study_response_count
+from scoring.trained_model_services import (
+    TrainedModelError,
+    run_model_paths,
+    run_model_record,
+    scoring_models_resolve,
+    trained_cells_check,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -73,21 +101,32 @@ def scoring_run_create(
     references: str = ReferencesMode.MULTI,
     user: AbstractBaseUser | AnonymousUser | None = None,
     enqueue: bool = True,
+    models: Sequence[str] = (),
 ) -> ScoringRun:
     """Create a pending run and, once the transaction commits, queue it for a worker.
 
-    ``metrics`` are registry names (``["all"]`` means every registered metric); duplicates are dropped.
-    With ``enqueue=False`` nothing is queued (``manage.py score_study --sync`` executes it in-process).
+    ``metrics`` are registry names; duplicates are dropped, and the raw components a blend needs are added.
+    ``["all"]`` means every registered metric that is not a variant, learned metrics only where a trained
+    model is available for the study. ``models`` names trained models to use instead of the study's
+    choice or the default. With ``enqueue=False`` nothing is queued (``manage.py score_study --sync``
+    executes it in-process).
     """
-    names = _validated_metric_names(metrics)
+    names = _validated_metric_names(metrics, study=study)
     if references not in ReferencesMode.values:
         raise ScoringRequestError(
             f"unknown references mode {references!r}; choose one of {', '.join(ReferencesMode.values)}"
         )
+    kinds = [spec.model_kind for spec in metric_specs(split_metric_names(names)[0]) if spec.model_kind]
+    try:
+        trained = scoring_models_resolve(study=study, kinds=kinds, names=models)
+        trained_cells_check(metrics=names, trained=trained)
+    except TrainedModelError as error:
+        raise ScoringRequestError(str(error)) from None
     run = ScoringRun.objects.create(
         study=study,
         metrics=names,
         references=references,
+        trained_models={kind: run_model_record(model) for kind, model in trained.items()},
         created_by=user if isinstance(user, get_user_model()) else None,
         progress_total=study_response_count(study=study),
     )
@@ -98,7 +137,7 @@ def scoring_run_create(
 
 def scoring_run_queue(*, metrics: Sequence[str]) -> str:
     """The Celery queue for a run of ``metrics``: "gpu" when one of them needs a GPU, else the default."""
-    if any(spec.needs_gpu for spec in metric_specs(metrics)):
+    if any(spec.needs_gpu for spec in metric_specs(split_metric_names(metrics)[0])):
         return GPU_QUEUE
     return str(settings.CELERY_TASK_DEFAULT_QUEUE)
 
@@ -175,7 +214,7 @@ def scoring_run_takeover_delay(*, run: ScoringRun) -> float:
     return max(0.0, (stale_at - timezone.now()).total_seconds())
 
 
-def _validated_metric_names(metrics: Sequence[str]) -> list[str]:
+def _validated_metric_names(metrics: Sequence[str], *, study: Study) -> list[str]:
     if isinstance(metrics, str):
         raise ScoringRequestError("metrics must be a list of metric names, not one string")
     names = list(dict.fromkeys(name.strip() for name in metrics if name.strip()))
@@ -183,12 +222,13 @@ def _validated_metric_names(metrics: Sequence[str]) -> list[str]:
         known = ", ".join(available_metric_names())
         raise ScoringRequestError(f"choose at least one metric; known metrics: {known}")
     if ALL_METRICS in names:
-        return available_metric_names()
+        names = [*metrics_available_for_study(study=study), *available_system_metric_names()]
     try:
-        metric_specs(names)
+        response_names, _ = split_metric_names(names)
     except UnknownMetricError as error:
         raise ScoringRequestError(str(error)) from None
-    return names
+    required = [name for spec in metric_specs(response_names) for name in spec.requires]
+    return list(dict.fromkeys([*required, *names]))
 
 
 def _scoring_run_claim(*, run_id: int) -> int | None:
@@ -217,72 +257,183 @@ def _scoring_run_compute(
     *, run_id: int, attempt: int, progress: ProgressCallback | None, batch_size: int
 ) -> None:
     run = ScoringRun.objects.select_related("study").get(pk=run_id)
-    specs = metric_specs(run.metrics)
-    language = run.study.language
-    signatures = {
-        spec.name: _metric_signature_get_or_create(spec=spec, language=language, run=run) for spec in specs
-    }
+    response_names, system_names = split_metric_names(run.metrics)
+    specs = metric_specs(response_names)
+    models = run_model_paths(run.trained_models)
+    signatures = {spec.name: _metric_signature_get_or_create(spec=spec, run=run) for spec in specs}
     groups = _metric_groups(specs)
-    total = study_response_count(study=run.study)
+    batched = [group for group in groups if not any(spec.whole_set for spec in group)]
+    whole_set = [group for group in groups if any(spec.whole_set for spec in group)]
+    responses_total = study_response_count(study=run.study)
+    total = responses_total * (bool(batched) + bool(whole_set) + bool(system_names))
     _scoring_run_update(run_id=run_id, attempt=attempt, progress_total=total)
-    timings = dict.fromkeys(run.metrics, 0.0)
-    any_needs_references = any(spec.needs_references for spec in specs)
-    done = skipped = 0
-    responses = scoring_responses_for_study(study=run.study).iterator(chunk_size=batch_size)
-    for batch in _batches(responses, batch_size):
-        references = {response.pk: _references(response, run.references) for response in batch}
-        with_references = [response for response in batch if references[response.pk]]
-        if any_needs_references:
-            skipped += len(batch) - len(with_references)
-        rows: list[MetricScore] = []
-        for group in groups:
-            items = with_references if any(spec.needs_references for spec in group) else batch
-            if not items:
-                continue
-            names = [spec.name for spec in group]
-            started = time.perf_counter()
-            scores = compute_metrics(
-                names,
-                [response.text for response in items],
-                [references[response.pk] for response in items],
-                [response.context.query for response in items],
-                language,
-            )
-            seconds = time.perf_counter() - started
-            for name in names:
-                timings[name] += seconds / len(names)
-                rows.extend(_score_rows(signature=signatures[name], items=items, values=scores[name]))
-        done += len(batch)
+    tally = _RunTally(timings=dict.fromkeys(run.metrics, 0.0))
+    context = _ComputeContext(
+        language=run.study.language, references_mode=run.references, models=models, signatures=signatures
+    )
+    done = 0
+
+    def step(rows: list[MetricScore], count: int) -> None:
+        nonlocal done
+        done += count
         with transaction.atomic():
             MetricScore.objects.bulk_create(
                 rows,
+                batch_size=2000,
                 update_conflicts=True,
                 unique_fields=["response", "signature"],
                 update_fields=["value", "computed_at"],
             )
-            _scoring_run_update(run_id=run_id, attempt=attempt, progress_done=done, timings=timings)
+            _scoring_run_update(run_id=run_id, attempt=attempt, progress_done=done, timings=tally.timings)
         if progress is not None:
             progress(done, total)
+
+    responses = scoring_responses_for_study(study=run.study)
+    if batched:
+        for batch in _batches(responses.iterator(chunk_size=batch_size), batch_size):
+            step(_compute_groups(batched, batch, context, tally), len(batch))
+    if whole_set:
+        everything = list(responses)
+        step(_compute_groups(whole_set, everything, context, tally), len(everything))
+    if system_names:
+        _compute_system_metrics(system_names, run, tally)
+        step([], responses_total)
     _scoring_run_finish(
         run_id=run_id,
         attempt=attempt,
         status=RunStatus.SUCCEEDED,
         error="",
-        notes=_skipped_warning(skipped=skipped, specs=specs),
+        notes=tally.notes(specs=specs),
         progress_done=done,
         progress_total=done,
-        timings=timings,
+        timings=tally.timings,
     )
 
 
-def _metric_signature_get_or_create(*, spec: MetricSpec, language: str, run: ScoringRun) -> MetricSignature:
-    parameters = signature_parameters(spec.name, language=language, references=run.references)
+@dataclass(frozen=True)
+class _ComputeContext:
+    language: str
+    references_mode: str
+    models: dict[str, str]
+    signatures: dict[str, MetricSignature]
+
+
+@dataclass
+class _RunTally:
+    timings: dict[str, float]
+    skipped: int = 0  # responses without a reference (reference-based metrics skip them)
+    undefined: dict[str, int] = field(default_factory=dict)  # metric -> responses with no value
+
+    def notes(self, *, specs: Sequence[MetricSpec]) -> str:
+        lines = []
+        if self.skipped:
+            names = ", ".join(spec.name for spec in specs if spec.needs_references)
+            lines.append(
+                f"{self.skipped} response(s) have no reference, so {names} were not computed for them"
+            )
+        for name, count in self.undefined.items():
+            if count:
+                what = "system(s)" if is_system_metric(name) else "response(s)"
+                lines.append(
+                    f"{name} has no value for {count} {what} (e.g. no word with a vector, one output)"
+                )
+        return "\n".join(lines)
+
+
+def _compute_system_metrics(names: Sequence[str], run: ScoringRun, tally: _RunTally) -> None:
+    """One value per system and metric, from the system's outputs grouped by context (several samples of a
+    context together), stored as :class:`SystemMetricScore`."""
+    per_system: dict[int, dict[int, list[str]]] = {}
+    references: dict[int, list[str]] = {}
+    systems: dict[int, System] = {}
+    for response in scoring_responses_for_study(study=run.study).select_related("system"):
+        systems[response.system_id] = response.system
+        per_system.setdefault(response.system_id, {}).setdefault(response.context_id, []).append(
+            response.text
+        )
+        if response.context_id not in references:
+            references[response.context_id] = _references(response, run.references)
+    language = run.study.language
+    for name in names:
+        spec = system_metric_spec(name)
+        parameters = spec.signature_parameters(language=language, references=run.references)
+        signature, _ = MetricSignature.objects.get_or_create(
+            text=metric_signature(name, parameters),
+            defaults={"name": name, "parameters": parameters, "version": spec.version},
+        )
+        started = time.perf_counter()
+        rows = []
+        for system_id, contexts in per_system.items():
+            score = compute_system_metric(
+                name,
+                [ContextOutputs(outputs, references[context_id]) for context_id, outputs in contexts.items()],
+                language,
+            )
+            if score.value is None:
+                tally.undefined[name] = tally.undefined.get(name, 0) + 1
+                continue
+            rows.append(
+                SystemMetricScore(
+                    system=systems[system_id], signature=signature, value=score.value, items=score.items
+                )
+            )
+        tally.timings[name] += time.perf_counter() - started
+        SystemMetricScore.objects.bulk_create(
+            rows,
+            update_conflicts=True,
+            unique_fields=["system", "signature"],
+            update_fields=["value", "items", "computed_at"],
+        )
+
+
+def _compute_groups(
+    groups: Sequence[Sequence[MetricSpec]],
+    batch: Sequence[Response],
+    context: _ComputeContext,
+    tally: _RunTally,
+) -> list[MetricScore]:
+    """Compute ``groups`` (each family once) for ``batch``; the score rows to store."""
+    references = {response.pk: _references(response, context.references_mode) for response in batch}
+    with_references = [response for response in batch if references[response.pk]]
+    if any(spec.needs_references for group in groups for spec in group):
+        tally.skipped += len(batch) - len(with_references)
+    rows: list[MetricScore] = []
+    for group in groups:
+        items = with_references if any(spec.needs_references for spec in group) else batch
+        if not items:
+            continue
+        names = [spec.name for spec in group]
+        started = time.perf_counter()
+        scores = compute_metrics(
+            names,
+            [response.text for response in items],
+            [references[response.pk] for response in items],
+            [response.context.query for response in items],
+            context.language,
+            models=context.models,
+        )
+        seconds = time.perf_counter() - started
+        for name in names:
+            tally.timings[name] += seconds / len(names)
+            values = scores[name]
+            missing = sum(value is None for value in values)
+            if missing:
+                tally.undefined[name] = tally.undefined.get(name, 0) + missing
+            rows.extend(_score_rows(signature=context.signatures[name], items=items, values=values))
+    return rows
+
+
+def _metric_signature_get_or_create(*, spec: MetricSpec, run: ScoringRun) -> MetricSignature:
+    model_hash = str(run.trained_models[spec.model_kind]["hash"]) if spec.model_kind else ""
+    parameters = signature_parameters(
+        spec.name, language=run.study.language, references=run.references, model_hash=model_hash
+    )
     signature, _ = MetricSignature.objects.get_or_create(
         text=metric_signature(spec.name, parameters),
         defaults={
             "name": spec.name,
             "parameters": parameters,
-            "artifact_hash": spec.artifact_hash,
+            "artifact_hash": model_hash or spec.artifact_hash,
             "version": spec.version,
         },
     )
@@ -309,19 +460,14 @@ def _references(response: Response, mode: str) -> list[str]:
 
 
 def _score_rows(
-    *, signature: MetricSignature, items: Sequence[Response], values: Sequence[float]
+    *, signature: MetricSignature, items: Sequence[Response], values: Sequence[float | None]
 ) -> Iterator[MetricScore]:
     for response, value in zip(items, values, strict=True):
+        if value is None:  # no value for this item: nothing stored, counted in the run's notes
+            continue
         if not math.isfinite(value):  # SQLite would store NaN as NULL and fail; say which score instead
             raise ValueError(f"{signature.name} gave the value {value!r} for response {response.pk}")
         yield MetricScore(response=response, signature=signature, value=float(value))
-
-
-def _skipped_warning(*, skipped: int, specs: Sequence[MetricSpec]) -> str:
-    if not skipped:
-        return ""
-    names = ", ".join(spec.name for spec in specs if spec.needs_references)
-    return f"{skipped} response(s) have no reference, so {names} were not computed for them"
 
 
 def _scoring_run_update(*, run_id: int, attempt: int, **fields: object) -> None:

@@ -5,4 +5,5 @@ from scoring import views
 app_name = "scoring"
 urlpatterns = [
     path("studies/<int:study_id>/runs/", views.scoring_run_start, name="run-start"),
+    path("studies/<int:study_id>/models/", views.study_models_choose, name="study-models"),
 ]

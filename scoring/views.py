@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from django import forms
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect
@@ -7,18 +8,18 @@ from django.views.decorators.http import require_POST
 
 from annotation.permissions import authenticated_user, researcher_required
 from annotation.selectors.studies import studies_visible_to
-from scoring.forms import ScoringRunForm
+from scoring.forms import ScoringRunForm, StudyModelChoiceForm
 from scoring.services import ScoringRequestError, scoring_run_create
+from scoring.trained_model_services import TrainedModelError, study_model_choose
 
 
 @researcher_required
 @require_POST
 def scoring_run_start(request: HttpRequest, study_id: int) -> HttpResponse:
     study = get_object_or_404(studies_visible_to(user=authenticated_user(request)), pk=study_id)
-    form = ScoringRunForm(request.POST)
+    form = ScoringRunForm(request.POST, study=study)
     if not form.is_valid():
-        for field, errors in form.errors.items():
-            messages.error(request, f"{field}: {' '.join(str(error) for error in errors)}")
+        _report_form_errors(request, form)
         return redirect("annotation:study-detail", study_id=study.pk)
     try:
         run = scoring_run_create(
@@ -26,9 +27,34 @@ def scoring_run_start(request: HttpRequest, study_id: int) -> HttpResponse:
             metrics=form.cleaned_data["metrics"],
             references=form.cleaned_data["references"],
             user=authenticated_user(request),
+            models=form.model_names(),
         )
     except ScoringRequestError as error:
         messages.error(request, str(error))
     else:
         messages.success(request, f"Scoring run {run.pk} queued: {', '.join(run.metrics)}.")
     return redirect("annotation:study-detail", study_id=study.pk)
+
+
+@researcher_required
+@require_POST
+def study_models_choose(request: HttpRequest, study_id: int) -> HttpResponse:
+    """Set the trained model of each kind the study's learned metrics use."""
+    study = get_object_or_404(studies_visible_to(user=authenticated_user(request)), pk=study_id)
+    form = StudyModelChoiceForm(request.POST, study=study)
+    if not form.is_valid():
+        _report_form_errors(request, form)
+        return redirect("annotation:study-detail", study_id=study.pk)
+    try:
+        for kind, model in form.choices().items():
+            study_model_choose(study=study, trained_model=model, kind=kind)
+    except TrainedModelError as error:
+        messages.error(request, str(error))
+    else:
+        messages.success(request, "Trained models saved.")
+    return redirect("annotation:study-detail", study_id=study.pk)
+
+
+def _report_form_errors(request: HttpRequest, form: forms.Form) -> None:
+    for field, errors in form.errors.items():
+        messages.error(request, f"{field}: {' '.join(str(error) for error in errors)}")

@@ -129,6 +129,15 @@ start_service worker "$var_dir/log/worker.log" "$root/.venv/bin/celery" -A confi
   -Q cpu,gpu --concurrency 2 --loglevel INFO
 worker_pid="${started_pids[0]}"
 
+# --- default learned-metric models ----------------------------------------------------------------------
+# RUBER / BERT-RUBER need a trained model; train the defaults from DailyDialog when the corpus is there and
+# a default is missing (a kind that has one is skipped at once). DIALEVAL_TRAIN_DEFAULT_MODELS=0 skips it.
+shared_data="${DIALEVAL_SHARED_DATA:-$root/../shared/data}"
+if [ "${DIALEVAL_TRAIN_DEFAULT_MODELS:-1}" = "1" ] && [ -d "$shared_data/dailydialog/train" ]; then
+  say "training any missing default RUBER / BERT-RUBER model in the background (log $var_dir/log/train-default-models.log)"
+  start_service train "$var_dir/log/train-default-models.log" "$python" manage.py train_default_models
+fi
+
 # --- web server -----------------------------------------------------------------------------------------
 say "starting the web server on 127.0.0.1:$web_port (its log follows below)"
 start_service web - "$python" manage.py runserver "127.0.0.1:$web_port" --noreload
@@ -143,6 +152,7 @@ cat <<EOF
     admin:     http://127.0.0.1:$web_port/admin/
     API docs:  http://127.0.0.1:$web_port/api/docs/   (schema: /api/schema/, ReDoc: /api/redoc/)
     logs:      web in this terminal; worker $var_dir/log/worker.log; redis $var_dir/log/redis.log
+               default models: $var_dir/log/train-default-models.log (learned metrics wait for it)
     broker:    $REDIS_URL    database: ${DATABASE_URL:-$var_dir/dialeval.sqlite3}
 
 EOF

@@ -163,3 +163,6 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": env_str("DJANGO_LOG_LEVEL", "INFO")},
     "loggers": {"django.db.backends": {"level": "WARNING"}},
 }
+
+# Trained learned-metric models (RUBER, BERT-RUBER): one artifact folder each, shared by web and workers.
+DIALEVAL_MODEL_DIR = Path(env_str("DIALEVAL_MODEL_DIR", str(VAR_DIR / "models")))

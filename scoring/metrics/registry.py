@@ -3,9 +3,13 @@
 A metric is registered as a :class:`~scoring.metrics.spec.MetricSpec`; metrics that share work are
 registered together with their :class:`~scoring.metrics.spec.MetricFamily`, and :func:`compute_metrics`
 calls each family once for all of its requested members (BLEU-1..4 tokenize and count n-grams once).
-Registered now: BLEU-1..4, ROUGE-L, METEOR and the three embedding baselines (seed 003, Table 2), and
-BERT-RUBER's referenced score (seed 001, over MiniLM); the trained metrics (RUBER, BERT-RUBER's
-unreferenced heads) are added the same way in :func:`_register_builtin_metrics`.
+Registered: BLEU-1..4, ROUGE-L, METEOR and the three embedding baselines (seed 003, Table 2), RUBER's
+scores and blends over a trained model (seed 000), BERT-RUBER's referenced score over MiniLM and its
+unreferenced factorial cells and blends over a trained model (seed 001).
+
+Names are lowercase and hyphenated; a variant of a metric is ``name:variant`` (BERT-RUBER's factorial
+cells, ``bert-ruber-unreferenced:bert-max-ce``). Variants are computed only when asked for by name:
+``"all"`` in a scoring request means the metrics without a variant.
 """
 
 from __future__ import annotations
@@ -15,12 +19,22 @@ from collections.abc import Mapping, Sequence
 from scoring.metrics.bert_ruber_referenced import bert_ruber_referenced_spec
 from scoring.metrics.bleu_family import bleu_specs
 from scoring.metrics.embedding_specs import embedding_specs
+from scoring.metrics.learned_specs import bert_ruber_specs, ruber_specs
 from scoring.metrics.overlap_specs import overlap_specs
-from scoring.metrics.spec import MetricFamily, MetricSpec
+from scoring.metrics.spec import MODEL_PARAMETER, MetricFamily, MetricSpec
+from scoring.metrics.system_specs import ContextOutputs, SystemMetricSpec, SystemScore, system_metric_specs
 from scoring.metrics.tokenize import tokenizer_name
 
 _SPECS: dict[str, MetricSpec] = {}
 _FAMILIES: dict[str, MetricFamily] = {}
+_SYSTEM_SPECS: dict[str, SystemMetricSpec] = {}  # one value per system (diversity, corpus BLEU)
+
+
+VARIANT_SEPARATOR = ":"
+
+
+class MissingModelError(ValueError):
+    """A learned metric was asked for without a trained model of its kind."""
 
 
 class UnknownMetricError(ValueError):
@@ -30,14 +44,17 @@ class UnknownMetricError(ValueError):
         self.names = list(names)
         unknown = ", ".join(repr(name) for name in names)
         noun = "metric" if len(names) == 1 else "metrics"
-        super().__init__(f"unknown {noun} {unknown}; known metrics: {', '.join(available_metric_names())}")
+        known = ", ".join([*available_metric_names(), *available_system_metric_names()])
+        super().__init__(f"unknown {noun} {unknown}; known metrics: {known}")
 
 
 def register_metric(spec: MetricSpec) -> None:
     if spec.name in _SPECS:
         raise ValueError(f"metric {spec.name!r} is already registered")
-    if spec.name != spec.name.lower() or not spec.name or any(c in spec.name for c in " |:_"):
-        raise ValueError(f"metric names are lowercase and hyphenated, got {spec.name!r}")
+    base, _, variant = spec.name.partition(VARIANT_SEPARATOR)
+    for part in (base, variant) if variant else (base,):
+        if part != part.lower() or not part or any(c in part for c in " |:_"):
+            raise ValueError(f"metric names are lowercase and hyphenated (name:variant), got {spec.name!r}")
     if spec.family and spec.family not in _FAMILIES:
         raise ValueError(f"metric {spec.name!r} names family {spec.family!r}, which is not registered")
     _SPECS[spec.name] = spec
@@ -54,8 +71,40 @@ def register_metric_family(family: MetricFamily, specs: Sequence[MetricSpec]) ->
 
 
 def available_metric_names() -> list[str]:
-    """Every registered metric name, in registration order (families stay together)."""
+    """Every registered per-response metric name, in registration order (families stay together)."""
     return list(_SPECS)
+
+
+def available_system_metric_names() -> list[str]:
+    """Every registered system-level metric (one value per system: diversity, corpus BLEU)."""
+    return list(_SYSTEM_SPECS)
+
+
+def is_system_metric(name: str) -> bool:
+    return name in _SYSTEM_SPECS
+
+
+def system_metric_spec(name: str) -> SystemMetricSpec:
+    try:
+        return _SYSTEM_SPECS[name]
+    except KeyError:
+        raise UnknownMetricError([name]) from None
+
+
+def compute_system_metric(
+    name: str, contexts: Sequence[ContextOutputs], language: str, params: Mapping[str, str] | None = None
+) -> SystemScore:
+    """The system-level metric ``name`` of one system, from its outputs per context."""
+    spec = system_metric_spec(name)
+    unknown = sorted(set(params or {}) - set(spec.parameters))
+    if unknown:
+        raise ValueError(f"metric {name!r} has no parameter(s) {', '.join(unknown)}")
+    return spec.compute(contexts, language, {**spec.parameters, **(params or {})})
+
+
+def is_variant(name: str) -> bool:
+    """Whether ``name`` is a variant (``name:variant``), computed only when asked for by name."""
+    return VARIANT_SEPARATOR in name
 
 
 def metric_spec(name: str) -> MetricSpec:
@@ -73,6 +122,14 @@ def metric_specs(names: Sequence[str]) -> list[MetricSpec]:
     return [_SPECS[name] for name in names]
 
 
+def split_metric_names(names: Sequence[str]) -> tuple[list[str], list[str]]:
+    """(per-response names, system-level names); one :class:`UnknownMetricError` for every unknown name."""
+    unknown = [name for name in names if name not in _SPECS and name not in _SYSTEM_SPECS]
+    if unknown:
+        raise UnknownMetricError(unknown)
+    return [name for name in names if name in _SPECS], [name for name in names if name in _SYSTEM_SPECS]
+
+
 def metric_parameters(name: str, params: Mapping[str, str] | None = None) -> dict[str, str]:
     """The metric's default parameters with ``params`` applied; unknown keys are an error."""
     spec = metric_spec(name)
@@ -86,14 +143,22 @@ def metric_parameters(name: str, params: Mapping[str, str] | None = None) -> dic
 
 
 def signature_parameters(
-    name: str, *, language: str, references: str, params: Mapping[str, str] | None = None
+    name: str,
+    *,
+    language: str,
+    references: str,
+    params: Mapping[str, str] | None = None,
+    model_hash: str = "",
 ) -> dict[str, str]:
     """Everything that goes into the signature of ``name``'s scores besides the name itself.
 
     ``references`` ("single" or "multi") is recorded only for metrics that use references; the
-    tokenizer's name only for metrics that tokenize.
+    tokenizer's name only for metrics that tokenize; ``model_hash`` (the trained model's content hash)
+    only for learned metrics, which must have one.
     """
     spec = metric_spec(name)
+    if spec.model_kind and not model_hash:
+        raise MissingModelError(f"{name} is a learned metric: its signature needs the trained model's hash")
     signature = metric_parameters(name, params)
     if spec.needs_references:
         signature["refs"] = references
@@ -103,6 +168,8 @@ def signature_parameters(
         signature["tok"] = tokenizer_name(language)
     if spec.artifact_hash:
         signature["artifact"] = spec.artifact_hash
+    if spec.model_kind:
+        signature["model"] = model_hash
     signature["version"] = spec.version
     return signature
 
@@ -114,10 +181,13 @@ def compute_metrics(
     queries: Sequence[str],
     language: str,
     params: Mapping[str, str] | None = None,
-) -> dict[str, list[float]]:
+    models: Mapping[str, str] | None = None,
+) -> dict[str, list[float | None]]:
     """``{name: [score per item]}`` for every metric in ``names``, each family computed once.
 
     ``params`` overrides default parameters of the metrics that have them (e.g. ``{"smooth": "method2"}``).
+    ``models`` gives learned metrics their trained model: ``{model kind: artifact folder}``. A score is
+    ``None`` where the metric has no value for the item.
     """
     if not len(hypotheses) == len(references) == len(queries):
         raise ValueError(
@@ -128,28 +198,49 @@ def compute_metrics(
     unused = sorted(set(params or {}) - {key for spec in specs for key in spec.parameters})
     if unused:
         raise ValueError(f"no metric among {', '.join(names)} has the parameter(s) {', '.join(unused)}")
-    results: dict[str, list[float]] = {}
+    missing = sorted(
+        {spec.model_kind for spec in specs if spec.model_kind and not (models or {}).get(spec.model_kind)}
+    )
+    if missing:
+        needing = ", ".join(spec.name for spec in specs if spec.model_kind in missing)
+        raise MissingModelError(
+            f"{needing} need(s) a trained {' and a '.join(missing)} model; none was given"
+        )
+    results: dict[str, list[float | None]] = {}
     by_family: dict[str, list[MetricSpec]] = {}
     for spec in specs:
         if spec.family:
             by_family.setdefault(spec.family, []).append(spec)
         else:
-            results[spec.name] = spec.compute(
-                hypotheses, references, queries, language, _own_parameters(spec, params)
+            values = spec.compute(
+                hypotheses, references, queries, language, _own_parameters(spec, params, models)
             )
+            results[spec.name] = _checked_length(spec.name, values, len(hypotheses))
     for family_name, members in by_family.items():
         family_params: dict[str, str] = {}
         for spec in members:
-            family_params.update(_own_parameters(spec, params))
+            family_params.update(_own_parameters(spec, params, models))
         scores = _FAMILIES[family_name].compute(
             [spec.name for spec in members], hypotheses, references, queries, language, family_params
         )
-        results.update(scores)
+        for spec in members:
+            results[spec.name] = _checked_length(spec.name, scores[spec.name], len(hypotheses))
     return {name: results[name] for name in names}
 
 
-def _own_parameters(spec: MetricSpec, params: Mapping[str, str] | None) -> dict[str, str]:
-    return metric_parameters(spec.name, {k: v for k, v in (params or {}).items() if k in spec.parameters})
+def _own_parameters(
+    spec: MetricSpec, params: Mapping[str, str] | None, models: Mapping[str, str] | None
+) -> dict[str, str]:
+    own = metric_parameters(spec.name, {k: v for k, v in (params or {}).items() if k in spec.parameters})
+    if spec.model_kind:
+        own[MODEL_PARAMETER] = str((models or {})[spec.model_kind])
+    return own
+
+
+def _checked_length(name: str, values: Sequence[float | None], expected: int) -> list[float | None]:
+    if len(values) != expected:
+        raise RuntimeError(f"{name} returned {len(values)} scores for {expected} items")
+    return list(values)
 
 
 def _register_builtin_metrics() -> None:
@@ -160,6 +251,14 @@ def _register_builtin_metrics() -> None:
     family, specs = embedding_specs()
     register_metric_family(family, specs)
     register_metric(bert_ruber_referenced_spec())
+    for system_spec in system_metric_specs():
+        _SYSTEM_SPECS[system_spec.name] = system_spec
+    for learned_family, learned in (*ruber_specs(), *bert_ruber_specs()):
+        if learned_family is None:
+            for spec in learned:
+                register_metric(spec)
+        else:
+            register_metric_family(learned_family, learned)
 
 
 _register_builtin_metrics()

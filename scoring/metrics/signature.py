@@ -3,7 +3,9 @@
 Modelled on sacrebleu's signatures (``nrefs:1|case:lc|tok:13a|smooth:exp|version:2.6.0``): the metric
 name, then ``key:value`` parameters in sorted key order, with ``version`` always last, e.g.
 ``bleu-2|refs:multi|smooth:method1|tok:en-v1|version:0.1.0``. Two scores are comparable exactly when
-their signatures are equal; the signature is part of a stored score's unique key.
+their signatures are equal; the signature is part of a stored score's unique key. The name is the first
+field, so it may hold a colon (a metric variant, ``bert-ruber-unreferenced:bert-max-ce``); parameter names
+may not.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ class SignatureError(ValueError):
 
 def metric_signature(name: str, params: Mapping[str, str]) -> str:
     """The canonical signature of metric ``name`` computed with ``params`` (same input, same string)."""
-    _check_part(name, "metric name", forbid_colon=True)
+    _check_part(name, "metric name", forbid_colon=False)
     parts = [name]
     for key in sorted(params, key=lambda key: (key == _VERSION_KEY, key)):
         value = params[key]
@@ -36,7 +38,7 @@ def metric_signature(name: str, params: Mapping[str, str]) -> str:
 def parse_metric_signature(text: str) -> tuple[str, dict[str, str]]:
     """The ``(name, params)`` a signature was made from; ``metric_signature(*parse(s)) == s``."""
     name, *pairs = text.split(_SEPARATOR)
-    _check_part(name, "metric name", forbid_colon=True)
+    _check_part(name, "metric name", forbid_colon=False)
     params: dict[str, str] = {}
     for pair in pairs:
         key, colon, value = pair.partition(_KEY_VALUE)

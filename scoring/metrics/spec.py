@@ -5,6 +5,15 @@ for item ``i`` (empty for items without one; reference-based metrics are only gi
 least one), ``queries[i]`` the last context turn (for reference-free metrics such as RUBER's unreferenced
 score, seed 000 section 3.2). Metrics that share work (BLEU-1..4 share tokenization and n-gram counts)
 belong to one :class:`MetricFamily`, whose compute returns several metrics at once.
+
+A score is a float, or ``None`` where the metric has no defined value for the item (RUBER's s_R when the
+reply has no word with a vector); callers store nothing for it and count it.
+
+Learned metrics name the kind of trained model they need (``model_kind``: "ruber", "bert-ruber"); their
+compute receives the artifact folder as the parameter :data:`MODEL_PARAMETER`, and their signature records
+the artifact's content hash. Metrics whose value depends on the whole set scored together (RUBER's blends
+normalise min-max over the set, seed 000 eq. 4) are ``whole_set``: they must be computed in one call over
+every item, never batch by batch.
 """
 
 from __future__ import annotations
@@ -22,7 +31,7 @@ class BatchCompute(Protocol):
         queries: Sequence[str],
         language: str,
         params: Mapping[str, str],
-    ) -> list[float]: ...
+    ) -> Sequence[float | None]: ...
 
 
 class FamilyCompute(Protocol):
@@ -34,7 +43,7 @@ class FamilyCompute(Protocol):
         queries: Sequence[str],
         language: str,
         params: Mapping[str, str],
-    ) -> dict[str, list[float]]: ...
+    ) -> Mapping[str, Sequence[float | None]]: ...
 
 
 @dataclass(frozen=True)
@@ -56,7 +65,14 @@ class MetricSpec:
     parameters: Mapping[str, str] = field(default_factory=dict)  # defaults; all go into the signature
     uses_tokenizer: bool = True  # the tokenizer's name goes into the signature
     needs_gpu: bool = False  # routes scoring runs that include it to the "gpu" queue
-    artifact_hash: str = ""  # content hash of a trained model or embedding file, for learned metrics
+    artifact_hash: str = ""  # content hash of a fixed embedding file (GloVe, MiniLM) it reads
+    model_kind: str = ""  # "ruber" / "bert-ruber": needs a trained model of that kind (see module docstring)
+    whole_set: bool = False  # its scores depend on every item scored together: compute in one call
+    requires: tuple[str, ...] = ()  # metrics stored with it, e.g. the raw components of a blend
+
+
+# The parameter through which a learned metric's compute receives its trained model's artifact folder.
+MODEL_PARAMETER = "model"
 
 
 def family_member_compute(family_compute: FamilyCompute, name: str) -> BatchCompute:
@@ -68,7 +84,7 @@ def family_member_compute(family_compute: FamilyCompute, name: str) -> BatchComp
         queries: Sequence[str],
         language: str,
         params: Mapping[str, str],
-    ) -> list[float]:
+    ) -> Sequence[float | None]:
         return family_compute([name], hypotheses, references, queries, language, params)[name]
 
     return compute

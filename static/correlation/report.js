@@ -93,6 +93,7 @@
     data.system_level.forEach(function (entry) { byLevel.system[entry.signature] = entry; });
     var config = { responsive: true, displaylogo: false };
     document.querySelectorAll("div.plot[data-metric]").forEach(function (div) {
+      if (div.dataset.level === "system-metric") { return; } // drawn by drawSystemMetricPlots
       var level = div.dataset.level === "system" ? "system" : "utterance";
       var entry = byLevel[level][div.dataset.metric];
       if (!entry) { return; }
@@ -131,9 +132,34 @@
     });
   }
 
+  // System-level metrics (diversity, recall, corpus BLEU): one bar per system.
+  function drawSystemMetricPlots(data) {
+    var bySignature = {};
+    data.metrics.forEach(function (entry) { bySignature[entry.signature] = entry; });
+    var systems = data.systems.map(escapeText);
+    document.querySelectorAll('div.plot[data-level="system-metric"]').forEach(function (div) {
+      var entry = bySignature[div.dataset.metric];
+      if (!entry) { return; }
+      var trace = {
+        type: "bar", x: systems, y: entry.values,
+        text: entry.items.map(function (n) { return "n=" + n; }), hoverinfo: "x+y+text"
+      };
+      var layout = {
+        title: { text: escapeText(entry.metric), font: { size: 14 } },
+        margin: { t: 40, r: 10, b: 60, l: 50 }, height: 280,
+        yaxis: { title: { text: escapeText(entry.metric) } }
+      };
+      Plotly.newPlot(div, [trace], layout, { responsive: true, displaylogo: false });
+    });
+  }
+
   document.querySelectorAll("table.sortable").forEach(makeSortable);
   var blob = document.getElementById("correlation-plot-data");
   if (blob && typeof Plotly !== "undefined") {
     drawPlots(JSON.parse(blob.textContent));
+  }
+  var systemBlob = document.getElementById("system-metric-data");
+  if (systemBlob && typeof Plotly !== "undefined") {
+    drawSystemMetricPlots(JSON.parse(systemBlob.textContent));
   }
 })();

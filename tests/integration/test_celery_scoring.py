@@ -53,7 +53,7 @@ def wait_until_finished(
         time.sleep(0.2)
 
 
-def expected_scores(study: Study, metrics: list[str]) -> dict[tuple[int, str], float]:
+def expected_scores(study: Study, metrics: list[str]) -> dict[tuple[int, str], float | None]:
     """What the metric core gives for every response with all of its context's references."""
     responses = list(Response.objects.filter(context__study=study).prefetch_related("context__references"))
     references = [[r.text for r in response.context.references.all()] for response in responses]

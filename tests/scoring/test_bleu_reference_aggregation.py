@@ -45,7 +45,9 @@ def test_the_two_aggregations_differ_on_several_references_and_agree_on_one() ->
     maximum = compute_metrics(["bleu-2"], HYPOTHESES, REFERENCES, QUERIES, "en")["bleu-2"]
     joint = compute_metrics(["bleu-2"], HYPOTHESES, REFERENCES, QUERIES, "en", {"refagg": "joint"})["bleu-2"]
     assert maximum[3] == pytest.approx(joint[3], abs=1e-12)  # one reference
-    assert any(abs(a - b) > 1e-6 for a, b in zip(maximum[:3], joint[:3], strict=True))
+    assert None not in maximum
+    assert None not in joint
+    assert any(abs((a or 0.0) - (b or 0.0)) > 1e-6 for a, b in zip(maximum[:3], joint[:3], strict=True))
 
 
 def test_unknown_aggregation_is_refused() -> None:

@@ -8,7 +8,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from scoring.metrics import registry
-from scoring.metrics.registry import available_metric_names
+from scoring.metrics.registry import available_metric_names, available_system_metric_names, metric_spec
 from scoring.metrics.spec import MetricSpec
 from scoring.models import MetricScore, RunStatus, ScoringRun
 from tests.factories import DialogContextFactory, ReferenceFactory, ResponseFactory, StudyFactory
@@ -21,16 +21,22 @@ def run_command(*args: str) -> str:
 
 
 def test_list_metrics_prints_one_name_per_line() -> None:
-    assert run_command("list_metrics").splitlines() == available_metric_names()
+    names = run_command("list_metrics").splitlines()
+    assert names == available_metric_names() + available_system_metric_names()
+    assert {"distinct-2", "self-bleu-4", "recall-bleu-2", "corpus-bleu"} <= set(names)
 
 
 def test_list_metrics_verbose_says_what_each_metric_needs() -> None:
     lines = run_command("list_metrics", "--verbose").splitlines()
-    assert len(lines) == len(available_metric_names())
-    name, needs, description = lines[1].split("\t")
+    assert len(lines) == len(available_metric_names()) + len(available_system_metric_names())
+    name, needs, model, description = lines[1].split("\t")
     assert name == "bleu-2"
     assert needs == "needs references"
+    assert model == "no training"
     assert "BLEU-2" in description
+    by_name = {line.split("\t")[0]: line.split("\t") for line in lines}
+    assert by_name["ruber-unreferenced"][1:3] == ["reference-free", "needs a trained ruber model"]
+    assert by_name["bert-ruber-gmean"][1:3] == ["needs references", "needs a trained bert-ruber model"]
 
 
 @pytest.fixture
@@ -58,7 +64,12 @@ def test_score_study_sync_computes_and_reports(study) -> None:
 def test_score_study_all_metrics_single_reference_by_id(study) -> None:
     run_command("score_study", str(study.pk), "--metrics", "all", "--references", "single", "--sync")
     run = ScoringRun.objects.get(study=study)
-    assert run.metrics == available_metric_names()
+    # "all" without a trained model: every metric that needs no model, and no variant (factorial cell)
+    untrained = [name for name in available_metric_names() if not metric_spec(name).model_kind]
+    untrained += available_system_metric_names()
+    assert run.metrics == untrained
+    assert "bleu-1" in run.metrics
+    assert not any(":" in name for name in run.metrics)
     assert run.references == "single"
     assert run.status == RunStatus.SUCCEEDED
 

@@ -27,6 +27,7 @@ def test_key_order_does_not_change_the_signature() -> None:
         ("bleu-4", {"refs": "single", "smooth": "method0", "tok": "zh-jieba", "version": "0.1.0"}),
         ("ruber-ref", {"model": "hf:bert-base", "artifact": "ab12", "version": "2"}),  # a colon in a value
         ("distinct-1", {}),
+        ("bert-ruber-unreferenced:bert-max-ce", {"cell": "bert-max-ce", "version": "1.0.0"}),  # a variant
         ("x", {"empty": ""}),
     ],
 )
@@ -40,7 +41,7 @@ def test_round_trip(name: str, params: dict[str, str]) -> None:
     ("name", "params", "message"),
     [
         ("bleu|2", {}, "must not contain '|'"),
-        ("bleu:2", {}, "must not contain '|' or ':'"),
+        ("bleu", {"re:fs": "multi"}, "must not contain '|' or ':'"),
         ("", {}, "metric name must not be empty"),
         ("bleu", {"a|b": "1"}, "parameter name 'a|b'"),
         ("bleu", {"a": "x|y"}, "value of 'a'"),

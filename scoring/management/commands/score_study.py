@@ -2,6 +2,10 @@
 
     manage.py score_study "My study" --metrics bleu-1,bleu-2 --references multi
     manage.py score_study "My study" --metrics all --sync
+    manage.py score_study "My study" --metrics ruber-referenced,ruber-unreferenced,ruber-gmean --model dd-ruber
+
+Learned metrics (RUBER, BERT-RUBER) use the trained model named by --model (repeat it for one model of
+each kind), else the study's chosen model, else the default model of that kind (`manage.py list_models`).
 
 Without --sync the run is queued for a worker and this command follows its progress until it finishes.
 Exits non-zero with the run's error when the run fails.
@@ -30,6 +34,13 @@ class Command(BaseCommand):
             "--metrics", required=True, help="comma-separated names from `manage.py list_metrics`, or 'all'"
         )
         parser.add_argument("--references", choices=ReferencesMode.values, default=ReferencesMode.MULTI)
+        parser.add_argument(
+            "--model",
+            action="append",
+            default=[],
+            dest="models",
+            help="a trained model for the learned metrics (repeatable: one per kind); see list_models",
+        )
         parser.add_argument("--sync", action="store_true", help="compute here instead of in a Celery worker")
         parser.add_argument("--poll", type=float, default=1.0, help="seconds between progress checks")
         parser.add_argument(
@@ -47,6 +58,7 @@ class Command(BaseCommand):
                 metrics=options["metrics"].split(","),
                 references=options["references"],
                 enqueue=not options["sync"],
+                models=options["models"],
             )
         except ScoringRequestError as error:
             raise CommandError(str(error)) from None
@@ -54,6 +66,8 @@ class Command(BaseCommand):
             f"run {run.pk}: {', '.join(run.metrics)} on {run.progress_total} responses "
             f"of {study.name!r} ({run.references} references)"
         )
+        for kind, model in run.trained_models.items():
+            self.stdout.write(f"  {kind} model: {model['name']} ({str(model['hash'])[:12]})")
         started = time.monotonic()
         run = self._execute(run) if options["sync"] else self._wait(run, options["poll"], options["timeout"])
         if run.status == RunStatus.FAILED:

@@ -58,6 +58,18 @@ def write_json(path: Path, data: Any) -> None:
     path.write_text(json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n", encoding="utf-8")
 
 
+def write_shared_files(
+    output_dir: Path, *, config: Mapping[str, Any], vectors: WordVectors, curve: Any, timings: Any
+) -> None:
+    """The files every learned-metric artifact has besides its weights: config, word2vec vocabulary and
+    vectors (little-endian float32), training curve and timings (RUBER's and BERT-RUBER's alike)."""
+    write_json(output_dir / CONFIG_FILE, config)
+    write_json(output_dir / VOCABULARY_FILE, list(vectors.vocabulary))
+    np.save(output_dir / VECTORS_FILE, np.asarray(vectors.matrix, dtype="<f4"))
+    write_json(output_dir / CURVE_FILE, curve)
+    write_json(output_dir / TIMINGS_FILE, timings)
+
+
 def artifact_hash(path: Path) -> str:
     """The content hash of the artifact folder ``path``, computed from its files (see module docstring)."""
     import torch

@@ -14,6 +14,7 @@ another pair's reply).
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import json
 import random
@@ -158,3 +159,37 @@ def _jsonl_pairs(path: Path) -> list[QueryReplyPair]:
                 raise CorpusError(f"{path}, line {number}: {problem} {key!r}")
         pairs.append(QueryReplyPair(record["query"], record["reply"]))
     return pairs
+
+
+def training_provenance(
+    description: str, pairs: Sequence[QueryReplyPair], validation_pairs: Sequence[QueryReplyPair]
+) -> dict[str, object]:
+    """What a trained artifact's config.json records about its data and software: the corpus (description,
+    sizes, sha256 of the pairs in order) and the versions of the libraries that shaped the weights."""
+    import platform
+
+    import gensim
+    import numpy as np
+    import torch
+
+    def fingerprint(items: Sequence[QueryReplyPair]) -> str:
+        digest = hashlib.sha256()
+        for pair in items:
+            digest.update(f"{pair.query}\t{pair.reply}\n".encode())
+        return digest.hexdigest()
+
+    return {
+        "corpus": {
+            "description": description,
+            "training_pairs": len(pairs),
+            "validation_pairs": len(validation_pairs),
+            "training_sha256": fingerprint(pairs),
+            "validation_sha256": fingerprint(validation_pairs),
+        },
+        "versions": {
+            "python": platform.python_version(),
+            "torch": torch.__version__,
+            "gensim": gensim.__version__,
+            "numpy": np.__version__,
+        },
+    }

@@ -1,0 +1,69 @@
+"""Train the default RUBER and BERT-RUBER models from the DailyDialog corpus in ../shared/data, if present.
+
+    manage.py train_default_models                  # both kinds, skipping a kind that has a default already
+    manage.py train_default_models --kinds ruber --force
+
+The learned metrics of a study that chooses no model use these (issue 3: "the default model, trained from
+../shared/data/dailydialog when present"). `make run` starts this in the background when the corpus is there
+and a default is missing (log: var/log/train-default-models.log); until it finishes, learned metrics are left
+out of "all" and asking for one says how to train a model. BERT-RUBER's default model has the pooling
+cells (word2vec|bert x max|mean x ranking|ce, the paper's best among them); the Bi-GRU cells take much longer
+on a CPU: train them with `train_metric bert-ruber --cells ...`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from django.core.management import call_command
+from django.core.management.base import BaseCommand, CommandError
+
+from scoring.metrics.learned_specs import BERT_RUBER_KIND, FACTORIAL_CELLS, MODEL_KINDS, RUBER_KIND
+from scoring.models import TrainedModel
+
+DEFAULT_BERT_RUBER_CELLS = [cell for cell in FACTORIAL_CELLS if "-rnn-" not in cell]
+
+
+class Command(BaseCommand):
+    help = __doc__
+
+    def add_arguments(self, parser: Any) -> None:
+        parser.add_argument(
+            "--kinds", default=",".join(MODEL_KINDS), help="comma-separated: ruber,bert-ruber"
+        )
+        parser.add_argument("--force", action="store_true", help="train even if a default model exists")
+        parser.add_argument("--max-pairs", type=int, help="train on the first N pairs only")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        corpus = settings.SHARED_DATA_DIR / "dailydialog"
+        if not (corpus / "train").is_dir():
+            raise CommandError(
+                f"no DailyDialog corpus at {corpus} (train/ is missing); train a model on your own "
+                "corpus with `manage.py train_metric`"
+            )
+        kinds = [kind.strip() for kind in options["kinds"].split(",") if kind.strip()]
+        unknown = [kind for kind in kinds if kind not in MODEL_KINDS]
+        if unknown:
+            raise CommandError(f"unknown kind(s) {', '.join(unknown)}; choose from {', '.join(MODEL_KINDS)}")
+        for kind in kinds:
+            if not options["force"] and TrainedModel.objects.filter(kind=kind, is_default=True).exists():
+                self.stdout.write(f"{kind}: a default model exists already; skipped (--force trains another)")
+                continue
+            name = f"dailydialog-{kind}-{TrainedModel.objects.filter(kind=kind).count() + 1}"
+            arguments = [
+                kind,
+                "--corpus",
+                str(corpus),
+                "--format",
+                "dailydialog",
+                "--name",
+                name,
+                "--default",
+            ]
+            if options["max_pairs"]:
+                arguments += ["--max-pairs", str(options["max_pairs"])]
+            if kind == BERT_RUBER_KIND:
+                arguments += ["--cells", ",".join(DEFAULT_BERT_RUBER_CELLS)]
+            assert kind in (RUBER_KIND, BERT_RUBER_KIND)
+            call_command("train_metric", *arguments, stdout=self.stdout, stderr=self.stderr)

@@ -1,0 +1,118 @@
+"""Train a learned metric's model on a corpus of query-reply pairs and register it for scoring.
+
+    manage.py train_metric ruber --corpus ../shared/data/dailydialog --format dailydialog --name dd-ruber
+    manage.py train_metric bert-ruber --corpus pairs.jsonl --format pairs-jsonl --name my-bert --epochs 5
+
+RUBER trains word2vec and the unreferenced scorer s_U (seed 000, sections 3.1-3.2); BERT-RUBER trains the
+unreferenced factorial cells over MiniLM and word2vec (seed 001, section 2.1). Early stopping uses the
+corpus's validation split when there is one (``--validation``; given DailyDialog's folder, training
+uses its ``train/`` split and early stopping its ``validation/`` split), else 5% of the pairs held out with a fixed seed. --default makes the
+model the one studies use when they choose none. A progress bar shows the loss; CUDA is used when present.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError
+
+from scoring.metrics.learned_specs import FACTORIAL_CELLS, MODEL_KINDS
+from scoring.metrics.ruber.corpus import (
+    CORPUS_FORMATS,
+    DAILYDIALOG,
+    CorpusError,
+    read_corpus,
+    split_validation,
+)
+from scoring.trained_model_services import TrainedModelError, TrainingRequest, trained_model_train
+
+
+class Command(BaseCommand):
+    help = __doc__
+
+    def add_arguments(self, parser: Any) -> None:
+        parser.add_argument("kind", choices=MODEL_KINDS)
+        parser.add_argument("--corpus", required=True, type=Path, help="a corpus file or folder")
+        parser.add_argument("--format", required=True, choices=CORPUS_FORMATS, dest="corpus_format")
+        parser.add_argument("--name", required=True, help="the model's name (letters, digits, - and _)")
+        parser.add_argument("--validation", type=Path, help="validation file or folder (same format)")
+        parser.add_argument("--epochs", type=int, help="maximum epochs (early stopping may stop sooner)")
+        parser.add_argument("--max-pairs", type=int, help="train on the first N pairs only")
+        parser.add_argument("--device", choices=["cpu", "cuda"], help="default: CUDA when available")
+        parser.add_argument("--language", default="en", choices=["en", "zh"])
+        parser.add_argument(
+            "--cells",
+            help=f"BERT-RUBER cells to train, comma-separated (default all: {','.join(FACTORIAL_CELLS)})",
+        )
+        parser.add_argument("--default", action="store_true", help="make it the default model of its kind")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        if options["device"] == "cuda":
+            import torch
+
+            if not torch.cuda.is_available():
+                raise CommandError("--device cuda: no CUDA device is available on this machine")
+        try:
+            pairs, validation, description = self._corpus(options)
+            cells = [cell.strip() for cell in (options["cells"] or "").split(",") if cell.strip()]
+            unknown = [cell for cell in cells if cell not in FACTORIAL_CELLS]
+            if unknown:
+                raise CommandError(
+                    f"unknown cell(s) {', '.join(unknown)}; known: {', '.join(FACTORIAL_CELLS)}"
+                )
+            if cells and options["kind"] != "bert-ruber":
+                raise CommandError("--cells applies to bert-ruber only")
+            self.stdout.write(
+                f"training {options['kind']} on {len(pairs)} pairs ({len(validation)} for validation): {description}"
+            )
+            model = trained_model_train(
+                request=TrainingRequest(
+                    kind=options["kind"],
+                    name=options["name"],
+                    corpus_description=description,
+                    epochs=options["epochs"],
+                    device=options["device"],
+                    language=options["language"],
+                    cells=cells,
+                ),
+                pairs=pairs,
+                validation_pairs=validation,
+                make_default=options["default"],
+            )
+        except (CorpusError, TrainedModelError) as error:
+            raise CommandError(str(error)) from None
+        default = " (the default)" if model.is_default else ""
+        self.stdout.write(
+            self.style.SUCCESS(
+                f"registered {model.kind} model {model.name}{default}: {model.path}, hash {model.content_hash}"
+            )
+        )
+
+    def _corpus(self, options: dict[str, Any]) -> tuple[list[Any], list[Any], str]:
+        corpus: Path = options["corpus"]
+        corpus_format: str = options["corpus_format"]
+        if corpus_format == DAILYDIALOG and (corpus / "train").is_dir():
+            corpus = corpus / "train"  # the corpus's root folder: train on its training split
+        if not options["name"].replace("-", "").replace("_", "").isalnum():
+            raise CommandError(f"--name {options['name']!r}: use letters, digits, '-' and '_' only")
+        if options["max_pairs"] is not None and options["max_pairs"] < 2:
+            raise CommandError("--max-pairs must be at least 2")
+        pairs = read_corpus(corpus, corpus_format=corpus_format)
+        if options["max_pairs"]:
+            pairs = pairs[: options["max_pairs"]]
+        validation_path = options["validation"] or self._sibling_validation(corpus, corpus_format)
+        description = f"{corpus} ({corpus_format})"
+        if validation_path is not None:
+            validation = read_corpus(validation_path, corpus_format=corpus_format)
+            return pairs, validation, f"{description}; validation {validation_path}"
+        training, validation = split_validation(pairs, seed=0)
+        return training, validation, f"{description}; validation: 5% held out (seed 0)"
+
+    @staticmethod
+    def _sibling_validation(corpus: Path, corpus_format: str) -> Path | None:
+        """DailyDialog's layout: train/, validation/, test/ side by side."""
+        if corpus_format != DAILYDIALOG or not corpus.is_dir() or corpus.name != "train":
+            return None
+        sibling = corpus.parent / "validation"
+        return sibling if sibling.is_dir() else None

@@ -1,0 +1,179 @@
+"""System-level metrics: one value per system, from all of its outputs (seed 003, sections 3.2.2 and 5.2).
+
+- ``distinct-1`` .. ``distinct-3``: distinct n-grams / n-grams over every output of the system (Li et al.).
+- ``self-bleu-2``, ``self-bleu-4``: per context, each output's BLEU-n against the context's other outputs,
+  averaged, then averaged over the contexts with at least two outputs (lower = more diverse).
+- ``recall-bleu-2``, ``recall-vector-extrema``: seed 003 eq. 2, recall(c) = mean over references of the
+  best output's score, averaged over contexts with outputs and references (needs several outputs per
+  context to mean anything; with one output it is the output's mean score over the references).
+- ``corpus-bleu``: corpus-level BLEU-4 (Papineni et al.; nltk's corpus_bleu, every reference of a context),
+  the corpus statistic that sentence BLEU averages do not reproduce.
+
+A system's outputs are given per context (:class:`ContextOutputs`); a value is ``None`` where the metric is
+undefined for the system (Self-BLEU without a context of two outputs), and ``items`` counts the contexts
+(or outputs, for Distinct-n and corpus BLEU) that went into it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from scoring.metrics.bleu import corpus_bleu
+from scoring.metrics.diversity import bleu_metric, distinct_n, recall_context, self_bleu_context
+from scoring.metrics.tokenize import tokenize, tokenizer_name
+
+SYSTEM_METRICS_VERSION = "1.0.0"
+
+
+@dataclass(frozen=True)
+class ContextOutputs:
+    """One context's outputs of one system (several when it sampled several) and the context's references."""
+
+    outputs: Sequence[str]
+    references: Sequence[str] = ()
+
+
+@dataclass(frozen=True)
+class SystemScore:
+    value: float | None
+    items: int
+
+
+SystemCompute = Callable[[Sequence[ContextOutputs], str, Mapping[str, str]], SystemScore]
+
+
+@dataclass(frozen=True)
+class SystemMetricSpec:
+    name: str
+    description: str
+    needs_references: bool
+    compute: SystemCompute
+    version: str = SYSTEM_METRICS_VERSION
+    parameters: Mapping[str, str] = field(default_factory=dict)
+
+    def signature_parameters(self, *, language: str, references: str) -> dict[str, str]:
+        signature = dict(self.parameters)
+        if self.needs_references:
+            signature["refs"] = references
+        signature["tok"] = tokenizer_name(language)
+        signature["level"] = "system"
+        signature["version"] = self.version
+        return signature
+
+
+def _distinct(n: int) -> SystemCompute:
+    def compute(contexts: Sequence[ContextOutputs], language: str, params: Mapping[str, str]) -> SystemScore:
+        outputs = [tokenize(text, language) for context in contexts for text in context.outputs]
+        return SystemScore(distinct_n(outputs, n) if outputs else None, len(outputs))
+
+    return compute
+
+
+def _self_bleu(n: int) -> SystemCompute:
+    def compute(contexts: Sequence[ContextOutputs], language: str, params: Mapping[str, str]) -> SystemScore:
+        smoothing = params.get("smooth", "method1")
+        per_context = [
+            self_bleu_context([tokenize(text, language) for text in context.outputs], n, smoothing)
+            for context in contexts
+        ]
+        defined = [value for value in per_context if value is not None]
+        return SystemScore(sum(defined) / len(defined) if defined else None, len(defined))
+
+    return compute
+
+
+def _recall(
+    metric_factory: Callable[[str], Callable[[Sequence[str], Sequence[str]], float]],
+) -> SystemCompute:
+    def compute(contexts: Sequence[ContextOutputs], language: str, params: Mapping[str, str]) -> SystemScore:
+        metric = metric_factory(language)
+        per_context = [
+            recall_context(
+                [tokenize(text, language) for text in context.outputs],
+                [tokenize(text, language) for text in context.references],
+                metric,
+            )
+            for context in contexts
+        ]
+        defined = [value for value in per_context if value is not None]
+        return SystemScore(sum(defined) / len(defined) if defined else None, len(defined))
+
+    return compute
+
+
+def _vector_extrema_pairwise(language: str) -> Callable[[Sequence[str], Sequence[str]], float]:
+    from scoring.metrics.embedding import embedding_scores_batch
+    from scoring.metrics.word_vectors import glove_6b_50d
+
+    vectors = glove_6b_50d()
+
+    def metric(hypothesis: Sequence[str], reference: Sequence[str]) -> float:
+        scores = embedding_scores_batch([hypothesis], [[reference]], vectors, metrics=("vector-extrema",))
+        return scores.values["vector-extrema"][0]
+
+    return metric
+
+
+def _corpus_bleu(contexts: Sequence[ContextOutputs], language: str, params: Mapping[str, str]) -> SystemScore:
+    hypotheses = []
+    references = []
+    for context in contexts:
+        if not context.references:
+            continue
+        tokenized_references = [tokenize(text, language) for text in context.references]
+        for text in context.outputs:
+            hypotheses.append(tokenize(text, language))
+            references.append(tokenized_references)
+    if not hypotheses:
+        return SystemScore(None, 0)
+    return SystemScore(
+        corpus_bleu(hypotheses, references, 4, params.get("smooth", "method0")), len(hypotheses)
+    )
+
+
+def system_metric_specs() -> list[SystemMetricSpec]:
+    specs = [
+        SystemMetricSpec(
+            name=f"distinct-{n}",
+            description=f"Distinct-{n}: distinct {n}-grams / all {n}-grams over the system's outputs",
+            needs_references=False,
+            compute=_distinct(n),
+        )
+        for n in (1, 2, 3)
+    ]
+    specs += [
+        SystemMetricSpec(
+            name=f"self-bleu-{n}",
+            description=f"Self-BLEU-{n}: BLEU-{n} of each output against the context's other outputs, "
+            "averaged over outputs and contexts (lower = more diverse)",
+            needs_references=False,
+            compute=_self_bleu(n),
+            parameters={"smooth": "method1"},
+        )
+        for n in (2, 4)
+    ]
+    specs += [
+        SystemMetricSpec(
+            name="recall-bleu-2",
+            description="Recall (seed 003 eq. 2) with BLEU-2: mean over references of the best output's score",
+            needs_references=True,
+            compute=_recall(lambda language: bleu_metric(2)),
+            parameters={"smooth": "method1"},
+        ),
+        SystemMetricSpec(
+            name="recall-vector-extrema",
+            description="Recall (seed 003 eq. 2) with Vector Extrema over GloVe 6B 50d",
+            needs_references=True,
+            compute=_recall(_vector_extrema_pairwise),
+            parameters={"vectors": "glove-6b-50d"},
+        ),
+        SystemMetricSpec(
+            name="corpus-bleu",
+            description="Corpus BLEU-4 (nltk corpus_bleu) of all outputs against every reference of their context",
+            needs_references=True,
+            compute=_corpus_bleu,
+            parameters={"smooth": "method0"},
+        ),
+    ]
+    return specs

@@ -1,0 +1,156 @@
+"""System-level metrics (seed 003, sections 3.2.2 and 5.2): Distinct-n, Self-BLEU, recall (eq. 2) and corpus
+BLEU, in the metric core and through a scoring run (one stored value per system)."""
+
+from __future__ import annotations
+
+import pytest
+from nltk.translate.bleu_score import SmoothingFunction
+from nltk.translate.bleu_score import corpus_bleu as nltk_corpus_bleu
+from nltk.translate.bleu_score import sentence_bleu as nltk_sentence_bleu
+
+from scoring.metrics.registry import compute_system_metric
+from scoring.metrics.system_specs import ContextOutputs
+from scoring.metrics.tokenize import tokenize
+from scoring.models import MetricSignature, RunStatus, SystemMetricScore
+from scoring.services import scoring_run_create, scoring_run_execute
+from tests.factories import (
+    DialogContextFactory,
+    ReferenceFactory,
+    ResponseFactory,
+    StudyFactory,
+    SystemFactory,
+)
+
+CONTEXTS = [
+    ContextOutputs(
+        outputs=["i am fine , thanks .", "i am good , thank you .", "not bad at all ."],
+        references=["i am fine .", "pretty good , thanks ."],
+    ),
+    ContextOutputs(outputs=["see you tomorrow .", "see you ."], references=["bye , see you tomorrow !"]),
+]
+
+
+def tokens(text: str) -> list[str]:
+    return tokenize(text, "en")
+
+
+def test_distinct_counts_ngrams_over_all_outputs_of_the_system() -> None:
+    outputs = [tokens(text) for context in CONTEXTS for text in context.outputs]
+    bigrams = [tuple(t[i : i + 2]) for t in outputs for i in range(len(t) - 1)]
+    score = compute_system_metric("distinct-2", CONTEXTS, "en")
+    assert score.value == pytest.approx(len(set(bigrams)) / len(bigrams))
+    assert score.items == 5
+
+
+def test_self_bleu_equals_nltk_against_the_other_outputs() -> None:
+    smoothing = SmoothingFunction().method1
+    per_context = []
+    for context in CONTEXTS:
+        outs = [tokens(text) for text in context.outputs]
+        per_context.append(
+            sum(
+                nltk_sentence_bleu(
+                    [o for j, o in enumerate(outs) if j != i],
+                    out,
+                    weights=(0.5, 0.5),
+                    smoothing_function=smoothing,
+                )
+                for i, out in enumerate(outs)
+            )
+            / len(outs)
+        )
+    score = compute_system_metric("self-bleu-2", CONTEXTS, "en")
+    assert score.value == pytest.approx(sum(per_context) / 2, abs=1e-12)
+    # a system with one output per context has no Self-BLEU
+    assert compute_system_metric("self-bleu-2", [ContextOutputs(["hello ."])], "en").value is None
+
+
+def test_recall_is_the_mean_over_references_of_the_best_output() -> None:
+    smoothing = SmoothingFunction().method1
+
+    def bleu2(hypothesis: str, reference: str) -> float:
+        return nltk_sentence_bleu(
+            [tokens(reference)], tokens(hypothesis), weights=(0.5, 0.5), smoothing_function=smoothing
+        )
+
+    expected = [
+        sum(max(bleu2(out, ref) for out in context.outputs) for ref in context.references)
+        / len(context.references)
+        for context in CONTEXTS
+    ]
+    score = compute_system_metric("recall-bleu-2", CONTEXTS, "en")
+    assert score.value == pytest.approx(sum(expected) / 2, abs=1e-12)
+    assert score.items == 2
+
+
+def test_corpus_bleu_equals_nltk_corpus_bleu() -> None:
+    hypotheses = [tokens(text) for context in CONTEXTS for text in context.outputs]
+    references = [
+        [tokens(ref) for ref in context.references] for context in CONTEXTS for _ in context.outputs
+    ]
+    score = compute_system_metric("corpus-bleu", CONTEXTS, "en")
+    assert score.value == pytest.approx(nltk_corpus_bleu(references, hypotheses), abs=1e-12)
+
+
+def test_unknown_parameter_is_refused() -> None:
+    with pytest.raises(ValueError, match="has no parameter"):
+        compute_system_metric("distinct-1", CONTEXTS, "en", {"smooth": "method2"})
+
+
+@pytest.mark.django_db
+def test_a_run_stores_one_value_per_system_from_its_samples() -> None:
+    study = StudyFactory.create()
+    sampler = SystemFactory.create(study=study, name="sampler")
+    single = SystemFactory.create(study=study, name="single")
+    for position, context_outputs in enumerate(CONTEXTS):
+        context = DialogContextFactory.create(study=study, position=position)
+        for text in context_outputs.references:
+            ReferenceFactory.create(context=context, text=text, origin="collected")
+        for index, text in enumerate(context_outputs.outputs):
+            ResponseFactory.create(context=context, system=sampler, text=text, sample_index=index)
+        ResponseFactory.create(context=context, system=single, text=context_outputs.outputs[0])
+
+    run = scoring_run_create(
+        study=study, metrics=["bleu-2", "distinct-2", "self-bleu-2", "recall-bleu-2"], enqueue=False
+    )
+    run = scoring_run_execute(run_id=run.pk)
+    assert run.status == RunStatus.SUCCEEDED, run.error
+    assert run.progress_done == run.progress_total == 2 * 7  # per-response phase, then the system phase
+    assert "self-bleu-2 has no value for 1 system(s)" in run.notes
+
+    stored = {
+        (score.system.name, score.signature.name): score.value
+        for score in SystemMetricScore.objects.select_related("system", "signature")
+    }
+    assert stored[("sampler", "self-bleu-2")] == pytest.approx(
+        compute_system_metric("self-bleu-2", CONTEXTS, "en").value
+    )
+    assert stored[("sampler", "recall-bleu-2")] == pytest.approx(
+        compute_system_metric("recall-bleu-2", CONTEXTS, "en").value
+    )
+    assert ("single", "self-bleu-2") not in stored
+    assert ("single", "distinct-2") in stored
+    signature = MetricSignature.objects.get(name="recall-bleu-2")
+    assert signature.text.startswith("recall-bleu-2|")
+    assert {"level:system", "refs:multi", "smooth:method1", "version:1.0.0"} <= set(signature.text.split("|"))
+    # running again replaces the values rather than adding rows
+    scoring_run_execute(run_id=scoring_run_create(study=study, metrics=["distinct-2"], enqueue=False).pk)
+    assert SystemMetricScore.objects.filter(signature__name="distinct-2").count() == 2
+
+
+@pytest.mark.django_db
+def test_the_report_page_shows_system_level_metrics_escaped(client) -> None:
+    study = StudyFactory.create()
+    system = SystemFactory.create(study=study, name="<b>bot</b>")
+    for position, context_outputs in enumerate(CONTEXTS):
+        context = DialogContextFactory.create(study=study, position=position)
+        for index, text in enumerate(context_outputs.outputs):
+            ResponseFactory.create(context=context, system=system, text=text, sample_index=index)
+    scoring_run_execute(run_id=scoring_run_create(study=study, metrics=["distinct-1"], enqueue=False).pk)
+    client.force_login(study.owner)
+    page = client.get(f"/reports/{study.pk}/").content.decode()
+    assert 'id="system-metric-table"' in page
+    assert "&lt;b&gt;bot&lt;/b&gt;" in page
+    assert "<b>bot</b>" not in page  # json_script escapes "<" too
+    value = SystemMetricScore.objects.get().value
+    assert f"{value:.4f}" in page
