@@ -161,7 +161,8 @@ LOGGING = {
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
     "root": {"handlers": ["console"], "level": env_str("DJANGO_LOG_LEVEL", "INFO")},
-    "loggers": {"django.db.backends": {"level": "WARNING"}},
+    # gensim logs every word2vec epoch at INFO; training shows its own progress bar
+    "loggers": {"django.db.backends": {"level": "WARNING"}, "gensim": {"level": "WARNING"}},
 }
 
 # Trained learned-metric models (RUBER, BERT-RUBER): one artifact folder each, shared by web and workers.
