@@ -64,6 +64,10 @@ def alive(pid: int) -> bool:
     return state != "Z"
 
 
+def _default_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def run_and_interrupt(tmp_path: Path, extra_env: dict[str, str]) -> tuple[set[int], str]:
     """Start run_local.sh, check the app answers, Ctrl-C it; return what it had started and its output."""
     web_port = free_port()
@@ -85,6 +89,10 @@ def run_and_interrupt(tmp_path: Path, extra_env: dict[str, str]) -> tuple[set[in
             stdout=log,
             stderr=subprocess.STDOUT,
             start_new_session=True,
+            # A terminal's shell gets Ctrl-C with the default disposition. When the test run itself was
+            # started in the background (`cmd &` ignores SIGINT, and the ignore is inherited), bash could not
+            # trap an INT it found ignored on entry, and the script would never see the test's Ctrl-C.
+            preexec_fn=_default_sigint,
         )
     started: set[int] = set()
     try:
