@@ -131,14 +131,6 @@ def trained_model_register(
 
 
 @transaction.atomic
-def trained_model_make_default(*, trained_model: TrainedModel) -> TrainedModel:
-    TrainedModel.objects.filter(kind=trained_model.kind, is_default=True).update(is_default=False)
-    TrainedModel.objects.filter(pk=trained_model.pk).update(is_default=True)
-    trained_model.refresh_from_db()
-    return trained_model
-
-
-@transaction.atomic
 def study_model_choose(*, study: Study, trained_model: TrainedModel | None, kind: str) -> None:
     """Make ``trained_model`` the study's model of ``kind``; None goes back to the default."""
     if kind not in MODEL_KINDS:

@@ -36,6 +36,7 @@ from scoring.metrics.spec import (
     MODEL_PARAMETER,
     MetricFamily,
     MetricSpec,
+    family_member_compute,
     reference_aggregation,
 )
 
@@ -104,7 +105,7 @@ def ruber_specs() -> list[SpecGroup]:
         _blend_spec(
             prefix="ruber",
             method=method,
-            family=family.name,
+            family=family,
             components=(RUBER_REFERENCED, RUBER_UNREFERENCED),
             kind=RUBER_KIND,
             parameters={"refagg": DEFAULT_REFERENCE_AGGREGATION},
@@ -124,7 +125,7 @@ def bert_ruber_specs() -> list[SpecGroup]:
         _blend_spec(
             prefix="bert-ruber",
             method=method,
-            family=family.name,
+            family=family,
             components=(BERT_RUBER_REFERENCED, BERT_RUBER_UNREFERENCED),
             kind=BERT_RUBER_KIND,
             parameters={
@@ -143,7 +144,7 @@ def _blend_spec(
     *,
     prefix: str,
     method: str,
-    family: str,
+    family: MetricFamily,
     components: tuple[str, str],
     kind: str,
     parameters: Mapping[str, str],
@@ -155,8 +156,8 @@ def _blend_spec(
         f"{components[1]}, each min-max normalised over the scored set (Tao et al., 2018, eq. 4)",
         needs_references=True,
         version=LEARNED_VERSION,
-        compute=_unregistered_member,
-        family=family,
+        compute=family_member_compute(family.compute, f"{prefix}-{method}"),
+        family=family.name,
         parameters=dict(parameters),
         uses_tokenizer=uses_tokenizer,
         model_kind=kind,
@@ -178,10 +179,6 @@ def _bert_cell_spec(name: str, cell: str) -> MetricSpec:
         uses_tokenizer=embedding == "word2vec",  # BERT cells use the encoder's own word pieces
         model_kind=BERT_RUBER_KIND,
     )
-
-
-def _unregistered_member(*args: Any, **kwargs: Any) -> list[float | None]:
-    raise RuntimeError("a blend is computed by its family (compute_metrics does that)")
 
 
 def _ruber_model(params: Mapping[str, str], language: str) -> Any:
@@ -283,7 +280,10 @@ def _bert_ruber_blends(
             references,
             queries,
             language,
-            {"encoder": params.get("encoder", DEFAULT_ENCODER), "refagg": params.get("refagg", "max")},
+            {
+                "encoder": params.get("encoder", DEFAULT_ENCODER),
+                "refagg": params.get("refagg", DEFAULT_REFERENCE_AGGREGATION),
+            },
         )
     )
     unreferenced = _bert_ruber_unreferenced(hypotheses, references, queries, language, params, cell=cell)

@@ -19,7 +19,7 @@ from django.conf import settings
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 
-from scoring.metrics.learned_specs import BERT_RUBER_KIND, FACTORIAL_CELLS, MODEL_KINDS, RUBER_KIND
+from scoring.metrics.learned_specs import BERT_RUBER_KIND, FACTORIAL_CELLS, MODEL_KINDS
 from scoring.models import TrainedModel
 
 DEFAULT_BERT_RUBER_CELLS = [cell for cell in FACTORIAL_CELLS if "-rnn-" not in cell]
@@ -65,5 +65,4 @@ class Command(BaseCommand):
                 arguments += ["--max-pairs", str(options["max_pairs"])]
             if kind == BERT_RUBER_KIND:
                 arguments += ["--cells", ",".join(DEFAULT_BERT_RUBER_CELLS)]
-            assert kind in (RUBER_KIND, BERT_RUBER_KIND)
             call_command("train_metric", *arguments, stdout=self.stdout, stderr=self.stderr)
