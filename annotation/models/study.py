@@ -7,6 +7,8 @@ BERT-RUBER studies (seed 003 section 5.1.1; seed 001).
 
 from __future__ import annotations
 
+import secrets
+
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
@@ -15,6 +17,28 @@ from django.db.models import Q
 class Language(models.TextChoices):
     ENGLISH = "en", "English"
     CHINESE = "zh", "Chinese"
+
+
+def new_invite_token() -> str:
+    return secrets.token_urlsafe(18)
+
+
+def new_order_seed() -> int:
+    return secrets.randbelow(2**31)
+
+
+class CollectionMode(models.TextChoices):
+    """How the N references of a context are split among writers (seed 003, appendix A): with N = 4,
+    4R1W (one writer writes all four), 2R2W (two writers write two each), 1R4W (four writers, one each)."""
+
+    ONE_WRITER = "one", "one annotator writes all N (4R1W)"
+    TWO_WRITERS = "two", "two annotators write N/2 each (2R2W)"
+    EACH_WRITER = "each", "N annotators write one each (1R4W)"
+
+
+class CheckAction(models.TextChoices):
+    WARN = "warn", "warn the annotator and flag them"
+    BLOCK = "block", "stop giving the annotator work"
 
 
 class Study(models.Model):
@@ -26,6 +50,44 @@ class Study(models.Model):
     ratings_per_item = models.PositiveSmallIntegerField(default=3, help_text="k: ratings wanted per item")
     show_reference = models.BooleanField(default=False, help_text="show a reference reply to raters")
     created_at = models.DateTimeField(auto_now_add=True)
+
+    # Annotation tasks (issue 4). Rating is on by default; reference collection when references_wanted > 0.
+    rating_enabled = models.BooleanField(default=True, help_text="annotators rate replies")
+    references_wanted = models.PositiveSmallIntegerField(
+        default=0, help_text="N: references to collect per context (0: no collection task)"
+    )
+    collection_mode = models.CharField(
+        max_length=4, choices=CollectionMode.choices, default=CollectionMode.ONE_WRITER
+    )
+    diversity_enabled = models.BooleanField(
+        default=False, help_text="annotators judge the diversity of a system's several replies to a context"
+    )
+    invite_token = models.CharField(max_length=40, unique=True, default=new_invite_token)
+    invites_open = models.BooleanField(default=True, help_text="the invite link admits new annotators")
+    max_items_per_annotator = models.PositiveIntegerField(
+        null=True, blank=True, help_text="cap on the items one annotator is given (empty: no cap)"
+    )
+    hold_seconds = models.PositiveIntegerField(
+        default=1800, help_text="an item handed out but not answered within this time goes back to the pool"
+    )
+    # Quality control.
+    check_interval = models.PositiveSmallIntegerField(
+        default=10, help_text="about one item in this many is an attention check (0: none)"
+    )
+    check_action = models.CharField(max_length=5, choices=CheckAction.choices, default=CheckAction.WARN)
+    check_failures_allowed = models.PositiveSmallIntegerField(
+        default=1, help_text="failed attention checks tolerated before an annotator is flagged or blocked"
+    )
+    kappa_threshold = models.FloatField(
+        null=True,
+        blank=True,
+        default=0.2,
+        help_text="exclude from reports annotators whose agreement with the others is below this "
+        "(seed 003 uses 0.2; empty: keep everyone)",
+    )
+    min_seconds_per_item = models.FloatField(
+        default=2.0, help_text="answers faster than this are flagged as too fast"
+    )
 
     class Meta:
         ordering = ["-created_at"]
@@ -113,6 +175,10 @@ class Reference(models.Model):
         "Annotator", null=True, blank=True, on_delete=models.SET_NULL, related_name="references_written"
     )
     created_at = models.DateTimeField(auto_now_add=True)
+    seconds_spent = models.FloatField(null=True, blank=True, help_text="collected: time spent writing it")
+    flags = models.JSONField(
+        default=list, blank=True, help_text="collected: e.g. pasted, too-fast (kept, shown to the researcher)"
+    )
 
     class Meta:
         ordering = ["id"]
@@ -178,6 +244,16 @@ class Annotator(models.Model):
         max_length=10, choices=AnnotatorOrigin.choices, default=AnnotatorOrigin.VOLUNTEER
     )
     created_at = models.DateTimeField(auto_now_add=True)
+    order_seed = models.BigIntegerField(
+        default=new_order_seed, help_text="seeds this annotator's shuffled item order (reproducible)"
+    )
+    blocked = models.BooleanField(default=False, help_text="given no more work (failed attention checks)")
+    report_inclusion = models.CharField(
+        max_length=8,
+        choices=[("auto", "by the agreement threshold"), ("include", "always"), ("exclude", "never")],
+        default="auto",
+        help_text="whether this annotator's ratings count in reports",
+    )
 
     class Meta:
         ordering = ["id"]

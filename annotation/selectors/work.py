@@ -1,0 +1,179 @@
+"""What an annotator is shown: one item, blind, and their own progress (never anyone else's work).
+
+The payload of a rating item is the same for a real reply and an attention check (``kind`` is "rate"
+for both), carries no system name, no response id and no other rater's value: only the assignment id,
+which is the annotator's own.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from annotation.models import (
+    Annotator,
+    Assignment,
+    AssignmentStatus,
+    CheckAnswer,
+    DiversityJudgment,
+    Question,
+    Rating,
+    Reference,
+    ReferenceOrigin,
+    Response,
+    Study,
+    WorkItem,
+    WorkKind,
+)
+
+
+def _turns(turns: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Speakers and texts only (DailyDialog's act/emotion labels are not for raters); the last is the query."""
+    last = len(turns) - 1
+    return [
+        {
+            "speaker": str(turn.get("speaker", "")),
+            "text": str(turn.get("text", "")),
+            "is_query": index == last,
+        }
+        for index, turn in enumerate(turns)
+    ]
+
+
+def question_payload(questions: list[Question]) -> list[dict[str, Any]]:
+    return [
+        {
+            "name": question.name,
+            "prompt": question.prompt,
+            "points": [
+                {"value": value, "label": question.label_for(value)} for value in question.scale_points
+            ],
+        }
+        for question in questions
+    ]
+
+
+def item_payload(*, assignment: Assignment) -> dict[str, Any]:
+    """The screen of one assignment, as plain data (the page template and the API both render it)."""
+    item: WorkItem = assignment.item
+    study: Study = item.study
+    kind = WorkKind.RATE if item.kind == WorkKind.CHECK else item.kind
+    payload: dict[str, Any] = {
+        "assignment": assignment.pk,
+        "kind": kind,
+        "status": assignment.status,
+        "sequence": assignment.sequence,
+    }
+    if item.kind in (WorkKind.RATE, WorkKind.CHECK):
+        if item.kind == WorkKind.CHECK:
+            check = item.attention_check
+            assert check is not None
+            context, reply = check.context, check.text
+        else:
+            response = item.response
+            assert response is not None
+            context, reply = response.context, response.text
+        questions = list(Question.objects.filter(study=study))
+        payload.update(
+            turns=_turns(context.turns),
+            reply=reply,
+            questions=question_payload(questions),
+            answers=_own_answers(assignment, questions),
+        )
+        if study.show_reference:
+            reference = (
+                Reference.objects.filter(context=context).exclude(origin=ReferenceOrigin.COLLECTED).first()
+            )
+            payload["reference"] = reference.text if reference else None
+    elif item.kind == WorkKind.WRITE:
+        assert item.context is not None
+        written = list(
+            Reference.objects.filter(
+                context=item.context, author=assignment.annotator, origin=ReferenceOrigin.COLLECTED
+            ).values_list("text", flat=True)
+        )
+        payload.update(
+            turns=_turns(item.context.turns),
+            quota=assignment.quota,
+            written=written,
+            remaining=max(0, assignment.quota - len(written)),
+        )
+    else:
+        assert item.context is not None
+        assert item.system_id is not None
+        replies = Response.objects.filter(context=item.context, system_id=item.system_id).order_by(
+            "sample_index", "id"
+        )
+        judgment = DiversityJudgment.objects.filter(
+            annotator=assignment.annotator, context=item.context, system_id=item.system_id
+        ).first()
+        payload.update(
+            turns=_turns(item.context.turns),
+            # Response ids are needed to mark replies; they say nothing about the system or other raters.
+            replies=[{"id": reply.pk, "text": reply.text} for reply in replies],
+            answers=(
+                {
+                    "appropriate": sorted(r.pk for r in judgment.appropriate.all()),
+                    "meanings": judgment.meanings,
+                }
+                if judgment
+                else None
+            ),
+        )
+    return payload
+
+
+def _own_answers(assignment: Assignment, questions: list[Question]) -> dict[str, int] | None:
+    """The annotator's earlier answers to this item (when they went back to change them)."""
+    if assignment.status != AssignmentStatus.DONE:
+        return None
+    by_id = {question.pk: question.name for question in questions}
+    item = assignment.item
+    if item.kind == WorkKind.CHECK:
+        answer = CheckAnswer.objects.filter(
+            attention_check_id=item.attention_check_id, annotator=assignment.annotator
+        ).first()
+        if answer is None or item.attention_check is None:
+            return None
+        # The other questions of a check screen are not stored; show the checked one.
+        return {by_id[item.attention_check.question_id]: answer.value}
+    assert item.response_id is not None
+    rows = Rating.objects.filter(annotator=assignment.annotator, response_id=item.response_id).values_list(
+        "question_id", "value"
+    )
+    return {by_id[question_id]: value for question_id, value in rows if question_id in by_id}
+
+
+@dataclass(frozen=True)
+class AnnotatorProgress:
+    done: int
+    total: int  # what this annotator can be given: the cap, or every item of the kind
+
+    @property
+    def percent(self) -> int:
+        return round(100 * self.done / self.total) if self.total else 100
+
+
+def annotator_progress(*, annotator: Annotator, kind: str) -> AnnotatorProgress:
+    """ "12 of 150": items of ``kind`` the annotator answered, of those they may be given (checks aside)."""
+    done = Assignment.objects.filter(
+        annotator=annotator, item__kind=kind, status=AssignmentStatus.DONE
+    ).count()
+    total = WorkItem.objects.filter(study_id=annotator.study_id, kind=kind).count()
+    cap = annotator.study.max_items_per_annotator
+    if cap is not None:
+        total = min(total, cap)
+    return AnnotatorProgress(done=done, total=max(total, done))
+
+
+def annotator_tasks(*, annotator: Annotator) -> list[str]:
+    """The task kinds the annotator's study has, in the order they are offered."""
+    study = annotator.study
+    kinds = []
+    if study.rating_enabled:
+        kinds.append(WorkKind.RATE)
+    if study.references_wanted > 0:
+        kinds.append(WorkKind.WRITE)
+    if study.diversity_enabled:
+        kinds.append(WorkKind.DIVERSITY)
+    return [str(kind) for kind in kinds]

@@ -1,0 +1,240 @@
+"""The assignment engine: who gets which work item next.
+
+Rules (issue 4; Potato's least_annotated strategy is the model):
+
+- an annotator asking for work gets the item of the requested kind with the fewest assignments that they
+  have never been given; ties are broken by the annotator's own seeded shuffle, so every annotator sees a
+  different, reproducible order (the seed is stored on :class:`Annotator`);
+- nobody gets an item twice (a unique constraint on ``(item, annotator)``);
+- an annotator gets at most ``study.max_items_per_annotator`` items of a kind;
+- an item handed out and not answered within ``study.hold_seconds`` goes back to the pool;
+- about one item in ``study.check_interval`` is an attention check, shown exactly like a rating item.
+
+Concurrency: a slot is only ever taken by ``UPDATE work_item SET taken = taken + 1 WHERE id = %s AND
+taken < wanted`` and the update's row count says whether it worked, so two annotators never both get
+the last slot, on any database. On PostgreSQL the candidate rows are read with ``FOR UPDATE SKIP
+LOCKED``, so concurrent requests pass each other instead of queueing on the same row; SQLite serialises
+writers anyway (``transaction_mode = IMMEDIATE`` in the settings). The annotator's own row is locked
+first, so a double click cannot hand one person two items at once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import timedelta
+
+from django.db import IntegrityError, connection, transaction
+from django.db.models import ExpressionWrapper, F, IntegerField, Q, QuerySet
+from django.utils import timezone
+
+from annotation.models import Annotator, Assignment, AssignmentStatus, Study, WorkItem, WorkKind
+from annotation.services.work_items import work_items_sync, writer_quota
+
+SHUFFLE_PRIME = 2_147_483_647  # 2**31 - 1: (a * id + b) mod p is a permutation of ids below p
+CANDIDATES_PER_TRY = 8
+
+
+class NoWork(Exception):
+    """Why an annotator gets no item: everything is done, the cap is reached, or they are blocked."""
+
+    def __init__(self, reason: str, message: str) -> None:
+        super().__init__(message)
+        self.reason = reason
+        self.message = message
+
+
+def kinds_served(kind: str) -> tuple[str, ...]:
+    """Attention checks are drawn from the rating queue."""
+    return (WorkKind.RATE, WorkKind.CHECK) if kind == WorkKind.RATE else (kind,)
+
+
+def _shuffle_key(annotator: Annotator) -> ExpressionWrapper:
+    seed = int(annotator.order_seed) % SHUFFLE_PRIME
+    multiplier = 1 + seed % (SHUFFLE_PRIME - 1)
+    return ExpressionWrapper((F("id") * multiplier + seed) % SHUFFLE_PRIME, output_field=IntegerField())
+
+
+def _pool(annotator: Annotator, kind: str) -> QuerySet[WorkItem]:
+    return (
+        WorkItem.objects.filter(study_id=annotator.study_id, kind=kind, taken__lt=F("wanted"))
+        .exclude(assignments__annotator=annotator)
+        .annotate(shuffle=_shuffle_key(annotator))
+        .order_by("taken", "shuffle")
+    )
+
+
+def _lock_candidates(queryset: QuerySet[WorkItem]) -> QuerySet[WorkItem]:
+    if connection.features.has_select_for_update_skip_locked:
+        return queryset.select_for_update(skip_locked=True, of=("self",))
+    return queryset
+
+
+def expire_stale(*, study: Study) -> int:
+    """Return to the pool the items handed out more than ``hold_seconds`` ago and not answered."""
+    cutoff = timezone.now() - timedelta(seconds=study.hold_seconds)
+    stale = list(
+        Assignment.objects.filter(
+            item__study=study, status=AssignmentStatus.ACTIVE, handed_at__lt=cutoff
+        ).values_list("pk", "item_id")
+    )
+    expired = 0
+    for assignment_id, item_id in stale:
+        with transaction.atomic():
+            changed = Assignment.objects.filter(pk=assignment_id, status=AssignmentStatus.ACTIVE).update(
+                status=AssignmentStatus.EXPIRED, finished_at=timezone.now()
+            )
+            if changed:
+                WorkItem.objects.filter(pk=item_id, taken__gt=0).update(taken=F("taken") - 1)
+                expired += changed
+    return expired
+
+
+def active_assignment(*, annotator: Annotator, kind: str) -> Assignment | None:
+    return (
+        Assignment.objects.filter(
+            annotator=annotator, status=AssignmentStatus.ACTIVE, item__kind__in=kinds_served(kind)
+        )
+        .select_related("item")
+        .order_by("-handed_at")
+        .first()
+    )
+
+
+def _given_count(annotator: Annotator, kind: str) -> int:
+    """Items of ``kind`` the annotator holds or answered (skipped and expired ones do not count)."""
+    return Assignment.objects.filter(
+        annotator=annotator,
+        item__kind=kind,
+        status__in=[AssignmentStatus.ACTIVE, AssignmentStatus.DONE],
+    ).count()
+
+
+def _take(annotator: Annotator, kind: str, sequence: int) -> Assignment | None:
+    """Try the best candidates in order; the conditional UPDATE decides who gets a contested slot."""
+    for item in _lock_candidates(_pool(annotator, kind))[:CANDIDATES_PER_TRY]:
+        slot = item.taken
+        if WorkItem.objects.filter(pk=item.pk, taken__lt=F("wanted")).update(taken=F("taken") + 1):
+            quota = writer_quota(annotator.study, slot) if kind == WorkKind.WRITE else 1
+            return Assignment.objects.create(item=item, annotator=annotator, sequence=sequence, quota=quota)
+    return None
+
+
+@dataclass(frozen=True)
+class Handout:
+    assignment: Assignment
+    resumed: bool  # the annotator already held this item (a reload, another tab)
+
+
+def next_assignment(*, annotator: Annotator, kind: str = WorkKind.RATE) -> Handout:
+    """The annotator's current item of ``kind``, or a new one; raises :class:`NoWork` when there is none."""
+    if kind == WorkKind.CHECK or kind not in WorkKind.values:
+        raise ValueError(f"unknown work kind {kind!r}")
+    for attempt in range(3):
+        try:
+            return _next_assignment(annotator=annotator, kind=kind, sweep=attempt > 0)
+        except IntegrityError:  # the same annotator in two requests at once: the other one won
+            continue
+    current = active_assignment(annotator=annotator, kind=kind)
+    if current is not None:
+        return Handout(current, resumed=True)
+    raise NoWork("busy", "The server is busy; try again in a moment.")
+
+
+def _next_assignment(*, annotator: Annotator, kind: str, sweep: bool) -> Handout:
+    study = annotator.study
+    with transaction.atomic():
+        locked = Annotator.objects.select_for_update().get(pk=annotator.pk)
+        if locked.blocked:
+            raise NoWork(
+                "blocked",
+                "You failed too many attention checks, so this study gives you no more items. "
+                "Contact the researcher if you think this is a mistake.",
+            )
+        current = active_assignment(annotator=annotator, kind=kind)
+        if current is not None:
+            return Handout(current, resumed=True)
+        given = _given_count(annotator, kind)
+        cap = study.max_items_per_annotator
+        if cap is not None and given >= cap:
+            raise NoWork("cap", f"You have done your share of this study ({cap} items). Thank you!")
+        if not WorkItem.objects.filter(study=study, kind=kind).exists():
+            work_items_sync(study=study)
+        sequence = given + 1
+        if kind == WorkKind.RATE:
+            # Position in the annotator's queue, checks included: every check_interval-th is a check.
+            sequence += _given_count(annotator, WorkKind.CHECK)
+            if study.check_interval and sequence % study.check_interval == 0:
+                check = _take(annotator, WorkKind.CHECK, sequence)
+                if check is not None:
+                    return Handout(check, resumed=False)
+        assignment = _take(annotator, kind, sequence)
+        if assignment is not None:
+            return Handout(assignment, resumed=False)
+    # Nothing free: return stale holds to the pool and try once more before saying so.
+    if not sweep and expire_stale(study=study):
+        return _next_assignment(annotator=annotator, kind=kind, sweep=True)
+    if (
+        WorkItem.objects.filter(study=study, kind=kind, taken__lt=F("wanted"))
+        .exclude(assignments__annotator=annotator)
+        .exists()
+    ):
+        raise NoWork("busy", "Other annotators are working on the remaining items; try again in a moment.")
+    raise NoWork("done", "There is nothing more for you to do in this study. Thank you!")
+
+
+def assignment_for(*, annotator: Annotator, assignment_id: int) -> Assignment:
+    """The annotator's own assignment (Assignment.DoesNotExist for anyone else's)."""
+    return Assignment.objects.select_related("item", "item__study").get(pk=assignment_id, annotator=annotator)
+
+
+def assignment_skip(*, annotator: Annotator, assignment_id: int) -> None:
+    """The annotator passes on an item: it goes back to the pool, and never comes back to them."""
+    with transaction.atomic():
+        assignment = assignment_for(annotator=annotator, assignment_id=assignment_id)
+        changed = Assignment.objects.filter(pk=assignment.pk, status=AssignmentStatus.ACTIVE).update(
+            status=AssignmentStatus.SKIPPED, finished_at=timezone.now()
+        )
+        if changed:
+            WorkItem.objects.filter(pk=assignment.item_id, taken__gt=0).update(taken=F("taken") - 1)
+
+
+class SlotLost(Exception):
+    """An answer came for an item that timed out and was given to others in the meantime."""
+
+
+def assignment_complete(*, assignment: Assignment, seconds: float | None) -> None:
+    """Mark ``assignment`` done (inside the caller's transaction). An expired or skipped assignment is
+    revived if its item still has room; otherwise :class:`SlotLost`. A done one (an edit) stays done."""
+    now = timezone.now()
+    if assignment.status == AssignmentStatus.DONE:
+        return
+    if assignment.status != AssignmentStatus.ACTIVE:
+        revived = WorkItem.objects.filter(pk=assignment.item_id, taken__lt=F("wanted")).update(
+            taken=F("taken") + 1
+        )
+        if not revived:
+            raise SlotLost(
+                "This item waited too long and was given to other annotators; your answer was not needed. "
+                "Here is a new one."
+            )
+    changed = Assignment.objects.filter(pk=assignment.pk, status=assignment.status).update(
+        status=AssignmentStatus.DONE, finished_at=now, seconds_spent=seconds
+    )
+    if not changed:
+        raise SlotLost("This item changed while you answered it; please reload.")
+    WorkItem.objects.filter(pk=assignment.item_id).update(done=F("done") + 1)
+    assignment.status = AssignmentStatus.DONE
+    assignment.finished_at = now
+    assignment.seconds_spent = seconds
+
+
+def previous_assignment(*, annotator: Annotator, kind: str, before: int | None = None) -> Assignment | None:
+    """The annotator's last answered item of ``kind`` (before assignment ``before``), for "back"."""
+    done = Assignment.objects.filter(
+        annotator=annotator, status=AssignmentStatus.DONE, item__kind__in=kinds_served(kind)
+    )
+    if before is not None:
+        reference = Assignment.objects.filter(pk=before, annotator=annotator).first()
+        if reference is not None and reference.finished_at is not None:
+            done = done.filter(Q(finished_at__lt=reference.finished_at))
+    return done.select_related("item").order_by("-finished_at", "-id").first()

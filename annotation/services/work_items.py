@@ -1,0 +1,117 @@
+"""Keep a study's work items in step with its data and settings (idempotent; safe to call any time).
+
+One rating item per response (wanted = the study's k), one collection item per context when the study
+collects references (wanted = the writers its collection mode needs, seed 003 appendix A), one diversity
+item per (context, system) with at least two replies (seed 003 section 5.2), one item per attention check.
+Lowering k never drops below what annotators already hold, so the ``taken <= wanted`` constraint stands.
+"""
+
+from __future__ import annotations
+
+from django.db import transaction
+from django.db.models import Count, F
+from django.db.models.functions import Greatest
+
+from annotation.models import (
+    AttentionCheck,
+    CollectionMode,
+    DialogContext,
+    Response,
+    Study,
+    WorkItem,
+    WorkKind,
+)
+
+CHECK_WANTED = 1_000_000  # an attention check is shown to every annotator
+BATCH_SIZE = 500
+
+
+def writers_per_context(study: Study) -> int:
+    """4R1W: 1 writer; 2R2W: 2; 1R4W: N (seed 003 appendix A)."""
+    n = study.references_wanted
+    if n <= 0:
+        return 0
+    if study.collection_mode == CollectionMode.TWO_WRITERS:
+        return min(2, n)
+    if study.collection_mode == CollectionMode.EACH_WRITER:
+        return n
+    return 1
+
+
+def writer_quota(study: Study, slot: int) -> int:
+    """References the writer in ``slot`` (0-based) writes: N split as evenly as the mode allows."""
+    writers = max(1, writers_per_context(study))
+    base, extra = divmod(study.references_wanted, writers)
+    return max(1, base + (1 if slot < extra else 0))
+
+
+@transaction.atomic
+def work_items_sync(*, study: Study) -> dict[str, int]:
+    """Create the missing work items of ``study`` and update ``wanted``; returns items created per kind."""
+    created: dict[str, int] = {}
+    k = study.ratings_per_item
+
+    def add(kind: str, items: list[WorkItem]) -> None:
+        WorkItem.objects.bulk_create(items, batch_size=BATCH_SIZE)
+        created[kind] = len(items)
+
+    existing = WorkItem.objects.filter(study=study)
+    if study.rating_enabled:
+        have = set(existing.filter(kind=WorkKind.RATE).values_list("response_id", flat=True))
+        missing = (
+            Response.objects.filter(context__study=study).exclude(pk__in=have).values_list("pk", flat=True)
+        )
+        add(
+            WorkKind.RATE,
+            [WorkItem(study=study, kind=WorkKind.RATE, response_id=pk, wanted=k) for pk in missing],
+        )
+        existing.filter(kind=WorkKind.RATE).exclude(wanted=k).update(wanted=Greatest(k, F("taken")))
+        have_checks = set(existing.filter(kind=WorkKind.CHECK).values_list("attention_check_id", flat=True))
+        checks = (
+            AttentionCheck.objects.filter(study=study)
+            .exclude(pk__in=have_checks)
+            .values_list("pk", flat=True)
+        )
+        add(
+            WorkKind.CHECK,
+            [
+                WorkItem(study=study, kind=WorkKind.CHECK, attention_check_id=pk, wanted=CHECK_WANTED)
+                for pk in checks
+            ],
+        )
+    writers = writers_per_context(study)
+    if writers:
+        have = set(existing.filter(kind=WorkKind.WRITE).values_list("context_id", flat=True))
+        contexts = DialogContext.objects.filter(study=study).exclude(pk__in=have).values_list("pk", flat=True)
+        add(
+            WorkKind.WRITE,
+            [WorkItem(study=study, kind=WorkKind.WRITE, context_id=pk, wanted=writers) for pk in contexts],
+        )
+        existing.filter(kind=WorkKind.WRITE).exclude(wanted=writers).update(
+            wanted=Greatest(writers, F("taken"))
+        )
+    if study.diversity_enabled:
+        have_pairs = set(existing.filter(kind=WorkKind.DIVERSITY).values_list("context_id", "system_id"))
+        groups = (
+            Response.objects.filter(context__study=study)
+            .values("context_id", "system_id")
+            .annotate(replies=Count("id"))
+            .filter(replies__gte=2)
+            .order_by()
+        )
+        add(
+            WorkKind.DIVERSITY,
+            [
+                WorkItem(
+                    study=study,
+                    kind=WorkKind.DIVERSITY,
+                    context_id=group["context_id"],
+                    system_id=group["system_id"],
+                    wanted=k,
+                )
+                for group in groups
+                if (group["context_id"], group["system_id"]) not in have_pairs
+            ],
+        )
+        existing.filter(kind=WorkKind.DIVERSITY).exclude(wanted=k).update(wanted=Greatest(k, F("taken")))
+    return created
