@@ -173,11 +173,9 @@ def _next_assignment(*, annotator: Annotator, kind: str, sweep: bool) -> Handout
     # Nothing free: return stale holds to the pool and try once more before saying so.
     if not sweep and expire_stale(study=study):
         return _next_assignment(annotator=annotator, kind=kind, sweep=True)
-    if (
-        WorkItem.objects.filter(study=study, kind=kind, taken__lt=F("wanted"))
-        .exclude(assignments__annotator=annotator)
-        .exists()
-    ):
+    # Items others hold but have not answered yet may still come free (a skip, a timeout).
+    unanswered = WorkItem.objects.filter(study=study, kind=kind, done__lt=F("wanted"))
+    if unanswered.exclude(assignments__annotator=annotator).exists():
         raise NoWork("busy", "Other annotators are working on the remaining items; try again in a moment.")
     raise NoWork("done", "There is nothing more for you to do in this study. Thank you!")
 

@@ -52,6 +52,7 @@ class Command(BaseCommand):
         for name, password in DEMO_ANNOTATORS:
             self.stdout.write(f"  annotator login:  {name} / {password}")
         self.stdout.write(f"  researcher API token: {token.key}")
+        self.stdout.write(f"  invite link for more annotators: /work/join/{study.invite_token}/")
 
     def _user(self, username: str, password: str, *, researcher: bool) -> User:
         user, created = User.objects.get_or_create(username=username)
@@ -112,6 +113,9 @@ class Command(BaseCommand):
         study = study_create(
             owner=owner, name=name, scale=scale, ratings_per_item=ratings_per_item, description=description
         )
+        if name == SAMPLE_STUDY:  # the sample also shows the reference-writing task (seed 003, 4R1W)
+            study.references_wanted = 4
+            study.save(update_fields=["references_wanted"])
         for format_name, file, what in imports:
             self.stdout.write(f"Importing {file.name}: {what} ...")
             study_import(study=study, format=format_name, files=[file], user=owner)

@@ -1,0 +1,236 @@
+"""The assignment engine's rules, one by one, on a real database (issue 4, "Assignment engine")."""
+
+from __future__ import annotations
+
+from collections import Counter
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from annotation.models import Assignment, AssignmentStatus, AttentionCheck, Question, WorkItem, WorkKind
+from annotation.services.assignment import (
+    NoWork,
+    SlotLost,
+    assignment_skip,
+    expire_stale,
+    next_assignment,
+    previous_assignment,
+)
+from annotation.services.submissions import rating_submit
+from annotation.services.work_items import work_items_sync
+from tests.annotation.work_builders import annotators, first_context, work_study
+
+pytestmark = pytest.mark.django_db
+
+
+def _rate(annotator, kind=WorkKind.RATE, value=1):
+    handout = next_assignment(annotator=annotator, kind=kind)
+    rating_submit(
+        annotator=annotator,
+        assignment_id=handout.assignment.pk,
+        values={"appropriateness": value},
+        seconds=3.0,
+    )
+    return handout.assignment
+
+
+def test_every_response_becomes_one_rating_item_wanting_k():
+    study = work_study(contexts=3, systems=2, k=4)
+    items = WorkItem.objects.filter(study=study, kind=WorkKind.RATE)
+    assert items.count() == 6
+    assert set(items.values_list("wanted", flat=True)) == {4}
+    assert work_items_sync(study=study).get(WorkKind.RATE) == 0  # idempotent
+
+
+def test_fewest_ratings_first_and_never_twice():
+    study = work_study(contexts=2, systems=2, k=3)
+    first, second, third = annotators(study, 3)
+    for annotator in (first, second, third):
+        for _ in range(4):
+            _rate(annotator)
+    taken = list(WorkItem.objects.filter(study=study).values_list("taken", flat=True))
+    assert taken == [3, 3, 3, 3]
+    pairs = Counter(Assignment.objects.values_list("item_id", "annotator_id"))
+    assert max(pairs.values()) == 1
+    with pytest.raises(NoWork) as no_work:
+        next_assignment(annotator=first)
+    assert no_work.value.reason == "done"
+
+
+def test_an_annotator_gets_the_least_rated_item():
+    study = work_study(contexts=3, systems=1, k=3)
+    early, late = annotators(study, 2)
+    rated = [_rate(early).item_id for _ in range(2)]
+    handout = next_assignment(annotator=late)
+    unrated = set(WorkItem.objects.filter(study=study).values_list("pk", flat=True)) - set(rated)
+    assert handout.assignment.item_id in unrated
+
+
+def test_shuffled_order_is_per_annotator_and_reproducible():
+    study = work_study(contexts=12, systems=1, k=12)
+    people = annotators(study, 2)
+    orders = []
+    for annotator in people:
+        order = []
+        for _ in range(12):
+            order.append(_rate(annotator).item_id)
+        orders.append(order)
+    assert orders[0] != orders[1]  # different seeds, different orders (12! orders: a tie is ~impossible)
+    # Same seed, fresh study of the same shape: the same permutation of the items.
+    again = work_study(contexts=12, systems=1, k=12)
+    twin = annotators(again, 1)[0]
+    twin.order_seed = people[0].order_seed
+    twin.save()
+    offset = min(WorkItem.objects.filter(study=again).values_list("pk", flat=True)) - min(
+        orders[0] + orders[1]
+    )
+    twin_order = [_rate(twin).item_id - offset for _ in range(12)]
+    assert sorted(twin_order) == sorted(orders[0])
+
+
+def test_reload_returns_the_same_item():
+    study = work_study()
+    annotator = annotators(study, 1)[0]
+    first = next_assignment(annotator=annotator)
+    again = next_assignment(annotator=annotator)
+    assert again.resumed
+    assert again.assignment.pk == first.assignment.pk
+
+
+def test_cap_per_annotator():
+    study = work_study(contexts=4, systems=1, k=2, max_items_per_annotator=2)
+    annotator = annotators(study, 1)[0]
+    _rate(annotator)
+    _rate(annotator)
+    with pytest.raises(NoWork) as no_work:
+        next_assignment(annotator=annotator)
+    assert no_work.value.reason == "cap"
+
+
+def test_unanswered_item_goes_back_to_the_pool_after_the_timeout():
+    study = work_study(contexts=1, systems=1, k=1, hold_seconds=60)
+    slow, fast = annotators(study, 2)
+    held = next_assignment(annotator=slow).assignment
+    with pytest.raises(NoWork) as no_work:
+        next_assignment(annotator=fast)
+    assert no_work.value.reason == "busy"
+    Assignment.objects.filter(pk=held.pk).update(handed_at=timezone.now() - timedelta(seconds=61))
+    handout = next_assignment(annotator=fast)  # sweeps the stale hold, then hands the item out
+    assert handout.assignment.item_id == held.item_id
+    held.refresh_from_db()
+    assert held.status == AssignmentStatus.EXPIRED
+    # The slow annotator's late answer finds the slot gone and says so; nothing is stored.
+    with pytest.raises(SlotLost):
+        rating_submit(annotator=slow, assignment_id=held.pk, values={"appropriateness": 2})
+    assert not slow.ratings.exists()
+
+
+def test_late_answer_is_kept_when_the_item_still_has_room():
+    study = work_study(contexts=1, systems=1, k=2, hold_seconds=60)
+    slow = annotators(study, 1)[0]
+    held = next_assignment(annotator=slow).assignment
+    Assignment.objects.filter(pk=held.pk).update(handed_at=timezone.now() - timedelta(seconds=61))
+    assert expire_stale(study=study) == 1
+    assert WorkItem.objects.get(pk=held.item_id).taken == 0
+    rating_submit(annotator=slow, assignment_id=held.pk, values={"appropriateness": 2})
+    item = WorkItem.objects.get(pk=held.item_id)
+    assert (item.taken, item.done) == (1, 1)
+    assert slow.ratings.get().value == 2
+
+
+def test_skip_frees_the_slot_and_the_item_never_comes_back():
+    study = work_study(contexts=2, systems=1, k=1)
+    annotator, other = annotators(study, 2)
+    skipped = next_assignment(annotator=annotator).assignment
+    assignment_skip(annotator=annotator, assignment_id=skipped.pk)
+    assert WorkItem.objects.get(pk=skipped.item_id).taken == 0
+    assert next_assignment(annotator=annotator).assignment.item_id != skipped.item_id
+    assert next_assignment(annotator=other).assignment.item_id == skipped.item_id
+
+
+def test_back_then_change_replaces_the_value():
+    study = work_study(contexts=3, systems=1, k=1)
+    annotator = annotators(study, 1)[0]
+    first = _rate(annotator, value=0)
+    current = next_assignment(annotator=annotator).assignment
+    back = previous_assignment(annotator=annotator, kind=WorkKind.RATE, before=current.pk)
+    assert back is not None
+    assert back.pk == first.pk
+    rating_submit(annotator=annotator, assignment_id=back.pk, values={"appropriateness": 2})
+    assert annotator.ratings.get(response_id=first.item.response_id).value == 2
+    assert WorkItem.objects.get(pk=first.item_id).done == 1  # an edit is not a second rating
+    assert next_assignment(annotator=annotator).assignment.pk == current.pk
+
+
+def test_blocked_annotator_gets_nothing():
+    study = work_study()
+    annotator = annotators(study, 1)[0]
+    annotator.blocked = True
+    annotator.save()
+    with pytest.raises(NoWork) as no_work:
+        next_assignment(annotator=annotator)
+    assert no_work.value.reason == "blocked"
+
+
+def _add_check(study, expected=(0, 0)):
+    question = Question.objects.get(study=study)
+    check = AttentionCheck.objects.create(
+        study=study,
+        context=first_context(study),
+        text="the capital of peru is lima .",
+        question=question,
+        expected_min=expected[0],
+        expected_max=expected[1],
+        origin=AttentionCheck.Origin.DISTRACTOR,
+    )
+    work_items_sync(study=study)
+    return check
+
+
+def test_attention_check_comes_at_the_interval_and_looks_like_any_item():
+    study = work_study(contexts=5, systems=1, k=1, check_interval=3)
+    _add_check(study)
+    annotator = annotators(study, 1)[0]
+    kinds = []
+    for _ in range(6):
+        handout = next_assignment(annotator=annotator)
+        kinds.append(handout.assignment.item.kind)
+        rating_submit(annotator=annotator, assignment_id=handout.assignment.pk, values={"appropriateness": 0})
+    assert kinds == ["rate", "rate", "check", "rate", "rate", "rate"]
+    assert annotator.check_answers.get().passed
+    assert annotator.ratings.count() == 5  # a check answer is never a rating
+
+
+@pytest.mark.parametrize(("action", "blocked"), [("warn", False), ("block", True)])
+def test_failed_checks_warn_or_block(action, blocked):
+    study = work_study(
+        contexts=4, systems=1, k=1, check_interval=1, check_action=action, check_failures_allowed=0
+    )
+    _add_check(study, expected=(0, 0))
+    annotator = annotators(study, 1)[0]
+    handout = next_assignment(annotator=annotator)
+    assert handout.assignment.item.kind == WorkKind.CHECK
+    result = rating_submit(
+        annotator=annotator, assignment_id=handout.assignment.pk, values={"appropriateness": 2}
+    )
+    assert result.warnings
+    assert result.blocked is blocked
+    annotator.refresh_from_db()
+    assert annotator.blocked is blocked
+
+
+@pytest.mark.parametrize(
+    ("mode", "writers", "quotas"), [("one", 1, [4]), ("two", 2, [2, 2]), ("each", 4, [1, 1, 1, 1])]
+)
+def test_collection_modes_split_n_references(mode, writers, quotas):
+    study = work_study(contexts=1, systems=1, references_wanted=4, collection_mode=mode)
+    work_items_sync(study=study)
+    item = WorkItem.objects.get(study=study, kind=WorkKind.WRITE)
+    assert item.wanted == writers
+    given = [
+        next_assignment(annotator=a, kind=WorkKind.WRITE).assignment.quota for a in annotators(study, writers)
+    ]
+    assert given == quotas
+    with pytest.raises(NoWork):
+        next_assignment(annotator=annotators(study, 1)[0], kind=WorkKind.WRITE)
