@@ -1,9 +1,48 @@
 from django.urls import path
 
-from annotation import api
+from annotation import api, api_exports, api_work
 
 urlpatterns = [
     path("studies/", api.StudyListCreateApi.as_view(), name="api-study-list"),
     path("studies/<int:study_id>/", api.StudyDetailApi.as_view(), name="api-study-detail"),
     path("studies/<int:study_id>/imports/", api.StudyImportApi.as_view(), name="api-study-imports"),
+    # Researchers: a study's annotations and annotation progress (annotation/api_exports.py).
+    path("studies/<int:study_id>/ratings/", api_exports.StudyRatingsApi.as_view(), name="api-study-ratings"),
+    path(
+        "studies/<int:study_id>/references/",
+        api_exports.StudyReferencesApi.as_view(),
+        name="api-study-references",
+    ),
+    path(
+        "studies/<int:study_id>/diversity/",
+        api_exports.StudyDiversityApi.as_view(),
+        name="api-study-diversity",
+    ),
+    path(
+        "studies/<int:study_id>/progress/", api_exports.StudyProgressApi.as_view(), name="api-study-progress"
+    ),
+    # Annotators: their own work (annotation/api_work.py).
+    path("work/join/", api_work.JoinApi.as_view(), name="api-work-join"),
+    path("work/<int:study_id>/next/", api_work.WorkNextApi.as_view(), name="api-work-next"),
+    path("work/<int:study_id>/previous/", api_work.WorkPreviousApi.as_view(), name="api-work-previous"),
+    path(
+        "work/<int:study_id>/assignments/<int:assignment_id>/rating/",
+        api_work.RatingSubmitApi.as_view(),
+        name="api-work-rating",
+    ),
+    path(
+        "work/<int:study_id>/assignments/<int:assignment_id>/reference/",
+        api_work.ReferenceAddApi.as_view(),
+        name="api-work-reference",
+    ),
+    path(
+        "work/<int:study_id>/assignments/<int:assignment_id>/diversity/",
+        api_work.DiversitySubmitApi.as_view(),
+        name="api-work-diversity",
+    ),
+    path(
+        "work/<int:study_id>/assignments/<int:assignment_id>/skip/",
+        api_work.AssignmentSkipApi.as_view(),
+        name="api-work-skip",
+    ),
 ]

@@ -21,6 +21,7 @@ from annotation.selectors.studies import (
 )
 from annotation.services.imports import study_import
 from annotation.services.studies import study_create
+from annotation.views_work import study_cards
 from scoring.forms import ScoringRunForm, StudyModelChoiceForm
 from scoring.selectors import scoring_runs_for_study
 
@@ -29,10 +30,9 @@ from scoring.selectors import scoring_runs_for_study
 def home(request: HttpRequest) -> HttpResponse:
     if user_is_researcher(request.user):
         return redirect("annotation:study-list")
+    roles = studies_for_annotator(user=authenticated_user(request))
     return render(
-        request,
-        "annotation/annotator_home.html",
-        {"roles": studies_for_annotator(user=authenticated_user(request))},
+        request, "annotation/annotator_home.html", {"roles": roles, "cards": study_cards(annotators=roles)}
     )
 
 

@@ -10,6 +10,7 @@ urlpatterns = [
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("studies/", include("annotation.urls")),
+    path("work/", include("annotation.urls_work")),
     path("scoring/", include("scoring.urls")),
     path("reports/", include("correlation.urls")),
     path("api/", include("config.api_urls")),

@@ -11,10 +11,11 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from django.db.models import Avg, QuerySet
+from django.db.models import QuerySet
 
-from annotation.models import ImportedMeanRating, Question, Rating, Response, Study
+from annotation.models import ImportedMeanRating, Question, Response, Study
 from annotation.roles import user_is_researcher
+from annotation.selectors.quality import excluded_from_rows, study_rating_rows
 from annotation.selectors.studies import studies_visible_to
 from scoring.models import MetricScore, MetricSignature
 
@@ -43,7 +44,11 @@ def study_human_scores(*, study: Study, questions: list[Question]) -> dict[int, 
     """question id -> response id -> human score (two queries).
 
     The human score is the mean of the response's ratings for the question; an imported mean
-    (e.g. multirefeval's MTurk averages) stands in only where no individual rating exists.
+    (e.g. multirefeval's MTurk averages) stands in only where no individual rating exists. Ratings of
+    annotators excluded from reports (their choice of ``report_inclusion``, or agreement with the others
+    under the study's ``kappa_threshold``; see annotation/selectors/quality.py) are left out, never deleted.
+    The ratings of every question are read, because agreement (and so exclusion) is per annotator over
+    all of the study's questions, whichever questions this report covers.
     """
     question_ids = [question.pk for question in questions if question.study_id == study.pk]
     scores: dict[int, dict[int, float]] = {question_id: {} for question_id in question_ids}
@@ -53,15 +58,14 @@ def study_human_scores(*, study: Study, questions: list[Question]) -> dict[int, 
     for question_id, response_id, value in imported:
         if math.isfinite(value):
             scores[question_id][response_id] = float(value)
-    # order_by() drops Rating's default ordering, which would otherwise split the GROUP BY per row.
-    means = (
-        Rating.objects.filter(question_id__in=question_ids)
-        .values("question_id", "response_id")
-        .annotate(mean=Avg("value"))
-        .order_by()
-    )
-    for row in means:
-        scores[row["question_id"]][row["response_id"]] = float(row["mean"])
+    rows = study_rating_rows(study=study)
+    excluded = excluded_from_rows(rows, threshold=study.kappa_threshold)
+    kept: dict[tuple[int, int], list[int]] = {}
+    for row in rows:
+        if row.question_id in scores and row.annotator_id not in excluded:
+            kept.setdefault((row.question_id, row.response_id), []).append(row.value)
+    for (question_id, response_id), values in kept.items():
+        scores[question_id][response_id] = math.fsum(values) / len(values)
     return scores
 
 

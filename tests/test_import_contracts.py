@@ -37,7 +37,8 @@ def _copy_of_the_cores(tmp_path: Path) -> Path:
     for forbidden in ("models", "services", "selectors", "tasks", "api", "views"):  # named by the contract
         (tmp_path / "scoring" / f"{forbidden}.py").write_text("")
     shutil.copytree(ROOT / "scoring" / "metrics", tmp_path / "scoring" / "metrics")
-    shutil.copy(ROOT / "correlation" / "stats.py", tmp_path / "correlation" / "stats.py")
+    for core in ("stats.py", "agreement.py"):
+        shutil.copy(ROOT / "correlation" / core, tmp_path / "correlation" / core)
     return tmp_path
 
 
@@ -47,6 +48,7 @@ def _copy_of_the_cores(tmp_path: Path) -> Path:
         ("scoring/metrics/leak.py", "from django.db import models\n"),
         ("scoring/metrics/leak.py", "import annotation\n"),
         ("correlation/stats.py", "import django.conf\n"),
+        ("correlation/agreement.py", "from annotation import models\n"),
     ],
 )
 def test_a_module_that_imports_django_breaks_the_contract(tmp_path: Path, module: str, source: str) -> None:

@@ -27,15 +27,17 @@ def annotator_join(*, token: str, user: User) -> Annotator:
     existing = Annotator.objects.filter(study=study, user=user).first()
     if existing is not None:
         return existing
-    for _ in range(5):
-        number = Annotator.objects.filter(study=study).count() + 1
+    taken = set(Annotator.objects.filter(study=study).values_list("pseudonym", flat=True))
+    number = len(taken)
+    for _ in range(20):
+        number += 1
+        pseudonym = f"annotator-{number:03d}"
+        if pseudonym in taken:  # a gap left by a deleted annotator, or an imported name
+            continue
         try:
             with transaction.atomic():
                 return Annotator.objects.create(
-                    study=study,
-                    user=user,
-                    pseudonym=f"annotator-{number:03d}",
-                    origin=AnnotatorOrigin.VOLUNTEER,
+                    study=study, user=user, pseudonym=pseudonym, origin=AnnotatorOrigin.VOLUNTEER
                 )
         except IntegrityError:  # a concurrent join took the number, or this user joined in another tab
             existing = Annotator.objects.filter(study=study, user=user).first()

@@ -110,12 +110,25 @@ def _given_count(annotator: Annotator, kind: str) -> int:
 
 
 def _take(annotator: Annotator, kind: str, sequence: int) -> Assignment | None:
-    """Try the best candidates in order; the conditional UPDATE decides who gets a contested slot."""
-    for item in _lock_candidates(_pool(annotator, kind))[:CANDIDATES_PER_TRY]:
-        slot = item.taken
-        if WorkItem.objects.filter(pk=item.pk, taken__lt=F("wanted")).update(taken=F("taken") + 1):
-            quota = writer_quota(annotator.study, slot) if kind == WorkKind.WRITE else 1
-            return Assignment.objects.create(item=item, annotator=annotator, sequence=sequence, quota=quota)
+    """Try the best candidates in order; the conditional UPDATE decides who gets a contested slot.
+
+    First the candidates nobody else is looking at (SKIP LOCKED, where the database has it); then, if
+    those were all taken, the candidates others hold locked too: the conditional UPDATE waits for their
+    transactions and re-checks ``taken < wanted``. Without that second pass, concurrent requests that
+    find every free item locked by someone else's request were told "busy" while slots were free.
+    """
+    passes = [_lock_candidates(_pool(annotator, kind))]
+    if connection.features.has_select_for_update_skip_locked:
+        passes.append(_pool(annotator, kind))
+    for candidates in passes:
+        for item in candidates[:CANDIDATES_PER_TRY]:
+            if WorkItem.objects.filter(pk=item.pk, taken__lt=F("wanted")).update(taken=F("taken") + 1):
+                quota = 1
+                if kind == WorkKind.WRITE:  # read after the update, which locks the item's row
+                    quota = writer_quota(annotator.study, item)
+                return Assignment.objects.create(
+                    item=item, annotator=annotator, sequence=sequence, quota=quota
+                )
     return None
 
 
@@ -140,8 +153,18 @@ def next_assignment(*, annotator: Annotator, kind: str = WorkKind.RATE) -> Hando
     raise NoWork("busy", "The server is busy; try again in a moment.")
 
 
+def task_enabled(study: Study, kind: str) -> bool:
+    if kind == WorkKind.RATE:
+        return study.rating_enabled
+    if kind == WorkKind.WRITE:
+        return study.references_wanted > 0
+    return study.diversity_enabled
+
+
 def _next_assignment(*, annotator: Annotator, kind: str, sweep: bool) -> Handout:
     study = annotator.study
+    if not task_enabled(study, kind):  # items of a task turned off stay in the database, unused
+        raise NoWork("closed", f"This study has no “{WorkKind(kind).label}” task at the moment.")
     with transaction.atomic():
         locked = Annotator.objects.select_for_update().get(pk=annotator.pk)
         if locked.blocked:
@@ -200,11 +223,33 @@ class SlotLost(Exception):
     """An answer came for an item that timed out and was given to others in the meantime."""
 
 
+def assignment_hold(*, assignment: Assignment) -> None:
+    """Make sure the annotator still holds ``assignment`` before storing part of an answer (inside the
+    caller's transaction): an expired or skipped one is taken back if its item still has room, otherwise
+    :class:`SlotLost`. (Collection items are answered one reference at a time; without this, a writer
+    could keep adding references to a context after skipping it, on top of the new writer's.)"""
+    if assignment.status in (AssignmentStatus.ACTIVE, AssignmentStatus.DONE):
+        return
+    retaken = WorkItem.objects.filter(pk=assignment.item_id, taken__lt=F("wanted")).update(
+        taken=F("taken") + 1
+    )
+    if not retaken or not Assignment.objects.filter(pk=assignment.pk, status=assignment.status).update(
+        status=AssignmentStatus.ACTIVE, finished_at=None
+    ):
+        raise SlotLost("This item was given to another annotator in the meantime; here is a new one.")
+    assignment.status = AssignmentStatus.ACTIVE
+    assignment.finished_at = None
+
+
 def assignment_complete(*, assignment: Assignment, seconds: float | None) -> None:
     """Mark ``assignment`` done (inside the caller's transaction). An expired or skipped assignment is
     revived if its item still has room; otherwise :class:`SlotLost`. A done one (an edit) stays done."""
     now = timezone.now()
-    if assignment.status == AssignmentStatus.DONE:
+    if assignment.status == AssignmentStatus.DONE:  # an edit: the item's time is the sum of the visits
+        if seconds is not None:
+            total = (assignment.seconds_spent or 0.0) + seconds
+            Assignment.objects.filter(pk=assignment.pk).update(seconds_spent=total)
+            assignment.seconds_spent = total
         return
     if assignment.status != AssignmentStatus.ACTIVE:
         revived = WorkItem.objects.filter(pk=assignment.item_id, taken__lt=F("wanted")).update(

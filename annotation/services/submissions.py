@@ -26,7 +26,7 @@ from annotation.models import (
     Response,
     WorkKind,
 )
-from annotation.services.assignment import assignment_complete, assignment_for
+from annotation.services.assignment import assignment_complete, assignment_for, assignment_hold
 
 
 class SubmissionInvalid(Exception):
@@ -94,6 +94,7 @@ def rating_submit(
     checked = validated_values(questions, values)
     spent = _seconds(seconds)
     assignment_complete(assignment=assignment, seconds=spent)
+    spent = assignment.seconds_spent  # an edit adds its time to the first visit's
     if assignment.item.kind == WorkKind.RATE:
         for question_id, value in checked.items():
             Rating.objects.update_or_create(
@@ -163,6 +164,7 @@ def reference_add(
     if len(mine) >= assignment.quota:
         raise SubmissionInvalid("text", "you have already written every reply asked for this context")
     spent = _seconds(seconds)
+    assignment_hold(assignment=assignment)  # not after a skip or a timeout that gave the slot away
     flags = []
     if pasted:
         flags.append("pasted")

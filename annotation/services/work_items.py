@@ -13,9 +13,13 @@ from django.db.models import Count, F
 from django.db.models.functions import Greatest
 
 from annotation.models import (
+    Assignment,
+    AssignmentStatus,
     AttentionCheck,
     CollectionMode,
     DialogContext,
+    Reference,
+    ReferenceOrigin,
     Response,
     Study,
     WorkItem,
@@ -38,11 +42,21 @@ def writers_per_context(study: Study) -> int:
     return 1
 
 
-def writer_quota(study: Study, slot: int) -> int:
-    """References the writer in ``slot`` (0-based) writes: N split as evenly as the mode allows."""
+def writer_quota(study: Study, item: WorkItem) -> int:
+    """References the next writer of collection ``item`` is asked for: their share of N (N, N/2 rounded
+    up, or 1 by mode), but never more than the context still lacks once the references already collected
+    and those promised to the item's other active writers are counted. So a writer who skipped halfway
+    leaves exactly the missing part to the next one, and N is reached, not overshot."""
+    wanted = study.references_wanted
     writers = max(1, writers_per_context(study))
-    base, extra = divmod(study.references_wanted, writers)
-    return max(1, base + (1 if slot < extra else 0))
+    share = -(-wanted // writers)
+    collected = Reference.objects.filter(context_id=item.context_id, origin=ReferenceOrigin.COLLECTED)
+    promised = 0
+    for annotator_id, quota in Assignment.objects.filter(
+        item=item, status=AssignmentStatus.ACTIVE
+    ).values_list("annotator_id", "quota"):
+        promised += max(0, quota - collected.filter(author_id=annotator_id).count())
+    return max(1, min(share, wanted - collected.count() - promised))
 
 
 @transaction.atomic

@@ -234,3 +234,53 @@ def test_collection_modes_split_n_references(mode, writers, quotas):
     assert given == quotas
     with pytest.raises(NoWork):
         next_assignment(annotator=annotators(study, 1)[0], kind=WorkKind.WRITE)
+
+
+def test_a_task_turned_off_hands_out_nothing():
+    study = work_study(references_wanted=4)
+    annotator = annotators(study, 1)[0]
+    study.references_wanted = 0
+    study.save()
+    annotator.refresh_from_db()
+    with pytest.raises(NoWork) as no_work:
+        next_assignment(annotator=annotator, kind=WorkKind.WRITE)
+    assert no_work.value.reason == "closed"
+
+
+def test_changing_an_answer_adds_its_time_to_the_first_visit():
+    study = work_study(contexts=2, systems=1, k=1)
+    annotator = annotators(study, 1)[0]
+    first = _rate(annotator)  # 3.0 s
+    rating_submit(annotator=annotator, assignment_id=first.pk, values={"appropriateness": 0}, seconds=1.5)
+    assert annotator.ratings.get().seconds_spent == pytest.approx(4.5)
+
+
+def test_joining_skips_pseudonyms_already_taken():
+    from annotation.models import Annotator
+    from annotation.services.annotators import annotator_join
+    from tests.factories import UserFactory
+
+    study = work_study()
+    Annotator.objects.create(study=study, pseudonym="annotator-001")
+    Annotator.objects.create(study=study, pseudonym="annotator-003")
+    joined = [annotator_join(token=study.invite_token, user=UserFactory.create()).pseudonym for _ in range(2)]
+    assert joined == ["annotator-004", "annotator-005"]
+    user = Annotator.objects.get(pseudonym="annotator-004").user
+    assert user is not None
+    assert annotator_join(token=study.invite_token, user=user).pseudonym == "annotator-004"  # idempotent
+
+
+def test_a_writer_who_skips_halfway_leaves_exactly_the_missing_references():
+    from annotation.models import Reference
+    from annotation.services.submissions import reference_add
+
+    study = work_study(contexts=1, systems=1, references_wanted=5, collection_mode="two")
+    first, second, third = annotators(study, 3)
+    held = next_assignment(annotator=first, kind=WorkKind.WRITE).assignment
+    assert held.quota == 3  # 5 split over two writers: 3 + 2
+    reference_add(annotator=first, assignment_id=held.pk, text="one reply here", seconds=5.0)
+    assert next_assignment(annotator=second, kind=WorkKind.WRITE).assignment.quota == 2
+    assignment_skip(annotator=first, assignment_id=held.pk)
+    # 1 written, 2 promised to the second writer: the third is asked for the 2 still missing.
+    assert next_assignment(annotator=third, kind=WorkKind.WRITE).assignment.quota == 2
+    assert Reference.objects.filter(origin="collected").count() == 1

@@ -1,0 +1,306 @@
+"""REST API for annotators: join a study by its invite token, get the next item, answer it, skip it,
+go back. Everyone sees only their own work: a study they are not an annotator of, and an assignment
+that is not theirs, are 404 (not 403, which would confirm that it exists).
+
+Errors have one shape: 400 ``{"field": ..., "detail": ...}`` naming the input at fault; 409
+``{"detail": ...}`` when the item is no longer the annotator's to answer (it timed out and went to
+others, or was skipped). Responses are blind (annotation.selectors.work): no system name, no response
+id of a rating item, no other annotator's answer.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.http import Http404
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import status
+from rest_framework.request import Request
+from rest_framework.response import Response as ApiResponse
+from rest_framework.serializers import Serializer
+from rest_framework.views import APIView
+
+from annotation.models import Annotator, Assignment, AssignmentStatus, WorkKind
+from annotation.permissions import authenticated_user
+from annotation.selectors.work import annotator_progress, annotator_tasks, item_payload
+from annotation.serializers_work import (
+    KindQuerySerializer,
+    PreviousQuerySerializer,
+    WorkDetailSerializer,
+    WorkDiversityInputSerializer,
+    WorkErrorSerializer,
+    WorkJoinInputSerializer,
+    WorkJoinSerializer,
+    WorkRatingInputSerializer,
+    WorkReferenceInputSerializer,
+    WorkScreenSerializer,
+    WorkSkipSerializer,
+    WorkSubmitSerializer,
+    first_error,
+)
+from annotation.services.annotators import InviteInvalid, annotator_join
+from annotation.services.assignment import (
+    NoWork,
+    SlotLost,
+    assignment_for,
+    assignment_skip,
+    next_assignment,
+    previous_assignment,
+)
+from annotation.services.submissions import (
+    SubmissionInvalid,
+    SubmitResult,
+    diversity_submit,
+    rating_submit,
+    reference_add,
+)
+
+NOT_FOUND = OpenApiResponse(
+    WorkDetailSerializer, description="not an annotator of this study / not your item"
+)
+INVALID = OpenApiResponse(WorkErrorSerializer, description="the input named by `field` is invalid")
+CONFLICT = OpenApiResponse(WorkDetailSerializer, description="the item is no longer yours to answer")
+
+
+def invalid(field: str, detail: str) -> ApiResponse:
+    return ApiResponse({"field": field, "detail": detail}, status=status.HTTP_400_BAD_REQUEST)
+
+
+def conflict(detail: str) -> ApiResponse:
+    return ApiResponse({"detail": detail}, status=status.HTTP_409_CONFLICT)
+
+
+def _annotator(request: Request, study_id: int) -> Annotator:
+    """The requesting user's annotator role in the study; 404 when they have none."""
+    annotator = (
+        Annotator.objects.select_related("study")
+        .filter(study_id=study_id, user=authenticated_user(request))
+        .first()
+    )
+    if annotator is None:
+        raise Http404("You are not an annotator of this study.")
+    return annotator
+
+
+def _assignment(annotator: Annotator, assignment_id: int) -> Assignment:
+    try:
+        return assignment_for(annotator=annotator, assignment_id=assignment_id)
+    except Assignment.DoesNotExist:
+        raise Http404("No such item of yours.") from None
+
+
+def _progress(annotator: Annotator, kind: str) -> dict[str, int]:
+    progress = annotator_progress(annotator=annotator, kind=kind)
+    return {"done": progress.done, "total": progress.total, "percent": progress.percent}
+
+
+def _valid(serializer: Serializer) -> ApiResponse | None:
+    if serializer.is_valid():
+        return None
+    return invalid(*first_error(serializer.errors))
+
+
+def _task_kind(assignment: Assignment) -> str:
+    """The task an item belongs to (attention checks are part of rating)."""
+    kind = str(assignment.item.kind)
+    return WorkKind.RATE.value if kind == WorkKind.CHECK else kind
+
+
+def _submitted(annotator: Annotator, assignment: Assignment, result: SubmitResult) -> ApiResponse:
+    return ApiResponse(
+        {
+            "warnings": list(result.warnings),
+            "blocked": result.blocked,
+            "remaining": result.remaining,
+            "progress": _progress(annotator, _task_kind(assignment)),
+        }
+    )
+
+
+class WorkNextApi(APIView):
+    """The annotator's current item of a task, or a new one (fewest answers first, their own shuffle)."""
+
+    @extend_schema(
+        parameters=[KindQuerySerializer],
+        responses={200: WorkScreenSerializer, 400: INVALID, 404: NOT_FOUND},
+    )
+    def get(self, request: Request, study_id: int) -> ApiResponse:
+        annotator = _annotator(request, study_id)
+        query = KindQuerySerializer(data=request.query_params)
+        if (problem := _valid(query)) is not None:
+            return problem
+        kind = query.validated_data["kind"]
+        if kind not in annotator_tasks(annotator=annotator):
+            return invalid("kind", f"this study has no {kind} task")
+        try:
+            handout = next_assignment(annotator=annotator, kind=kind)
+        except NoWork as no_work:
+            return ApiResponse(
+                {
+                    "done": True,
+                    "reason": no_work.reason,
+                    "message": no_work.message,
+                    "progress": _progress(annotator, kind),
+                }
+            )
+        return ApiResponse(
+            {
+                **item_payload(assignment=handout.assignment),
+                "done": False,
+                "resumed": handout.resumed,
+                "progress": _progress(annotator, kind),
+            }
+        )
+
+
+class WorkPreviousApi(APIView):
+    """The annotator's last answered item (before assignment ``before``), to change the answer."""
+
+    @extend_schema(
+        parameters=[PreviousQuerySerializer],
+        responses={200: WorkScreenSerializer, 400: INVALID, 404: NOT_FOUND},
+    )
+    def get(self, request: Request, study_id: int) -> ApiResponse:
+        annotator = _annotator(request, study_id)
+        query = PreviousQuerySerializer(data=request.query_params)
+        if (problem := _valid(query)) is not None:
+            return problem
+        kind = query.validated_data["kind"]
+        earlier = previous_assignment(
+            annotator=annotator, kind=kind, before=query.validated_data.get("before")
+        )
+        progress = _progress(annotator, kind)
+        if earlier is None:
+            return ApiResponse(
+                {
+                    "done": False,
+                    "assignment": None,
+                    "message": "There is no earlier item.",
+                    "progress": progress,
+                }
+            )
+        return ApiResponse({**item_payload(assignment=earlier), "done": False, "progress": progress})
+
+
+class RatingSubmitApi(APIView):
+    """Scores for every question of the study about the item's reply (again: replaces the answer)."""
+
+    @extend_schema(
+        request=WorkRatingInputSerializer,
+        responses={200: WorkSubmitSerializer, 400: INVALID, 404: NOT_FOUND, 409: CONFLICT},
+    )
+    def post(self, request: Request, study_id: int, assignment_id: int) -> ApiResponse:
+        annotator = _annotator(request, study_id)
+        assignment = _assignment(annotator, assignment_id)
+        body = WorkRatingInputSerializer(data=request.data)
+        if (problem := _valid(body)) is not None:
+            return problem
+        return _submit(
+            annotator,
+            assignment,
+            lambda: rating_submit(
+                annotator=annotator,
+                assignment_id=assignment.pk,
+                values=body.validated_data["values"],
+                seconds=body.validated_data["seconds"],
+            ),
+        )
+
+
+class ReferenceAddApi(APIView):
+    """One reference for the item's context; ``remaining`` says how many are still to write."""
+
+    @extend_schema(
+        request=WorkReferenceInputSerializer,
+        responses={200: WorkSubmitSerializer, 400: INVALID, 404: NOT_FOUND, 409: CONFLICT},
+    )
+    def post(self, request: Request, study_id: int, assignment_id: int) -> ApiResponse:
+        annotator = _annotator(request, study_id)
+        assignment = _assignment(annotator, assignment_id)
+        body = WorkReferenceInputSerializer(data=request.data)
+        if (problem := _valid(body)) is not None:
+            return problem
+        return _submit(
+            annotator,
+            assignment,
+            lambda: reference_add(
+                annotator=annotator,
+                assignment_id=assignment.pk,
+                text=body.validated_data["text"],
+                seconds=body.validated_data["seconds"],
+                pasted=body.validated_data["pasted"],
+            ),
+        )
+
+
+class DiversitySubmitApi(APIView):
+    """Which of the replies shown are appropriate, and how many meanings they carry."""
+
+    @extend_schema(
+        request=WorkDiversityInputSerializer,
+        responses={200: WorkSubmitSerializer, 400: INVALID, 404: NOT_FOUND, 409: CONFLICT},
+    )
+    def post(self, request: Request, study_id: int, assignment_id: int) -> ApiResponse:
+        annotator = _annotator(request, study_id)
+        assignment = _assignment(annotator, assignment_id)
+        body = WorkDiversityInputSerializer(data=request.data)
+        if (problem := _valid(body)) is not None:
+            return problem
+        return _submit(
+            annotator,
+            assignment,
+            lambda: diversity_submit(
+                annotator=annotator,
+                assignment_id=assignment.pk,
+                appropriate=body.validated_data["appropriate"],
+                meanings=body.validated_data["meanings"],
+                seconds=body.validated_data["seconds"],
+            ),
+        )
+
+
+def _submit(annotator: Annotator, assignment: Assignment, action: Any) -> ApiResponse:
+    try:
+        result = action()
+    except SubmissionInvalid as rejected:
+        return invalid(rejected.field, rejected.message)
+    except SlotLost as lost:
+        return conflict(str(lost))
+    return _submitted(annotator, assignment, result)
+
+
+class AssignmentSkipApi(APIView):
+    """Pass on the item held now: it goes back to the pool and never comes back to this annotator."""
+
+    @extend_schema(request=None, responses={200: WorkSkipSerializer, 404: NOT_FOUND, 409: CONFLICT})
+    def post(self, request: Request, study_id: int, assignment_id: int) -> ApiResponse:
+        annotator = _annotator(request, study_id)
+        assignment = _assignment(annotator, assignment_id)
+        if assignment.status != AssignmentStatus.ACTIVE:
+            return conflict(
+                f"This item is {assignment.get_status_display()}; only an item you hold can be skipped."
+            )
+        assignment_skip(annotator=annotator, assignment_id=assignment.pk)
+        return ApiResponse({"skipped": True})
+
+
+class JoinApi(APIView):
+    """Become an annotator of the study whose invite token this is (again: the same role, no error)."""
+
+    @extend_schema(request=WorkJoinInputSerializer, responses={200: WorkJoinSerializer, 400: INVALID})
+    def post(self, request: Request) -> ApiResponse:
+        body = WorkJoinInputSerializer(data=request.data)
+        if (problem := _valid(body)) is not None:
+            return problem
+        try:
+            annotator = annotator_join(token=body.validated_data["token"], user=authenticated_user(request))
+        except InviteInvalid as refused:
+            return invalid("token", str(refused))
+        return ApiResponse(
+            {
+                "study": annotator.study_id,
+                "name": annotator.study.name,
+                "annotator": annotator.pseudonym,
+                "tasks": annotator_tasks(annotator=annotator),
+            }
+        )

@@ -1,0 +1,178 @@
+"""What the researcher's annotation page shows: how far each task is, who did what, which replies still
+need ratings, and the attention checks.
+
+Progress counts the work done *in this app* (answered assignments, ``WorkItem.done``), which is what the
+assignment engine fills; ratings imported from files are not work items and show in the correlation
+report instead. The page costs a fixed number of queries whatever the size of the study: the item table
+shows the ``ITEM_ROWS`` least-complete replies, not all of them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django.db.models import Count, F, Q, QuerySet, Sum
+from django.db.models.functions import Least
+
+from annotation.models import (
+    Annotator,
+    Assignment,
+    AssignmentStatus,
+    AttentionCheck,
+    Study,
+    WorkItem,
+    WorkKind,
+)
+from annotation.selectors.quality import AnnotatorQuality, study_quality
+
+ITEM_ROWS = 200
+TASK_LABELS = {
+    WorkKind.RATE: "Ratings",
+    WorkKind.WRITE: "Reference collection",
+    WorkKind.DIVERSITY: "Diversity judgments",
+}
+
+
+@dataclass(frozen=True)
+class TaskProgress:
+    """One task of the study: ``done`` answers of the ``wanted`` (items times annotators per item)."""
+
+    kind: str
+    label: str
+    items: int
+    complete: int  # items with every answer they want
+    done: int
+    wanted: int
+
+    @property
+    def percent(self) -> int:
+        return min(100, round(100 * self.done / self.wanted)) if self.wanted else 0
+
+
+def task_progress(*, study: Study) -> list[TaskProgress]:
+    """Ratings (done of items x k), references (writers done of contexts x writers), diversity (one query)."""
+    rows = (
+        WorkItem.objects.filter(study=study, kind__in=list(TASK_LABELS))
+        .values("kind")
+        .annotate(
+            items=Count("id"),
+            complete=Count("id", filter=Q(done__gte=F("wanted"))),
+            done=Sum(Least("done", "wanted")),
+            wanted=Sum("wanted"),
+        )
+        .order_by()
+    )
+    by_kind = {row["kind"]: row for row in rows}
+    return [
+        TaskProgress(
+            kind=str(kind),
+            label=label,
+            items=int(by_kind[kind]["items"]),
+            complete=int(by_kind[kind]["complete"]),
+            done=int(by_kind[kind]["done"] or 0),
+            wanted=int(by_kind[kind]["wanted"] or 0),
+        )
+        for kind, label in TASK_LABELS.items()
+        if kind in by_kind
+    ]
+
+
+@dataclass(frozen=True)
+class AnnotatorRow:
+    """One line of the per-annotator table: their work and their quality."""
+
+    annotator_id: int
+    quality: AnnotatorQuality
+    rated: int  # rating items answered in this app
+    written: int  # collection items finished
+    judged: int  # diversity items answered
+    holding: int  # items handed out and not answered yet
+
+
+def annotator_rows(*, study: Study) -> list[AnnotatorRow]:
+    counts: dict[tuple[int, str, str], int] = {}
+    for annotator_id, kind, status, count in (
+        Assignment.objects.filter(
+            item__study=study, status__in=[AssignmentStatus.DONE, AssignmentStatus.ACTIVE]
+        )
+        .values_list("annotator_id", "item__kind", "status")
+        .annotate(count=Count("id"))
+        .order_by()
+    ):
+        counts[(annotator_id, kind, status)] = count
+
+    def done(annotator_id: int, kind: str) -> int:
+        return counts.get((annotator_id, kind, AssignmentStatus.DONE), 0)
+
+    return [
+        AnnotatorRow(
+            annotator_id=quality.annotator_id,
+            quality=quality,
+            rated=done(quality.annotator_id, WorkKind.RATE),
+            written=done(quality.annotator_id, WorkKind.WRITE),
+            judged=done(quality.annotator_id, WorkKind.DIVERSITY),
+            holding=sum(
+                count
+                for (annotator_id, _, status), count in counts.items()
+                if annotator_id == quality.annotator_id and status == AssignmentStatus.ACTIVE
+            ),
+        )
+        for quality in study_quality(study=study)
+    ]
+
+
+def least_complete_items(*, study: Study, limit: int = ITEM_ROWS) -> QuerySet[WorkItem]:
+    """The rating items with the fewest answers first (then the fewest held), with reply, context, system."""
+    return (
+        WorkItem.objects.filter(study=study, kind=WorkKind.RATE)
+        .select_related("response", "response__context", "response__system")
+        .annotate(held=F("taken") - F("done"))
+        .order_by("done", "taken", "id")[:limit]
+    )
+
+
+@dataclass(frozen=True)
+class HistogramBar:
+    ratings: int  # answers received
+    items: int
+    percent: int  # bar length relative to the tallest bar
+
+
+def ratings_histogram(*, study: Study) -> list[HistogramBar]:
+    """Rating items by the number of answers they received, 0 to k (one query)."""
+    counts = dict(
+        WorkItem.objects.filter(study=study, kind=WorkKind.RATE)
+        .values_list("done")
+        .annotate(items=Count("id"))
+        .order_by()
+    )
+    if not counts:
+        return []
+    top = max(max(counts), study.ratings_per_item)
+    tallest = max(counts.values())
+    return [
+        HistogramBar(
+            ratings=ratings,
+            items=counts.get(ratings, 0),
+            percent=round(100 * counts.get(ratings, 0) / tallest),
+        )
+        for ratings in range(top + 1)
+    ]
+
+
+def study_checks(*, study: Study) -> QuerySet[AttentionCheck]:
+    """The study's attention checks with how often they were answered and failed."""
+    return (
+        AttentionCheck.objects.filter(study=study)
+        .select_related("question", "context")
+        .annotate(
+            answered=Count("answers"),
+            failures=Count("answers", filter=Q(answers__passed=False)),
+        )
+        .order_by("-id")
+    )
+
+
+def study_annotator(*, study: Study, annotator_id: int) -> Annotator:
+    """An annotator of ``study`` (Annotator.DoesNotExist for anyone else's)."""
+    return Annotator.objects.get(pk=annotator_id, study=study)

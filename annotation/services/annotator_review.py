@@ -1,0 +1,34 @@
+"""The researcher's decisions about one annotator: count their ratings in reports or not, unblock them.
+
+Neither deletes anything: report inclusion only filters what reports read, and unblocking gives work
+again. Failed checks stay recorded, so an unblocked annotator who fails one more is blocked again unless
+the study tolerates more failures (``check_failures_allowed``).
+"""
+
+from __future__ import annotations
+
+from annotation.models import Annotator
+
+INCLUSION_VALUES = ("auto", "include", "exclude")
+
+
+class ReviewInvalid(Exception):
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(f"{field}: {message}")
+        self.field = field
+        self.message = message
+
+
+def annotator_inclusion_set(*, annotator: Annotator, inclusion: str) -> Annotator:
+    """auto: by the study's agreement threshold; include / exclude: the researcher's override."""
+    if inclusion not in INCLUSION_VALUES:
+        raise ReviewInvalid("report_inclusion", f"choose one of {', '.join(INCLUSION_VALUES)}")
+    annotator.report_inclusion = inclusion
+    annotator.save(update_fields=["report_inclusion"])
+    return annotator
+
+
+def annotator_unblock(*, annotator: Annotator) -> Annotator:
+    annotator.blocked = False
+    annotator.save(update_fields=["blocked"])
+    return annotator
