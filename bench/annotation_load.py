@@ -1,7 +1,8 @@
 """Annotation load benchmark (issue 4): simulated annotators against a real server on loopback.
 
 Each simulated annotator is a thread with its own API token that, for ``--seconds``, asks for its next
-item (``GET /api/work/<study>/next/?kind=rate``), waits ``--think`` seconds, and submits a rating
+item (``GET /api/work/<study>/next/?kind=rate``), thinks (uniformly 0.5-1.5 times ``--think`` seconds;
+each annotator starts at a random moment within the first think time), and submits a rating
 (``POST /api/work/<study>/assignments/<id>/rating/``). The server is gunicorn (the production shape in
 docker-compose.yml) with ``--workers`` sync workers and production settings (DEBUG off), on a fresh
 database: a SQLite file, or a throwaway PostgreSQL cluster (initdb on a free port, removed afterwards).
@@ -149,6 +150,11 @@ def prepare(database_url: str, *, annotators: int, contexts: int, k: int) -> tup
         for bot in bots
     )
     work_items_sync(study=study)
+    from django.db import connection
+
+    if connection.vendor == "postgresql":  # planner statistics, as autovacuum keeps them in production
+        with connection.cursor() as cursor:
+            cursor.execute("ANALYZE")
     tokens = []
     for index in range(annotators):
         user = UserFactory.create(username=f"load-annotator-{index:03d}")
@@ -200,6 +206,9 @@ def annotator_loop(base: str, study_id: int, token: str, until: float, think: fl
     session = requests.Session()
     session.headers["Authorization"] = f"Token {token}"
     rng = random.Random(token)
+    # Independent people: each starts at a random moment and thinks for 0.5x-1.5x the mean think time,
+    # so the 50 annotators do not hit the server in lock-step bursts.
+    time.sleep(rng.uniform(0, think))
     while time.monotonic() < until:
         started = time.perf_counter()
         answer = session.get(f"{base}/api/work/{study_id}/next/", params={"kind": "rate"}, timeout=30)
@@ -214,7 +223,7 @@ def annotator_loop(base: str, study_id: int, token: str, until: float, think: fl
             time.sleep(0.5)
             continue
         if think:
-            time.sleep(think)
+            time.sleep(rng.uniform(0.5 * think, 1.5 * think))
         values = {
             question["name"]: rng.choice(question["points"])["value"] for question in payload["questions"]
         }

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 from django.db import IntegrityError, connection, transaction
-from django.db.models import ExpressionWrapper, F, IntegerField, Q, QuerySet
+from django.db.models import Count, ExpressionWrapper, F, IntegerField, Q, QuerySet
 from django.utils import timezone
 
 from annotation.models import Annotator, Assignment, AssignmentStatus, Study, WorkItem, WorkKind
@@ -94,19 +94,36 @@ def active_assignment(*, annotator: Annotator, kind: str) -> Assignment | None:
         Assignment.objects.filter(
             annotator=annotator, status=AssignmentStatus.ACTIVE, item__kind__in=kinds_served(kind)
         )
-        .select_related("item")
+        .select_related(*PAYLOAD_RELATIONS)
         .order_by("-handed_at")
         .first()
     )
 
 
-def _given_count(annotator: Annotator, kind: str) -> int:
-    """Items of ``kind`` the annotator holds or answered (skipped and expired ones do not count)."""
-    return Assignment.objects.filter(
-        annotator=annotator,
-        item__kind=kind,
-        status__in=[AssignmentStatus.ACTIVE, AssignmentStatus.DONE],
-    ).count()
+def _given_counts(annotator: Annotator) -> dict[str, int]:
+    """Items per kind the annotator holds or answered (skipped and expired ones do not count); one query."""
+    rows = (
+        Assignment.objects.filter(
+            annotator=annotator, status__in=[AssignmentStatus.ACTIVE, AssignmentStatus.DONE]
+        )
+        .values("item__kind")
+        .annotate(n=Count("id"))
+        .order_by()
+    )
+    return {row["item__kind"]: row["n"] for row in rows}
+
+
+PAYLOAD_RELATIONS = (
+    "item__study",
+    "item__response__context",
+    "item__context",
+    "item__attention_check__context",
+)
+
+
+def _with_relations(assignment: Assignment) -> Assignment:
+    """The assignment with what its screen shows, in one query (the page and the API render it next)."""
+    return Assignment.objects.select_related(*PAYLOAD_RELATIONS).get(pk=assignment.pk)
 
 
 def _take(annotator: Annotator, kind: str, sequence: int) -> Assignment | None:
@@ -121,13 +138,14 @@ def _take(annotator: Annotator, kind: str, sequence: int) -> Assignment | None:
     if connection.features.has_select_for_update_skip_locked:
         passes.append(_pool(annotator, kind))
     for candidates in passes:
-        for item in candidates[:CANDIDATES_PER_TRY]:
-            if WorkItem.objects.filter(pk=item.pk, taken__lt=F("wanted")).update(taken=F("taken") + 1):
+        # Only the ids travel (the sort over every free item stays narrow); the UPDATE does the rest.
+        for item_id in candidates.values_list("pk", flat=True)[:CANDIDATES_PER_TRY]:
+            if WorkItem.objects.filter(pk=item_id, taken__lt=F("wanted")).update(taken=F("taken") + 1):
                 quota = 1
                 if kind == WorkKind.WRITE:  # read after the update, which locks the item's row
-                    quota = writer_quota(annotator.study, item)
+                    quota = writer_quota(annotator.study, WorkItem.objects.get(pk=item_id))
                 return Assignment.objects.create(
-                    item=item, annotator=annotator, sequence=sequence, quota=quota
+                    item_id=item_id, annotator=annotator, sequence=sequence, quota=quota
                 )
     return None
 
@@ -176,23 +194,25 @@ def _next_assignment(*, annotator: Annotator, kind: str, sweep: bool) -> Handout
         current = active_assignment(annotator=annotator, kind=kind)
         if current is not None:
             return Handout(current, resumed=True)
-        given = _given_count(annotator, kind)
+        counts = _given_counts(annotator)
+        given = counts.get(kind, 0)
         cap = study.max_items_per_annotator
         if cap is not None and given >= cap:
             raise NoWork("cap", f"You have done your share of this study ({cap} items). Thank you!")
-        if not WorkItem.objects.filter(study=study, kind=kind).exists():
-            work_items_sync(study=study)
         sequence = given + 1
         if kind == WorkKind.RATE:
             # Position in the annotator's queue, checks included: every check_interval-th is a check.
-            sequence += _given_count(annotator, WorkKind.CHECK)
+            sequence += counts.get(WorkKind.CHECK, 0)
             if study.check_interval and sequence % study.check_interval == 0:
                 check = _take(annotator, WorkKind.CHECK, sequence)
                 if check is not None:
-                    return Handout(check, resumed=False)
+                    return Handout(_with_relations(check), resumed=False)
         assignment = _take(annotator, kind, sequence)
+        if assignment is None and not WorkItem.objects.filter(study=study, kind=kind).exists():
+            work_items_sync(study=study)  # a study whose items were never made (e.g. created before them)
+            assignment = _take(annotator, kind, sequence)
         if assignment is not None:
-            return Handout(assignment, resumed=False)
+            return Handout(_with_relations(assignment), resumed=False)
     # Nothing free: return stale holds to the pool and try once more before saying so.
     if not sweep and expire_stale(study=study):
         return _next_assignment(annotator=annotator, kind=kind, sweep=True)

@@ -93,13 +93,28 @@ def rating_submit(
     questions = list(Question.objects.filter(study_id=annotator.study_id))
     checked = validated_values(questions, values)
     spent = _seconds(seconds)
+    first_answer = assignment.status != AssignmentStatus.DONE
     assignment_complete(assignment=assignment, seconds=spent)
     spent = assignment.seconds_spent  # an edit adds its time to the first visit's
     if assignment.item.kind == WorkKind.RATE:
+        response_id = assignment.item.response_id
+        assert response_id is not None  # a rating item always has its reply
+        if first_answer:  # ratings are only ever written here, so there are none yet: plain inserts
+            Rating.objects.bulk_create(
+                Rating(
+                    annotator=annotator,
+                    response_id=response_id,
+                    question_id=question_id,
+                    value=value,
+                    seconds_spent=spent,
+                )
+                for question_id, value in checked.items()
+            )
+            return SubmitResult()
         for question_id, value in checked.items():
             Rating.objects.update_or_create(
                 annotator=annotator,
-                response_id=assignment.item.response_id,
+                response_id=response_id,
                 question_id=question_id,
                 defaults={"value": value, "seconds_spent": spent},
             )
