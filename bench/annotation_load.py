@@ -165,9 +165,20 @@ def prepare(database_url: str, *, annotators: int, contexts: int, k: int) -> tup
 
 @contextmanager
 def gunicorn(database_url: str, port: int, workers: int, log: Path) -> Iterator[None]:
+    bind = f"127.0.0.1:{port}"
     with log.open("wb") as out:
         process = subprocess.Popen(
-            [str(GUNICORN), "config.wsgi:application", "-b", f"127.0.0.1:{port}", "--workers", str(workers)],
+            # --preload: the app (config/wsgi.py imports every view) loads before the workers fork, so
+            # the port opens only when every worker can answer at once.
+            [
+                str(GUNICORN),
+                "config.wsgi:application",
+                "--preload",
+                "--workers",
+                str(workers),
+                "--bind",
+                bind,
+            ],
             cwd=REPO,
             env=server_environment(database_url),
             stdout=out,
