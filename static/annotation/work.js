@@ -472,5 +472,9 @@
   }
   if (dialog && dialog.dataset.autoshow) {
     openInstructions();
+  } else {
+    // Focus now, while the page loads: the autofocus attribute is applied a moment after the load event,
+    // and the first keys of someone who starts typing at once would be lost.
+    focusTask();
   }
 })();
