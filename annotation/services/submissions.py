@@ -257,7 +257,6 @@ def diversity_submit(
 
 
 __all__ = [
-    "AssignmentStatus",
     "SubmissionInvalid",
     "SubmitResult",
     "diversity_submit",

@@ -77,16 +77,13 @@ def test_shuffled_order_is_per_annotator_and_reproducible():
             order.append(_rate(annotator).item_id)
         orders.append(order)
     assert orders[0] != orders[1]  # different seeds, different orders (12! orders: a tie is ~impossible)
-    # Same seed, fresh study of the same shape: the same permutation of the items.
-    again = work_study(contexts=12, systems=1, k=12)
-    twin = annotators(again, 1)[0]
-    twin.order_seed = people[0].order_seed
-    twin.save()
-    offset = min(WorkItem.objects.filter(study=again).values_list("pk", flat=True)) - min(
-        orders[0] + orders[1]
-    )
-    twin_order = [_rate(twin).item_id - offset for _ in range(12)]
-    assert sorted(twin_order) == sorted(orders[0])
+    # Reproducible: each order is the annotator's seeded permutation, (a * id + b) mod (2**31 - 1) with
+    # b = seed mod p and a = 1 + b mod (p - 1), recomputed here from the stored seed alone.
+    prime = 2**31 - 1
+    for annotator, order in zip(people, orders, strict=True):
+        b = annotator.order_seed % prime
+        a = 1 + b % (prime - 1)
+        assert order == sorted(order, key=lambda item_id: (a * item_id + b) % prime)
 
 
 def test_reload_returns_the_same_item():
