@@ -70,6 +70,7 @@ class ImportPlan:
     references: list[NewReference] = field(default_factory=list)
     systems: dict[str, bool] = field(default_factory=dict)  # new system name -> is_human
     annotators: list[str] = field(default_factory=list)  # new pseudonyms
+    anonymous: set[str] = field(default_factory=set)  # the new pseudonyms invented for unnamed scores
     responses: list[NewResponse] = field(default_factory=list)
     ratings: list[NewRating] = field(default_factory=list)
     mean_ratings: list[NewMeanRating] = field(default_factory=list)
@@ -278,6 +279,7 @@ class _Planner:
         if name is None:
             pseudonym = self.anonymous.next()
             self.plan.annotators.append(pseudonym)
+            self.plan.anonymous.add(pseudonym)
             return pseudonym
         existing = self.state.annotators.get(name)
         if existing is None:

@@ -88,6 +88,11 @@ class Study(models.Model):
     min_seconds_per_item = models.FloatField(
         default=2.0, help_text="answers faster than this are flagged as too fast"
     )
+    # Bumped (after commit) by every write that can change a report: ratings, imports, metric scores,
+    # references, report settings. Cached reports are keyed on it (correlation/report_cache.py).
+    data_version = models.PositiveBigIntegerField(
+        default=0, editable=False, help_text="changes whenever the study's report data changes"
+    )
 
     class Meta:
         ordering = ["-created_at"]
@@ -253,6 +258,11 @@ class Annotator(models.Model):
         choices=[("auto", "by the agreement threshold"), ("include", "always"), ("exclude", "never")],
         default="auto",
         help_text="whether this annotator's ratings count in reports",
+    )
+    identity_known = models.BooleanField(
+        default=True,
+        help_text="False for an anonymous imported rater (a position in a list of scores, as in GRADE's "
+        "file): ratings of such raters are never compared with each other as one person's",
     )
 
     class Meta:

@@ -166,7 +166,15 @@ def _plan_write(*, study: Study, plan: ImportPlan, state: StudyState) -> None:
         systems[system.name] = system.pk
     annotators = {pseudonym: pk for pseudonym, (pk, _) in state.annotators.items()}
     for annotator in Annotator.objects.bulk_create(
-        [Annotator(study=study, pseudonym=name, origin=AnnotatorOrigin.IMPORTED) for name in plan.annotators],
+        [
+            Annotator(
+                study=study,
+                pseudonym=name,
+                origin=AnnotatorOrigin.IMPORTED,
+                identity_known=name not in plan.anonymous,
+            )
+            for name in plan.annotators
+        ],
         batch_size=BATCH_SIZE,
     ):
         annotators[annotator.pseudonym] = annotator.pk

@@ -61,6 +61,34 @@ def test_systems_share_contexts_and_every_score_is_its_own_anonymous_annotator(s
     assert Rating.objects.values("annotator").distinct().count() == 6
     assert record.counts["annotators_created"] == 6
     assert record.counts["ratings_created"] == 6
+    # Nobody knows who gave which score: reports must not treat these raters as people.
+    assert not Annotator.objects.filter(study=study, identity_known=True).exists()
+
+
+@pytest.mark.django_db
+def test_named_imported_annotators_keep_their_identity(study):
+    jsonl = ImportFile(
+        name="named.jsonl",
+        data=(
+            json.dumps(
+                {
+                    "context": ["Hi ."],
+                    "response": "Hello .",
+                    "system": "s",
+                    "ratings": {"appropriateness": [3, 4]},
+                    "annotators": ["ann", "bob"],
+                }
+            )
+            + "\n"
+        ).encode("utf-8"),
+    )
+    study_import(study=study, format="jsonl", files=[jsonl])
+    assert sorted(
+        Annotator.objects.filter(study=study, identity_known=True).values_list("pseudonym", flat=True)
+    ) == [
+        "ann",
+        "bob",
+    ]
 
 
 @pytest.mark.django_db
