@@ -9,15 +9,19 @@ route gives the same bytes.
 JSON Lines keeps the values' types (numbers, null, lists, booleans). CSV has only text, so:
 an empty cell is a missing value, lists are joined with ``;`` (flags and response ids never contain
 one), booleans are ``true``/``false`` as in JSON, and floats keep their full precision (``repr``).
+A text cell (lists included) that starts with ``=``, ``+``, ``-``, ``@``, tab or carriage return gets a
+leading ``'`` so that a spreadsheet does not run it as a formula (``annotation.csv_cells``); numbers
+are written as they are.
 """
 
 from __future__ import annotations
 
-import csv
 import io
 import json
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
+
+from annotation.csv_cells import FormulaSafeWriter, formula_safe_cell
 
 # Column order of each export (JSONL objects carry the same keys in the same order).
 RATING_COLUMNS: tuple[str, ...] = (
@@ -61,24 +65,30 @@ CONTENT_TYPES = {"csv": "text/csv; charset=utf-8", "jsonl": "application/jsonl; 
 
 
 def csv_cell(value: Any) -> str:
-    """One value as CSV text (see the module docstring for the conventions)."""
+    """One value as CSV text (see the module docstring for the conventions), as ``rows_as_csv`` writes it:
+    text formula-safe, numbers as they are (a rating of -1 or a score of -0.0067 stays a number)."""
+    return str(formula_safe_cell(_csv_value(value)))
+
+
+def _csv_value(value: Any) -> object:
+    """What the CSV writer gets: numbers stay numbers (it writes floats with ``repr``), all else is text."""
     if value is None:
         return ""
     if isinstance(value, bool):
         return "true" if value else "false"
-    if isinstance(value, float):
-        return repr(value)
+    if isinstance(value, int | float):
+        return value
     if isinstance(value, list | tuple):
-        return CSV_LIST_SEPARATOR.join(csv_cell(part) for part in value)
+        return CSV_LIST_SEPARATOR.join(str(_csv_value(part)) for part in value)
     return str(value)
 
 
 def rows_as_csv(rows: Iterable[Mapping[str, Any]], columns: Sequence[str]) -> Iterator[str]:
     """The header line, then one line per row; fields quoted where needed (commas, quotes, newlines)."""
     buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
+    writer = FormulaSafeWriter(buffer, lineterminator="\n")
 
-    def line(cells: Iterable[str]) -> str:
+    def line(cells: Iterable[object]) -> str:
         writer.writerow(cells)
         text = buffer.getvalue()
         buffer.seek(0)
@@ -87,7 +97,7 @@ def rows_as_csv(rows: Iterable[Mapping[str, Any]], columns: Sequence[str]) -> It
 
     yield line(columns)
     for row in rows:
-        yield line(csv_cell(row.get(column)) for column in columns)
+        yield line(_csv_value(row.get(column)) for column in columns)
 
 
 def rows_as_jsonl(rows: Iterable[Mapping[str, Any]], columns: Sequence[str]) -> Iterator[str]:

@@ -1,11 +1,12 @@
 """Every response of a study with its human score per question and every metric score: the numbers
-behind the report's scatter plots, as one CSV for researchers' own analyses (four queries in all)."""
+behind the report's scatter plots, as one CSV for researchers' own analyses (four queries in all).
+Text cells, header included, are formula-safe (``annotation.csv_cells``); scores are written as numbers."""
 
 from __future__ import annotations
 
-import csv
 import io
 
+from annotation.csv_cells import FormulaSafeWriter
 from annotation.models import Study
 from correlation.selectors import (
     study_human_scores,
@@ -27,7 +28,7 @@ def study_item_scores_csv(*, study: Study) -> str:
     labels = study_response_labels(study=study)
 
     buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
+    writer = FormulaSafeWriter(buffer, lineterminator="\n")
     writer.writerow(
         ["response_id", "context_id", "system", "response"]
         + [f"human:{question.name}" for question in questions]
