@@ -8,6 +8,11 @@ that two metrics can be compared honestly on a few hundred items:
 * Spearman: the same transform with the variance 1.06 / (n - 3) of Fieller, Hartley and Pearson (1957),
   as recommended by Bonett and Wright (2000), "Sample size requirements for estimating Pearson, Kendall
   and Spearman correlations", Psychometrika 65(1), 23-28.
+* Kendall's tau-b (scipy's, which handles the ties of discrete human scores): the transform with the
+  variance 0.437 / (n - 4) from the same two papers.
+
+These intervals are the fast fallback; the report's main intervals come from a paired bootstrap shared
+by all metrics (correlation/bootstrap.py).
 
 ``jitter`` adds the N(0, 0.25^2) noise that RUBER's Figures 4-5 put on human scores so that the discrete
 points of a 0-2 scale do not hide one another in a scatter plot (for display only, never for statistics).
@@ -30,6 +35,7 @@ TOO_FEW_FOR_INTERVAL = "too few items for a confidence interval"
 METRIC_CONSTANT = "metric is constant"
 HUMAN_CONSTANT = "human scores are constant"
 SPEARMAN_VARIANCE_FACTOR = 1.06  # Bonett & Wright (2000): var(artanh(rho_s)) ~ 1.06 / (n - 3)
+KENDALL_VARIANCE_FACTOR = 0.437  # Fieller et al. (1957): var(artanh(tau)) ~ 0.437 / (n - 4)
 
 
 @dataclass(frozen=True)
@@ -68,6 +74,27 @@ def spearman_with_ci(x: Sequence[float], y: Sequence[float], confidence: float =
     return _with_fisher_interval(
         float(result.statistic), float(result.pvalue), len(xs), confidence, SPEARMAN_VARIANCE_FACTOR
     )
+
+
+def kendall_with_ci(x: Sequence[float], y: Sequence[float], confidence: float = 0.95) -> CorrelationResult:
+    """Kendall's tau-b of paired values, its p-value (scipy) and a Fisher-z interval with variance
+    0.437 / (n - 4) (Fieller, Hartley and Pearson 1957)."""
+    xs, ys = _paired_arrays(x, y, confidence)
+    undefined = _undefined_reason(xs, ys)
+    if undefined:
+        return CorrelationResult(None, None, None, None, len(xs), undefined)
+    result = scipy_stats.kendalltau(xs, ys)
+    coefficient = max(-1.0, min(1.0, float(result.statistic)))
+    p_value = float(result.pvalue)
+    p_or_none = p_value if math.isfinite(p_value) else None
+    n = len(xs)
+    if n <= 4:
+        return CorrelationResult(coefficient, p_or_none, None, None, n, TOO_FEW_FOR_INTERVAL)
+    if abs(coefficient) >= 1.0:
+        return CorrelationResult(coefficient, p_or_none, coefficient, coefficient, n)
+    half_width = _critical_value(confidence) * math.sqrt(KENDALL_VARIANCE_FACTOR / (n - 4))
+    z = math.atanh(coefficient)
+    return CorrelationResult(coefficient, p_or_none, math.tanh(z - half_width), math.tanh(z + half_width), n)
 
 
 def fisher_z_interval(

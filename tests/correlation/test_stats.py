@@ -146,3 +146,26 @@ def test_jitter_is_reproducible_gaussian_noise_of_the_requested_spread() -> None
     assert noise.std() == pytest.approx(0.25, rel=0.02)
     assert jitter([0.0, 1.0, 2.0], sd=0.0) == [0.0, 1.0, 2.0]
     assert jitter([], sd=0.25) == []
+
+
+@pytest.mark.parametrize(("seed", "n", "noise"), [(0, 10, 0.1), (1, 50, 0.3), (2, 500, 1.0)])
+def test_kendall_matches_scipy_tau_b_with_a_fisher_interval(seed: int, n: int, noise: float) -> None:
+    from correlation.stats import kendall_with_ci
+
+    human, metric = _sample(seed, n, noise)
+    ours = kendall_with_ci(human, metric)
+    reference = scipy_stats.kendalltau(human, metric)  # tau-b: the ties of human means are accounted for
+    assert ours.coefficient == pytest.approx(reference.statistic, abs=1e-12)
+    assert ours.p_value == pytest.approx(reference.pvalue, rel=1e-9, abs=1e-300)
+    half_width = Z_975 * math.sqrt(0.437 / (n - 4))
+    z = math.atanh(reference.statistic)
+    assert ours.ci_low == pytest.approx(math.tanh(z - half_width), abs=1e-12)
+    assert ours.ci_high == pytest.approx(math.tanh(z + half_width), abs=1e-12)
+
+
+def test_kendall_degenerate_inputs_give_reasons() -> None:
+    from correlation.stats import kendall_with_ci
+
+    assert kendall_with_ci([1, 2], [1, 2]).note == TOO_FEW_ITEMS
+    assert kendall_with_ci([1, 2, 3], [1, 1, 1]).note == METRIC_CONSTANT
+    assert kendall_with_ci([1, 2, 3, 4], [1, 2, 4, 3]).note == TOO_FEW_FOR_INTERVAL

@@ -1,0 +1,310 @@
+"""Paired bootstrap of correlations with human scores: one set of resamples shared by every metric.
+
+Replies are resampled with replacement (Efron and Tibshirani 1993); the 95% interval of a coefficient is
+the 2.5th and 97.5th percentile of its resampled values. Every metric of a report sees the *same*
+resamples, so the difference between two metrics' correlations is bootstrapped as well (the paired
+bootstrap resampling of Koehn 2004), see :func:`paired_difference_p`.
+
+Vectorised instead of a Python loop per resample. A resample is a vector of counts ``w`` (how often each
+reply was drawn; the counts sum to n), and a block of resamples is a matrix W (B x n):
+
+* Pearson's r of a resample is the weighted Pearson correlation with weights ``w``: the sums
+  W @ x, W @ x^2, W @ y, W @ y^2 and W @ (x y) give it for every resample and every metric at once.
+* Spearman's rho of a resample is Pearson's r of the resample's average ranks. The rank of reply i
+  in a resample is (number of drawn replies with a smaller value) + (number of drawn replies with the
+  same value + 1) / 2, so a cumulative sum of W taken in the sorted order of the values gives the ranks
+  of all resamples at once: each column is sorted once, not once per resample. Replies with equal values
+  form tie groups that share one rank, so the sums over replies become sums over groups.
+
+Both are exactly what ``scipy.stats.pearsonr`` and ``scipy.stats.spearmanr`` return on ``x[idx]`` and
+``y[idx]`` for the drawn indices ``idx`` (tests/correlation/test_bootstrap.py checks it).
+
+Where a metric has no value for some replies, those replies weigh nothing in that metric's sums; the
+resample itself stays shared. A resample in which either side is constant has no correlation (NaN in
+the draws); intervals are taken over the resamples that have one.
+
+Pure Python + numpy: no Django here (import-linter contract).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+import numpy as np
+
+DEFAULT_RESAMPLES = 1000
+DEFAULT_SEED = 20180201
+# Elements per block of the count matrix: 2 MB of float64, so that a block's passes stay in the CPU cache.
+BLOCK_ELEMENTS = 250_000
+# An interval from fewer defined resamples than this share says more about the sample than about the metric.
+MIN_DEFINED_SHARE = 0.9
+Progress = Callable[[int, int], None]
+
+
+@dataclass(frozen=True)
+class Resamples:
+    """``count`` bootstrap resamples of ``n`` items, reproducible from ``seed``."""
+
+    n: int
+    count: int = DEFAULT_RESAMPLES
+    seed: int = DEFAULT_SEED
+
+    @property
+    def block_size(self) -> int:
+        return max(1, min(self.count, BLOCK_ELEMENTS // max(1, self.n)))
+
+    def blocks(self) -> Iterator[np.ndarray]:
+        """Count matrices of at most ``block_size`` resamples each, (b x n) float64, in a fixed order."""
+        generator = np.random.default_rng(self.seed)
+        done = 0
+        while done < self.count:
+            size = min(self.block_size, self.count - done)
+            drawn = generator.integers(0, self.n, size=(size, self.n))
+            offsets = (np.arange(size) * self.n)[:, None]
+            counts = np.bincount((drawn + offsets).ravel(), minlength=size * self.n)
+            yield counts.reshape(size, self.n).astype(np.float64)
+            done += size
+
+    def indices(self) -> Iterator[np.ndarray]:
+        """The same resamples as drawn indices (one array of n per resample), for tests and for code
+        that needs the items themselves; slow for large n."""
+        generator = np.random.default_rng(self.seed)
+        done = 0
+        while done < self.count:
+            size = min(self.block_size, self.count - done)
+            drawn = generator.integers(0, self.n, size=(size, self.n))
+            yield from drawn
+            done += size
+
+
+@dataclass(frozen=True)
+class BootstrapDraws:
+    """Per metric (rows) and resample (columns): Pearson's r and Spearman's rho, NaN where undefined."""
+
+    pearson: np.ndarray
+    spearman: np.ndarray
+
+
+def bootstrap_correlations(
+    human: np.ndarray,
+    metrics: np.ndarray,
+    resamples: Resamples,
+    *,
+    progress: Progress | None = None,
+) -> BootstrapDraws:
+    """Pearson and Spearman of every metric column with ``human`` over the shared ``resamples``.
+
+    ``human`` has one finite value per item; ``metrics`` is (items x metrics) with NaN where a metric has
+    no value for an item.
+    """
+    x = np.asarray(human, dtype=np.float64)
+    values = np.asarray(metrics, dtype=np.float64)
+    if values.ndim != 2 or values.shape[0] != x.shape[0]:
+        raise ValueError(f"metrics must be (items x metrics) with {x.shape[0]} items, got {values.shape}")
+    if x.shape[0] != resamples.n:
+        raise ValueError(f"the resamples are of {resamples.n} items, the data has {x.shape[0]}")
+    if not np.all(np.isfinite(x)):
+        raise ValueError("human scores must be finite")
+    columns = values.shape[1]
+    pearson = np.full((columns, resamples.count), np.nan)
+    spearman = np.full((columns, resamples.count), np.nan)
+    if columns == 0 or resamples.count == 0:
+        return BootstrapDraws(pearson, spearman)
+    present = np.isfinite(values)
+    patterns = _availability_patterns(present)
+    prepared = [_PreparedPattern.of(x, values, present, columns_of) for columns_of in patterns]
+    done = 0
+    for block in resamples.blocks():
+        size = block.shape[0]
+        where = slice(done, done + size)
+        pearson[:, where] = _weighted_pearson(block, x, values, present).T
+        for pattern in prepared:
+            spearman[pattern.columns, where] = pattern.spearman(block)
+        done += size
+        if progress is not None:
+            progress(done, resamples.count)
+    return BootstrapDraws(pearson, spearman)
+
+
+def percentile_interval(draws: np.ndarray, confidence: float = 0.95) -> tuple[float, float] | None:
+    """The percentile interval of one metric's draws; ``None`` when too few resamples had a value."""
+    if not 0.0 < confidence < 1.0:
+        raise ValueError("confidence must lie strictly between 0 and 1")
+    defined = draws[np.isfinite(draws)]
+    if defined.size == 0 or defined.size < MIN_DEFINED_SHARE * draws.size:
+        return None
+    tail = (1.0 - confidence) / 2.0 * 100.0
+    low, high = np.percentile(defined, [tail, 100.0 - tail])
+    return (float(low), float(high))
+
+
+def paired_difference_p(first: np.ndarray, second: np.ndarray) -> float | None:
+    """Two-sided p-value that two metrics correlate equally, from their paired draws.
+
+    The share of resamples in which the difference takes the sign opposite to its majority, doubled,
+    with the usual +1 correction so that B resamples never claim p = 0: p = min(1, 2 (k + 1) / (B + 1)).
+    ``None`` when fewer than :data:`MIN_DEFINED_SHARE` of the resamples define both correlations.
+    """
+    both = np.isfinite(first) & np.isfinite(second)
+    if both.sum() == 0 or both.sum() < MIN_DEFINED_SHARE * first.size:
+        return None
+    difference = first[both] - second[both]
+    minority = min(int(np.sum(difference <= 0)), int(np.sum(difference >= 0)))
+    return min(1.0, 2.0 * (minority + 1) / (difference.size + 1))
+
+
+def _availability_patterns(present: np.ndarray) -> list[np.ndarray]:
+    """Metric columns grouped by the set of items they have values for (usually one group)."""
+    groups: dict[bytes, list[int]] = {}
+    for column in range(present.shape[1]):
+        groups.setdefault(np.packbits(present[:, column]).tobytes(), []).append(column)
+    return [np.array(columns) for columns in groups.values()]
+
+
+def _weighted_pearson(
+    block: np.ndarray, x: np.ndarray, values: np.ndarray, present: np.ndarray
+) -> np.ndarray:
+    """(b x metrics) weighted Pearson correlations; NaN where either side is constant in a resample."""
+    mask = present.astype(np.float64)
+    y = np.where(present, values, 0.0)
+    # Centering first keeps the sums of squares free of cancellation for values far from zero.
+    x_centered = x - x.mean()
+    column_means = np.divide(
+        y.sum(axis=0), mask.sum(axis=0), out=np.zeros(y.shape[1]), where=mask.sum(axis=0) > 0
+    )
+    y_centered = (y - column_means) * mask
+    xm = x_centered[:, None] * mask
+    s0 = block @ mask
+    sx = block @ xm
+    sxx = block @ (x_centered[:, None] ** 2 * mask)
+    sy = block @ y_centered
+    syy = block @ (y_centered**2)
+    sxy = block @ (xm * y_centered)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        covariance = sxy - sx * sy / s0
+        variance_x = sxx - sx**2 / s0
+        variance_y = syy - sy**2 / s0
+        r = covariance / np.sqrt(variance_x * variance_y)
+    undefined = (variance_x <= 1e-12 * np.maximum(sxx, 1e-300)) | (
+        variance_y <= 1e-12 * np.maximum(syy, 1e-300)
+    )
+    r[undefined | (s0 < 2)] = np.nan
+    return np.clip(r, -1.0, 1.0)
+
+
+@dataclass(frozen=True)
+class _TieGroups:
+    """One column's items in sorted order and where each run of equal values ends."""
+
+    order: np.ndarray  # item positions (within the pattern's items) in ascending order of value
+    ends: np.ndarray  # index into ``order`` of the last item of each tie group
+    group_of_item: np.ndarray  # tie group of each item (within the pattern's items)
+
+    @classmethod
+    def of(cls, column: np.ndarray) -> _TieGroups:
+        order = np.argsort(column, kind="stable")
+        ordered = column[order]
+        last_of_group = np.append(ordered[1:] != ordered[:-1], True)
+        ends = np.flatnonzero(last_of_group)
+        group_sorted = np.concatenate(([0], np.cumsum(last_of_group[:-1])))
+        group_of_item = np.empty_like(group_sorted)
+        group_of_item[order] = group_sorted
+        return cls(order=order, ends=ends, group_of_item=group_of_item)
+
+    @property
+    def untied(self) -> bool:
+        return self.ends.size == self.order.size
+
+    def ranks_and_cross(
+        self, weights: np.ndarray, weighted_other_rank: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Per resample: the tie term sum over groups of (d^3 - d), where d is how many draws a tie group
+        got, and the cross sum sum_i w_i rank_i o_i with ``weighted_other_rank`` = w_i o_i.
+
+        The average rank of a group is c - (d - 1) / 2, where c is the cumulative count of draws up to
+        the group's last member, so the cross sum is sum_g (c_g - (d_g - 1) / 2) S_g with S_g the group's
+        sum of w_i o_i.
+        """
+        drawn_sorted = weights[:, self.order]
+        cumulative = np.cumsum(drawn_sorted, axis=1)
+        other_sorted = weighted_other_rank[:, self.order]
+        if self.untied:
+            # Singleton groups: d = w_i, S_g = w_i o_i; the tie term depends on the counts only.
+            cross = np.einsum("bi,bi->b", cumulative, other_sorted)
+            cross -= 0.5 * np.einsum("bi,bi->b", drawn_sorted, other_sorted)
+            cross += 0.5 * other_sorted.sum(axis=1)
+            return _tie_term(weights), cross
+        at_ends = cumulative[:, self.ends]
+        drawn = np.diff(at_ends, axis=1, prepend=0.0)
+        group_other = np.diff(np.cumsum(other_sorted, axis=1)[:, self.ends], axis=1, prepend=0.0)
+        cross = np.einsum("bg,bg->b", at_ends - 0.5 * (drawn - 1.0), group_other)
+        return _tie_term(drawn), cross
+
+    def ranks(self, weights: np.ndarray) -> np.ndarray:
+        """(b x items): each item's average rank in each resample."""
+        cumulative = np.cumsum(weights[:, self.order], axis=1)[:, self.ends]
+        drawn = np.diff(cumulative, axis=1, prepend=0.0)
+        group_rank = cumulative - 0.5 * (drawn - 1.0)
+        return group_rank[:, self.group_of_item]
+
+
+def _tie_term(drawn: np.ndarray) -> np.ndarray:
+    return np.einsum("bg,bg,bg->b", drawn, drawn, drawn) - drawn.sum(axis=1)
+
+
+@dataclass(frozen=True)
+class _PreparedPattern:
+    """The metric columns that share one set of items, with the human scores' tie groups on that set.
+
+    With N draws, average ranks always sum to N(N + 1) / 2 and their sum of squared deviations is
+    (N^3 - N) / 12 minus the tie correction sum (d^3 - d) / 12 (Kendall's tie correction), so only the
+    cross sum of the two rankings needs a pass over the items for each metric.
+    """
+
+    columns: np.ndarray
+    items: np.ndarray
+    human: _TieGroups
+    metrics: tuple[_TieGroups, ...]
+
+    @classmethod
+    def of(
+        cls, x: np.ndarray, values: np.ndarray, present: np.ndarray, columns: np.ndarray
+    ) -> _PreparedPattern:
+        items = np.flatnonzero(present[:, columns[0]])
+        return cls(
+            columns=columns,
+            items=items,
+            human=_TieGroups.of(x[items]),
+            metrics=tuple(_TieGroups.of(values[items, column]) for column in columns),
+        )
+
+    def spearman(self, block: np.ndarray) -> np.ndarray:
+        """(metrics of the pattern x b) Spearman correlations for one block of resamples."""
+        result = np.full((len(self.columns), block.shape[0]), np.nan)
+        if self.items.size < 2:
+            return result
+        weights = np.ascontiguousarray(block[:, self.items])
+        drawn = weights.sum(axis=1)
+        untied = (drawn**3 - drawn) / 12.0
+        weighted_human_rank = weights * self.human.ranks(weights)
+        variance_h = untied - self.human.ranks_and_cross(weights, weighted_human_rank)[0] / 12.0
+        mean_part = drawn * ((drawn + 1.0) / 2.0) ** 2
+        tolerance = 1e-9 * np.maximum(drawn, 1.0) ** 3
+        for row, groups in enumerate(self.metrics):
+            tie_term, cross = groups.ranks_and_cross(weights, weighted_human_rank)
+            variance_m = untied - tie_term / 12.0
+            with np.errstate(invalid="ignore", divide="ignore"):
+                rho = (cross - mean_part) / np.sqrt(variance_h * variance_m)
+            rho[(variance_h <= tolerance) | (variance_m <= tolerance) | (drawn < 2)] = np.nan
+            result[row] = np.clip(rho, -1.0, 1.0)
+        return result
+
+
+def bootstrap_interval_or_none(draws: np.ndarray, confidence: float = 0.95) -> list[float | None]:
+    """``[low, high]`` for JSON, ``[None, None]`` when undefined."""
+    interval = percentile_interval(draws, confidence)
+    if interval is None or not all(math.isfinite(v) for v in interval):
+        return [None, None]
+    return [interval[0], interval[1]]
