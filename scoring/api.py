@@ -18,7 +18,7 @@ from scoring.metrics.registry import (
     metric_spec,
     system_metric_spec,
 )
-from scoring.models import MetricScore, ReferencesMode, ScoringRun, TrainedModel
+from scoring.models import MetricScore, ReferencesMode, ScoringRun, TokenizerChoice, TrainedModel
 from scoring.selectors import metric_scores_for_study, scoring_runs_for_study, trained_models_all
 from scoring.services import ScoringRequestError, scoring_run_create
 
@@ -32,7 +32,7 @@ class ScoringRunSerializer(serializers.ModelSerializer):
     class Meta:
         model = ScoringRun
         fields = [
-            "id", "study", "metrics", "references", "trained_models", "status", "progress_done",
+            "id", "study", "metrics", "references", "tokenizer", "trained_models", "status", "progress_done",
             "progress_total", "progress_percent", "error", "notes", "timings", "attempts", "created_at",
             "started_at", "finished_at",
         ]  # fmt: skip
@@ -49,6 +49,16 @@ class ScoringRunSerializer(serializers.ModelSerializer):
 class ScoringRunCreateSerializer(serializers.Serializer):
     metrics = serializers.ListField(child=serializers.CharField(), allow_empty=False)
     references = serializers.ChoiceField(choices=ReferencesMode.choices, default=ReferencesMode.MULTI)
+    tokenizer = serializers.ChoiceField(
+        choices=TokenizerChoice.choices,
+        default=TokenizerChoice.DEFAULT,
+        help_text="how the metrics that tokenize split text: 'default', the study language's tokenizer "
+        "(en-v1, zh-jieba), or 'none', whitespace split with no other change, for pre-tokenized text "
+        "(signature tok:none, as sacrebleu's tokenize='none'); learned metrics keep their model's tokenizer",
+        error_messages={
+            "invalid_choice": f'"{{input}}" is not a tokenizer; choose one of {", ".join(TokenizerChoice.values)}'
+        },
+    )
     models = serializers.ListField(
         child=serializers.CharField(),
         required=False,

@@ -7,7 +7,7 @@ from django import forms
 from annotation.models import Study
 from scoring.metrics.learned_specs import MODEL_KINDS
 from scoring.metrics.registry import available_metric_names, available_system_metric_names, metric_spec
-from scoring.models import ReferencesMode, TrainedModel
+from scoring.models import ReferencesMode, TokenizerChoice, TrainedModel
 from scoring.selectors import metrics_available_for_study, trained_models_all
 
 
@@ -16,11 +16,18 @@ def _model_field_name(kind: str) -> str:
 
 
 class ScoringRunForm(forms.Form):
-    """Metrics, references and (for learned metrics) which trained model of each kind to use."""
+    """Metrics, references, tokenizer and (for learned metrics) which trained model of each kind to use."""
 
     metrics = forms.MultipleChoiceField(widget=forms.CheckboxSelectMultiple)
     references = forms.ChoiceField(
         choices=ReferencesMode.choices, initial=ReferencesMode.MULTI, widget=forms.RadioSelect
+    )
+    tokenizer = forms.ChoiceField(
+        choices=TokenizerChoice.choices,
+        initial=TokenizerChoice.DEFAULT,
+        required=False,  # a form posted without it (an older page, a script) gets the default
+        widget=forms.RadioSelect,
+        help_text="for every metric that tokenizes, except learned ones (their model's tokenizer)",
     )
 
     def __init__(self, *args: Any, study: Study | None = None, **kwargs: Any) -> None:
@@ -44,6 +51,9 @@ class ScoringRunForm(forms.Form):
                 empty_label="the study's model (or the default)",
                 label=f"{kind} model",
             )
+
+    def clean_tokenizer(self) -> str:
+        return str(self.cleaned_data.get("tokenizer") or TokenizerChoice.DEFAULT)
 
     def model_names(self) -> list[str]:
         """The trained models chosen explicitly, by name (empty: the study's choice or the default)."""

@@ -6,6 +6,7 @@ from django.conf import settings
 from django.db import models
 
 from annotation.models import Response, Study, System
+from scoring.metrics.tokenize import DEFAULT_TOKENIZER, WHITESPACE_TOKENIZER
 
 
 class MetricSignature(models.Model):
@@ -78,6 +79,13 @@ class ReferencesMode(models.TextChoices):
     MULTI = "multi", "every reference of the context (best-matching reference, seed 003 eq. 1)"
 
 
+class TokenizerChoice(models.TextChoices):
+    """How the metrics that tokenize split text (``tok:`` in their signatures); see scoring.metrics.tokenize."""
+
+    DEFAULT = DEFAULT_TOKENIZER, "the study language's tokenizer (en-v1, zh-jieba)"
+    NONE = WHITESPACE_TOKENIZER, "none: whitespace split as it comes, for pre-tokenized text"
+
+
 class ModelKind(models.TextChoices):
     RUBER = "ruber", "RUBER (word2vec + Bi-GRU s_U)"
     BERT_RUBER = "bert-ruber", "BERT-RUBER (unreferenced factorial cells)"
@@ -133,6 +141,12 @@ class ScoringRun(models.Model):
     study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="scoring_runs")
     metrics = models.JSONField(default=list, help_text="metric names, as in `manage.py list_metrics`")
     references = models.CharField(max_length=10, choices=ReferencesMode.choices, default=ReferencesMode.MULTI)
+    tokenizer = models.CharField(
+        max_length=20,
+        choices=TokenizerChoice.choices,
+        default=TokenizerChoice.DEFAULT,
+        help_text="how the metrics that tokenize split text (learned metrics use their model's tokenizer)",
+    )
     status = models.CharField(
         max_length=10, choices=RunStatus.choices, default=RunStatus.PENDING, db_index=True
     )

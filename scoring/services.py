@@ -17,6 +17,11 @@ per metric; metrics computed together as a family share their time evenly. Whole
 blends normalise over the scored set, seed 000 eq. 4) are computed after the others, in one call over
 every response; a run with both counts every response twice.
 
+Tokenizer: a run records how its metrics split text (``tokenizer``: "default", the study language's
+tokenizer, or "none", whitespace split for text that is already tokenized) and uses it for every metric that
+tokenizes, per response and per system; the choice is in each score's signature (``tok:none``). Learned
+metrics keep the tokenizer their model was trained with.
+
 Learned metrics use trained models resolved when the run is created (named ones, else the study's choice,
 else the default; see :mod:`scoring.trained_model_services`) and recorded on the run; their scores'
 signatures carry the model's content hash. A metric that has no value for a response (``None``: RUBER's
@@ -43,6 +48,7 @@ from django.utils import timezone
 from kombu.exceptions import OperationalError as BrokerError
 
 from annotation.models import Response, Study, System
+from annotation.services.data_version import study_data_changed
 from scoring.metrics.registry import (
     UnknownMetricError,
     available_metric_names,
@@ -65,6 +71,7 @@ from scoring.models import (
     RunStatus,
     ScoringRun,
     SystemMetricScore,
+    TokenizerChoice,
 )
 from scoring.selectors import metrics_available_for_study, scoring_responses_for_study, study_response_count
 from scoring.trained_model_services import (
@@ -102,19 +109,24 @@ def scoring_run_create(
     user: AbstractBaseUser | AnonymousUser | None = None,
     enqueue: bool = True,
     models: Sequence[str] = (),
+    tokenizer: str = TokenizerChoice.DEFAULT,
 ) -> ScoringRun:
     """Create a pending run and, once the transaction commits, queue it for a worker.
 
     ``metrics`` are registry names; duplicates are dropped, and the raw components a blend needs are added.
     ``["all"]`` means every registered metric that is not a variant, learned metrics only where a trained
     model is available for the study. ``models`` names trained models to use instead of the study's
-    choice or the default. With ``enqueue=False`` nothing is queued (``manage.py score_study --sync``
-    executes it in-process).
+    choice or the default. ``tokenizer`` ("default" or "none") is used by every metric that tokenizes.
+    With ``enqueue=False`` nothing is queued (``manage.py score_study --sync`` executes it in-process).
     """
     names = _validated_metric_names(metrics, study=study)
     if references not in ReferencesMode.values:
         raise ScoringRequestError(
             f"unknown references mode {references!r}; choose one of {', '.join(ReferencesMode.values)}"
+        )
+    if tokenizer not in TokenizerChoice.values:
+        raise ScoringRequestError(
+            f"unknown tokenizer {tokenizer!r}; choose one of {', '.join(TokenizerChoice.values)}"
         )
     kinds = [spec.model_kind for spec in metric_specs(split_metric_names(names)[0]) if spec.model_kind]
     try:
@@ -126,6 +138,7 @@ def scoring_run_create(
         study=study,
         metrics=names,
         references=references,
+        tokenizer=tokenizer,
         trained_models={kind: run_model_record(model) for kind, model in trained.items()},
         created_by=user if isinstance(user, get_user_model()) else None,
         progress_total=study_response_count(study=study),
@@ -269,7 +282,11 @@ def _scoring_run_compute(
     _scoring_run_update(run_id=run_id, attempt=attempt, progress_total=total)
     tally = _RunTally(timings=dict.fromkeys(run.metrics, 0.0))
     context = _ComputeContext(
-        language=run.study.language, references_mode=run.references, models=models, signatures=signatures
+        language=run.study.language,
+        references_mode=run.references,
+        tokenizer=run.tokenizer,
+        models=models,
+        signatures=signatures,
     )
     done = 0
 
@@ -284,6 +301,8 @@ def _scoring_run_compute(
                 unique_fields=["response", "signature"],
                 update_fields=["value", "computed_at"],
             )
+            if rows:  # once per committed batch, so a report read mid-run is not served after the next one
+                study_data_changed(study_id=run.study_id)
             _scoring_run_update(run_id=run_id, attempt=attempt, progress_done=done, timings=tally.timings)
         if progress is not None:
             progress(done, total)
@@ -314,6 +333,7 @@ def _scoring_run_compute(
 class _ComputeContext:
     language: str
     references_mode: str
+    tokenizer: str
     models: dict[str, str]
     signatures: dict[str, MetricSignature]
 
@@ -356,7 +376,9 @@ def _compute_system_metrics(names: Sequence[str], run: ScoringRun, tally: _RunTa
     language = run.study.language
     for name in names:
         spec = system_metric_spec(name)
-        parameters = spec.signature_parameters(language=language, references=run.references)
+        parameters = spec.signature_parameters(
+            language=language, references=run.references, tokenizer=run.tokenizer
+        )
         signature, _ = MetricSignature.objects.get_or_create(
             text=metric_signature(name, parameters),
             defaults={"name": name, "parameters": parameters, "version": spec.version},
@@ -368,6 +390,7 @@ def _compute_system_metrics(names: Sequence[str], run: ScoringRun, tally: _RunTa
                 name,
                 [ContextOutputs(outputs, references[context_id]) for context_id, outputs in contexts.items()],
                 language,
+                tokenizer=run.tokenizer,
             )
             if score.value is None:
                 tally.undefined[name] = tally.undefined.get(name, 0) + 1
@@ -384,6 +407,8 @@ def _compute_system_metrics(names: Sequence[str], run: ScoringRun, tally: _RunTa
             unique_fields=["system", "signature"],
             update_fields=["value", "items", "computed_at"],
         )
+        if rows:  # the report page shows the system-level table
+            study_data_changed(study_id=run.study_id)
 
 
 def _compute_groups(
@@ -411,6 +436,7 @@ def _compute_groups(
             [response.context.query for response in items],
             context.language,
             models=context.models,
+            tokenizer=context.tokenizer,
         )
         seconds = time.perf_counter() - started
         for name in names:
@@ -426,7 +452,11 @@ def _compute_groups(
 def _metric_signature_get_or_create(*, spec: MetricSpec, run: ScoringRun) -> MetricSignature:
     model_hash = str(run.trained_models[spec.model_kind]["hash"]) if spec.model_kind else ""
     parameters = signature_parameters(
-        spec.name, language=run.study.language, references=run.references, model_hash=model_hash
+        spec.name,
+        language=run.study.language,
+        references=run.references,
+        model_hash=model_hash,
+        tokenizer=run.tokenizer,
     )
     signature, _ = MetricSignature.objects.get_or_create(
         text=metric_signature(spec.name, parameters),

@@ -26,6 +26,7 @@ def scoring_run_start(request: HttpRequest, study_id: int) -> HttpResponse:
             study=study,
             metrics=form.cleaned_data["metrics"],
             references=form.cleaned_data["references"],
+            tokenizer=form.cleaned_data["tokenizer"],
             user=authenticated_user(request),
             models=form.model_names(),
         )

@@ -23,6 +23,7 @@ from scoring.metrics.spec import (
     MetricSpec,
     family_member_compute,
     reference_aggregation,
+    tokenizer_choice,
 )
 from scoring.metrics.tokenize import tokenize
 
@@ -43,8 +44,9 @@ def bleu_family_compute(
     """``{name: [score per item]}`` for the BLEU orders in ``names``, from one tokenization and counting."""
     smoothing = params.get("smooth", DEFAULT_SMOOTHING)  # checked by the bleu module
     orders = {name: BLEU_ORDERS[name] for name in names}
-    hypothesis_tokens = [tokenize(text, language) for text in hypotheses]
-    reference_tokens = _tokenize_reference_lists(references, language)
+    tokenizer = tokenizer_choice(params)
+    hypothesis_tokens = [tokenize(text, language, tokenizer) for text in hypotheses]
+    reference_tokens = _tokenize_reference_lists(references, language, tokenizer)
     aggregation = reference_aggregation(params, supported=REFERENCE_AGGREGATIONS)
     max_n = max(orders.values())
     if aggregation == "joint":
@@ -92,7 +94,9 @@ def _max_over_references(
     return [row if row is not None else [0.0] * max_n for row in best]
 
 
-def _tokenize_reference_lists(references: Sequence[Sequence[str]], language: str) -> list[list[list[str]]]:
+def _tokenize_reference_lists(
+    references: Sequence[Sequence[str]], language: str, tokenizer: str
+) -> list[list[list[str]]]:
     """Tokenized reference lists; equal lists (one context, several systems) become the same object.
 
     Sharing the object lets :func:`sentence_bleu_orders_batch` count those references' n-grams once.
@@ -105,7 +109,7 @@ def _tokenize_reference_lists(references: Sequence[Sequence[str]], language: str
         if key not in by_texts:
             for text in key:
                 if text not in tokens_by_text:
-                    tokens_by_text[text] = tokenize(text, language)
+                    tokens_by_text[text] = tokenize(text, language, tokenizer)
             by_texts[key] = [tokens_by_text[text] for text in key]
         result.append(by_texts[key])
     return result

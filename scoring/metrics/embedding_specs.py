@@ -38,6 +38,7 @@ from scoring.metrics.spec import (
     MetricSpec,
     family_member_compute,
     reference_aggregation,
+    tokenizer_choice,
 )
 from scoring.metrics.tokenize import tokenize
 from scoring.metrics.word_vectors import (
@@ -89,11 +90,12 @@ def embedding_family_compute(
     """``{name: [score per item]}`` for the embedding metrics in ``names``, from one tokenization."""
     reference_aggregation(params, metric="embedding metrics")
     vectors = verified_vectors(params.get("vectors", DEFAULT_VECTORS), language=language)
+    tokenizer = tokenizer_choice(params)
     tokens_by_text: dict[str, list[str]] = {}
 
     def tokens(text: str) -> list[str]:
         if text not in tokens_by_text:
-            tokens_by_text[text] = tokenize(text, language)
+            tokens_by_text[text] = tokenize(text, language, tokenizer)
         return tokens_by_text[text]
 
     scores = embedding_scores_batch(

@@ -18,7 +18,12 @@ from collections.abc import Mapping, Sequence
 from scoring.metrics import METRICS_VERSION
 from scoring.metrics.meteor import meteor_batch
 from scoring.metrics.rouge import rouge_l_batch
-from scoring.metrics.spec import DEFAULT_REFERENCE_AGGREGATION, MetricSpec, reference_aggregation
+from scoring.metrics.spec import (
+    DEFAULT_REFERENCE_AGGREGATION,
+    MetricSpec,
+    reference_aggregation,
+    tokenizer_choice,
+)
 from scoring.metrics.tokenize import tokenize
 
 ROUGE_L_NAME = "rouge-l"
@@ -34,7 +39,9 @@ def rouge_l_compute(
 ) -> list[float]:
     """ROUGE-L F1 per item against its closest reference (0.0 for items without one)."""
     reference_aggregation(params)
-    hypothesis_tokens, reference_tokens = _tokenize_batch(hypotheses, references, language)
+    hypothesis_tokens, reference_tokens = _tokenize_batch(
+        hypotheses, references, language, tokenizer_choice(params)
+    )
     return rouge_l_batch(hypothesis_tokens, reference_tokens)
 
 
@@ -47,7 +54,9 @@ def meteor_compute(
 ) -> list[float]:
     """nltk METEOR per item against its closest reference; raises MetricDataMissingError without WordNet."""
     reference_aggregation(params)
-    hypothesis_tokens, reference_tokens = _tokenize_batch(hypotheses, references, language)
+    hypothesis_tokens, reference_tokens = _tokenize_batch(
+        hypotheses, references, language, tokenizer_choice(params)
+    )
     return meteor_batch(hypothesis_tokens, reference_tokens)
 
 
@@ -85,7 +94,7 @@ def overlap_specs() -> list[MetricSpec]:
 
 
 def _tokenize_batch(
-    hypotheses: Sequence[str], references: Sequence[Sequence[str]], language: str
+    hypotheses: Sequence[str], references: Sequence[Sequence[str]], language: str, tokenizer: str
 ) -> tuple[list[list[str]], list[list[list[str]]]]:
     """Tokens of every reply and reference; a reference text met again is the same token list.
 
@@ -97,9 +106,9 @@ def _tokenize_batch(
     def tokens(text: str) -> list[str]:
         cached = tokens_by_text.get(text)
         if cached is None:
-            cached = tokens_by_text[text] = tokenize(text, language)
+            cached = tokens_by_text[text] = tokenize(text, language, tokenizer)
         return cached
 
-    hypothesis_tokens = [tokenize(text, language) for text in hypotheses]
+    hypothesis_tokens = [tokenize(text, language, tokenizer) for text in hypotheses]
     reference_tokens = [[tokens(text) for text in texts] for texts in references]
     return hypothesis_tokens, reference_tokens

@@ -21,9 +21,9 @@ from scoring.metrics.bleu_family import bleu_specs
 from scoring.metrics.embedding_specs import embedding_specs
 from scoring.metrics.learned_specs import bert_ruber_specs, ruber_specs
 from scoring.metrics.overlap_specs import overlap_specs
-from scoring.metrics.spec import MODEL_PARAMETER, MetricFamily, MetricSpec
+from scoring.metrics.spec import MODEL_PARAMETER, TOKENIZER_PARAMETER, MetricFamily, MetricSpec
 from scoring.metrics.system_specs import ContextOutputs, SystemMetricSpec, SystemScore, system_metric_specs
-from scoring.metrics.tokenize import tokenizer_name
+from scoring.metrics.tokenize import DEFAULT_TOKENIZER, checked_tokenizer, tokenizer_name
 
 _SPECS: dict[str, MetricSpec] = {}
 _FAMILIES: dict[str, MetricFamily] = {}
@@ -92,14 +92,24 @@ def system_metric_spec(name: str) -> SystemMetricSpec:
 
 
 def compute_system_metric(
-    name: str, contexts: Sequence[ContextOutputs], language: str, params: Mapping[str, str] | None = None
+    name: str,
+    contexts: Sequence[ContextOutputs],
+    language: str,
+    params: Mapping[str, str] | None = None,
+    *,
+    tokenizer: str = DEFAULT_TOKENIZER,
 ) -> SystemScore:
-    """The system-level metric ``name`` of one system, from its outputs per context."""
+    """The system-level metric ``name`` of one system, from its outputs per context.
+
+    ``tokenizer`` is "default" (the language's tokenizer) or "none" (whitespace split, for text that is
+    already tokenized); see :mod:`scoring.metrics.tokenize`.
+    """
     spec = system_metric_spec(name)
     unknown = sorted(set(params or {}) - set(spec.parameters))
     if unknown:
         raise ValueError(f"metric {name!r} has no parameter(s) {', '.join(unknown)}")
-    return spec.compute(contexts, language, {**spec.parameters, **(params or {})})
+    merged = {**spec.parameters, **(params or {}), TOKENIZER_PARAMETER: checked_tokenizer(tokenizer)}
+    return spec.compute(contexts, language, merged)
 
 
 def is_variant(name: str) -> bool:
@@ -149,13 +159,17 @@ def signature_parameters(
     references: str,
     params: Mapping[str, str] | None = None,
     model_hash: str = "",
+    tokenizer: str = DEFAULT_TOKENIZER,
 ) -> dict[str, str]:
     """Everything that goes into the signature of ``name``'s scores besides the name itself.
 
     ``references`` ("single" or "multi") is recorded only for metrics that use references; the
-    tokenizer's name only for metrics that tokenize; ``model_hash`` (the trained model's content hash)
-    only for learned metrics, which must have one.
+    tokenizer's name only for metrics that tokenize (``tok:en-v1``, or ``tok:none`` with
+    ``tokenizer="none"``; learned metrics always record the language's tokenizer, which their model was
+    trained with); ``model_hash`` (the trained model's content hash) only for learned metrics, which
+    must have one.
     """
+    checked_tokenizer(tokenizer)
     spec = metric_spec(name)
     if spec.model_kind and not model_hash:
         raise MissingModelError(f"{name} is a learned metric: its signature needs the trained model's hash")
@@ -165,7 +179,7 @@ def signature_parameters(
         if references == "single":  # how several references are combined does not apply to one
             signature.pop("refagg", None)
     if spec.uses_tokenizer:
-        signature["tok"] = tokenizer_name(language)
+        signature["tok"] = tokenizer_name(language, DEFAULT_TOKENIZER if spec.model_kind else tokenizer)
     if spec.artifact_hash:
         signature["artifact"] = spec.artifact_hash
     if spec.model_kind:
@@ -182,13 +196,18 @@ def compute_metrics(
     language: str,
     params: Mapping[str, str] | None = None,
     models: Mapping[str, str] | None = None,
+    *,
+    tokenizer: str = DEFAULT_TOKENIZER,
 ) -> dict[str, list[float | None]]:
     """``{name: [score per item]}`` for every metric in ``names``, each family computed once.
 
     ``params`` overrides default parameters of the metrics that have them (e.g. ``{"smooth": "method2"}``).
-    ``models`` gives learned metrics their trained model: ``{model kind: artifact folder}``. A score is
-    ``None`` where the metric has no value for the item.
+    ``models`` gives learned metrics their trained model: ``{model kind: artifact folder}``. ``tokenizer``
+    is "default" (the language's tokenizer) or "none" (whitespace split, for text that is already
+    tokenized), for every metric that tokenizes except learned ones. A score is ``None`` where the metric
+    has no value for the item.
     """
+    checked_tokenizer(tokenizer)
     if not len(hypotheses) == len(references) == len(queries):
         raise ValueError(
             f"hypotheses, references and queries differ in length: "
@@ -213,13 +232,13 @@ def compute_metrics(
             by_family.setdefault(spec.family, []).append(spec)
         else:
             values = spec.compute(
-                hypotheses, references, queries, language, _own_parameters(spec, params, models)
+                hypotheses, references, queries, language, _own_parameters(spec, params, models, tokenizer)
             )
             results[spec.name] = _checked_length(spec.name, values, len(hypotheses))
     for family_name, members in by_family.items():
         family_params: dict[str, str] = {}
         for spec in members:
-            family_params.update(_own_parameters(spec, params, models))
+            family_params.update(_own_parameters(spec, params, models, tokenizer))
         scores = _FAMILIES[family_name].compute(
             [spec.name for spec in members], hypotheses, references, queries, language, family_params
         )
@@ -229,11 +248,13 @@ def compute_metrics(
 
 
 def _own_parameters(
-    spec: MetricSpec, params: Mapping[str, str] | None, models: Mapping[str, str] | None
+    spec: MetricSpec, params: Mapping[str, str] | None, models: Mapping[str, str] | None, tokenizer: str
 ) -> dict[str, str]:
     own = metric_parameters(spec.name, {k: v for k, v in (params or {}).items() if k in spec.parameters})
     if spec.model_kind:
         own[MODEL_PARAMETER] = str((models or {})[spec.model_kind])
+    elif spec.uses_tokenizer:
+        own[TOKENIZER_PARAMETER] = tokenizer
     return own
 
 

@@ -14,6 +14,10 @@ compute receives the artifact folder as the parameter :data:`MODEL_PARAMETER`, a
 the artifact's content hash. Metrics whose value depends on the whole set scored together (RUBER's blends
 normalise min-max over the set, seed 000 eq. 4) are ``whole_set``: they must be computed in one call over
 every item, never batch by batch.
+
+Metrics that tokenize with the project tokenizers (``uses_tokenizer`` and no ``model_kind``) receive the
+tokenizer chosen for the call (``scoring.metrics.tokenize.TOKENIZERS``) as the parameter
+:data:`TOKENIZER_PARAMETER`; learned metrics tokenize as their trained model was trained.
 """
 
 from __future__ import annotations
@@ -21,6 +25,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
+
+from scoring.metrics.tokenize import DEFAULT_TOKENIZER
 
 
 class BatchCompute(Protocol):
@@ -63,7 +69,7 @@ class MetricSpec:
     compute: BatchCompute
     family: str = ""  # the MetricFamily that computes it together with its siblings, if any
     parameters: Mapping[str, str] = field(default_factory=dict)  # defaults; all go into the signature
-    uses_tokenizer: bool = True  # the tokenizer's name goes into the signature
+    uses_tokenizer: bool = True  # the tokenizer's name goes into the signature (see the module docstring)
     needs_gpu: bool = False  # routes scoring runs that include it to the "gpu" queue
     artifact_hash: str = ""  # content hash of a fixed embedding file (GloVe, MiniLM) it reads
     model_kind: str = ""  # "ruber" / "bert-ruber": needs a trained model of that kind (see module docstring)
@@ -73,6 +79,15 @@ class MetricSpec:
 
 # The parameter through which a learned metric's compute receives its trained model's artifact folder.
 MODEL_PARAMETER = "model"
+
+# The parameter through which a metric that tokenizes receives the tokenizer choice ("default": the
+# language's tokenizer, "none": whitespace split); the registry sets it, callers never pass it in ``params``.
+TOKENIZER_PARAMETER = "tokenizer"
+
+
+def tokenizer_choice(params: Mapping[str, str]) -> str:
+    """The tokenizer a compute call was given (:data:`TOKENIZER_PARAMETER`), else the language's own."""
+    return params.get(TOKENIZER_PARAMETER, DEFAULT_TOKENIZER)
 
 
 def family_member_compute(family_compute: FamilyCompute, name: str) -> BatchCompute:

@@ -11,7 +11,9 @@
 
 A system's outputs are given per context (:class:`ContextOutputs`); a value is ``None`` where the metric is
 undefined for the system (Self-BLEU without a context of two outputs), and ``items`` counts the contexts
-(or outputs, for Distinct-n and corpus BLEU) that went into it.
+(or outputs, for Distinct-n and corpus BLEU) that went into it. Every one of them tokenizes, with the
+tokenizer chosen for the call (the language's, or "none": whitespace split; see
+:mod:`scoring.metrics.tokenize`), whose name goes into the signature.
 """
 
 from __future__ import annotations
@@ -21,7 +23,8 @@ from dataclasses import dataclass, field
 
 from scoring.metrics.bleu import corpus_bleu
 from scoring.metrics.diversity import bleu_metric, distinct_n, recall_context, self_bleu_context
-from scoring.metrics.tokenize import tokenize, tokenizer_name
+from scoring.metrics.spec import tokenizer_choice
+from scoring.metrics.tokenize import DEFAULT_TOKENIZER, tokenize, tokenizer_name
 
 SYSTEM_METRICS_VERSION = "1.0.0"
 
@@ -52,11 +55,13 @@ class SystemMetricSpec:
     version: str = SYSTEM_METRICS_VERSION
     parameters: Mapping[str, str] = field(default_factory=dict)
 
-    def signature_parameters(self, *, language: str, references: str) -> dict[str, str]:
+    def signature_parameters(
+        self, *, language: str, references: str, tokenizer: str = DEFAULT_TOKENIZER
+    ) -> dict[str, str]:
         signature = dict(self.parameters)
         if self.needs_references:
             signature["refs"] = references
-        signature["tok"] = tokenizer_name(language)
+        signature["tok"] = tokenizer_name(language, tokenizer)
         signature["level"] = "system"
         signature["version"] = self.version
         return signature
@@ -64,7 +69,8 @@ class SystemMetricSpec:
 
 def _distinct(n: int) -> SystemCompute:
     def compute(contexts: Sequence[ContextOutputs], language: str, params: Mapping[str, str]) -> SystemScore:
-        outputs = [tokenize(text, language) for context in contexts for text in context.outputs]
+        tokenizer = tokenizer_choice(params)
+        outputs = [tokenize(text, language, tokenizer) for context in contexts for text in context.outputs]
         return SystemScore(distinct_n(outputs, n) if outputs else None, len(outputs))
 
     return compute
@@ -73,8 +79,9 @@ def _distinct(n: int) -> SystemCompute:
 def _self_bleu(n: int) -> SystemCompute:
     def compute(contexts: Sequence[ContextOutputs], language: str, params: Mapping[str, str]) -> SystemScore:
         smoothing = params.get("smooth", "method1")
+        tokenizer = tokenizer_choice(params)
         per_context = [
-            self_bleu_context([tokenize(text, language) for text in context.outputs], n, smoothing)
+            self_bleu_context([tokenize(text, language, tokenizer) for text in context.outputs], n, smoothing)
             for context in contexts
         ]
         defined = [value for value in per_context if value is not None]
@@ -88,10 +95,11 @@ def _recall(
 ) -> SystemCompute:
     def compute(contexts: Sequence[ContextOutputs], language: str, params: Mapping[str, str]) -> SystemScore:
         metric = metric_factory(language)
+        tokenizer = tokenizer_choice(params)
         per_context = [
             recall_context(
-                [tokenize(text, language) for text in context.outputs],
-                [tokenize(text, language) for text in context.references],
+                [tokenize(text, language, tokenizer) for text in context.outputs],
+                [tokenize(text, language, tokenizer) for text in context.references],
                 metric,
             )
             for context in contexts
@@ -118,12 +126,13 @@ def _vector_extrema_pairwise(language: str) -> Callable[[Sequence[str], Sequence
 def _corpus_bleu(contexts: Sequence[ContextOutputs], language: str, params: Mapping[str, str]) -> SystemScore:
     hypotheses = []
     references = []
+    tokenizer = tokenizer_choice(params)
     for context in contexts:
         if not context.references:
             continue
-        tokenized_references = [tokenize(text, language) for text in context.references]
+        tokenized_references = [tokenize(text, language, tokenizer) for text in context.references]
         for text in context.outputs:
-            hypotheses.append(tokenize(text, language))
+            hypotheses.append(tokenize(text, language, tokenizer))
             references.append(tokenized_references)
     if not hypotheses:
         return SystemScore(None, 0)

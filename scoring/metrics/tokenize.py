@@ -11,6 +11,11 @@ already spaced ("I ’ ll", "do n't"); contractions are kept as they come ("n't"
 Chinese (``zh-jieba``): word segmentation, as RUBER tokenizes its Douban data (seed 000, section 4.1),
 here with jieba, imported only when Chinese text is tokenized. Without jieba the tokenizer falls
 back to one token per Han character (``zh-char``), and the name in the signature says so.
+
+The language's tokenizer is the default (``tokenizer="default"``). For text that is already tokenized,
+``tokenizer="none"`` splits on whitespace and changes nothing else (no lowercasing, no re-splitting of
+punctuation), like sacrebleu's ``tokenize='none'``; its signature name is ``none`` in every language.
+The multi-reference study's BLEU correlations (seed 003, Table 4) are computed on such whitespace tokens.
 """
 
 from __future__ import annotations
@@ -22,6 +27,9 @@ import re
 from types import ModuleType
 
 SUPPORTED_LANGUAGES = ("en", "zh")
+DEFAULT_TOKENIZER = "default"  # the language's own tokenizer: en-v1, zh-jieba
+WHITESPACE_TOKENIZER = "none"  # pre-tokenized text: split on whitespace only
+TOKENIZERS = (DEFAULT_TOKENIZER, WHITESPACE_TOKENIZER)
 
 _QUOTES = str.maketrans({"’": "'", "‘": "'", "‛": "'", "“": '"', "”": '"', "„": '"'})
 # English text only: DailyDialog writes dashes and a stray full stop as "—", "–", "。" where the
@@ -33,8 +41,13 @@ _EN_TOKEN = re.compile(r"\w+(?:'\w+)*|'(?:s|re|ve|ll|d|m|t)\b|[^\w\s]+")
 _HAN_OR_WORD = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]|\w+(?:'\w+)*|[^\w\s]+")
 
 
-def tokenize(text: str, language: str = "en") -> list[str]:
-    """Split ``text`` into lowercased tokens with the tokenizer for ``language`` ("en" or "zh")."""
+def tokenize(text: str, language: str = "en", tokenizer: str = DEFAULT_TOKENIZER) -> list[str]:
+    """Split ``text`` into lowercased tokens with the tokenizer for ``language`` ("en" or "zh").
+
+    With ``tokenizer="none"`` the text is split on whitespace only, as it comes.
+    """
+    if checked_tokenizer(tokenizer) == WHITESPACE_TOKENIZER:
+        return text.split()
     normalised = text.translate(_QUOTES).lower()
     if language == "en":
         return _EN_TOKEN.findall(normalised.translate(_EN_PUNCTUATION))
@@ -46,13 +59,22 @@ def tokenize(text: str, language: str = "en") -> list[str]:
     raise ValueError(_unsupported(language))
 
 
-def tokenizer_name(language: str) -> str:
+def tokenizer_name(language: str, tokenizer: str = DEFAULT_TOKENIZER) -> str:
     """The name and version of the tokenizer :func:`tokenize` uses for ``language``, for signatures."""
+    if checked_tokenizer(tokenizer) == WHITESPACE_TOKENIZER:
+        return WHITESPACE_TOKENIZER
     if language == "en":
         return "en-v1"
     if language == "zh":
         return "zh-jieba" if _jieba_available() else "zh-char"
     raise ValueError(_unsupported(language))
+
+
+def checked_tokenizer(tokenizer: str) -> str:
+    """``tokenizer`` if it is one of :data:`TOKENIZERS`, else a ValueError that lists them."""
+    if tokenizer not in TOKENIZERS:
+        raise ValueError(f"unknown tokenizer {tokenizer!r}; choose one of {', '.join(TOKENIZERS)}")
+    return tokenizer
 
 
 def _unsupported(language: str) -> str:

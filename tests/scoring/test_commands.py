@@ -10,7 +10,7 @@ from django.core.management import CommandError, call_command
 from scoring.metrics import registry
 from scoring.metrics.registry import available_metric_names, available_system_metric_names, metric_spec
 from scoring.metrics.spec import MetricSpec
-from scoring.models import MetricScore, RunStatus, ScoringRun
+from scoring.models import MetricScore, MetricSignature, RunStatus, ScoringRun
 from tests.factories import DialogContextFactory, ReferenceFactory, ResponseFactory, StudyFactory
 
 
@@ -85,6 +85,29 @@ def test_score_study_all_metrics_single_reference_by_id(study) -> None:
 def test_score_study_refuses_bad_requests(study, args: list[str], message: str) -> None:
     with pytest.raises(CommandError, match=message):
         run_command("score_study", *args, "--sync")
+    assert not ScoringRun.objects.exists()
+
+
+def test_score_study_tokenizer_none_is_recorded_on_the_run_and_in_signatures(study) -> None:
+    output = run_command(
+        "score_study", "command study", "--metrics", "bleu-1,distinct-1", "--tokenizer", "none", "--sync"
+    )
+    run = ScoringRun.objects.get(study=study)
+    assert run.status == RunStatus.SUCCEEDED
+    assert run.tokenizer == "none"
+    assert "  tokenizer: none: whitespace split" in output
+    texts = set(MetricSignature.objects.values_list("text", flat=True))
+    assert len(texts) == 2
+    assert all("|tok:none|" in text for text in texts), texts
+
+    run_command("score_study", "command study", "--metrics", "bleu-1", "--sync")  # the default
+    assert ScoringRun.objects.filter(study=study, tokenizer="default").count() == 1
+    assert MetricSignature.objects.filter(name="bleu-1", text__contains="|tok:en-v1|").exists()
+
+
+def test_score_study_refuses_an_unknown_tokenizer_listing_the_choices(study) -> None:
+    with pytest.raises(CommandError, match=r"argument --tokenizer: invalid choice: 'en-13a'.*default.*none"):
+        run_command("score_study", "command study", "--metrics", "bleu-1", "--tokenizer", "en-13a", "--sync")
     assert not ScoringRun.objects.exists()
 
 

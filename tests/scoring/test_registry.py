@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+
 import pytest
 
 from scoring.metrics import METRICS_VERSION
@@ -103,3 +105,143 @@ def test_signature_parameters() -> None:
     assert single["refs"] == "single"
     assert single["smooth"] == "method0"
     assert "refagg" not in single  # one reference: nothing to aggregate
+
+
+# Pre-tokenized text where the English tokenizer and a whitespace split disagree: case ("Fine", "_UNK"),
+# times ("2:00" becomes "2", ":", "00"), abbreviations ("a.m.").
+PRE_TOKENIZED = ["Fine , thanks !", "see you at 2:00 a.m. then", "i 'm _UNK , sorry ."]
+PRE_TOKENIZED_REFERENCES = [["fine , thanks !"], ["see you at 2 am then"], ["i 'm _unk , sorry ."]]
+
+
+def _on_whitespace_tokens(name: str) -> list[float]:
+    """``name`` computed straight on whitespace tokens, without the registry (nltk for BLEU)."""
+    from nltk.translate.bleu_score import SmoothingFunction
+    from nltk.translate.bleu_score import sentence_bleu as nltk_sentence_bleu
+
+    from scoring.metrics.embedding import embedding_scores_batch
+    from scoring.metrics.meteor import meteor
+    from scoring.metrics.rouge import rouge_l
+    from scoring.metrics.word_vectors import glove_6b_50d
+
+    hypotheses = [text.split() for text in PRE_TOKENIZED]
+    references = [[text.split() for text in refs] for refs in PRE_TOKENIZED_REFERENCES]
+    if name.startswith("bleu-"):
+        n = int(name[-1])
+        return [
+            float(nltk_sentence_bleu(refs, hyp, (1 / n,) * n, SmoothingFunction().method1))
+            for hyp, refs in zip(hypotheses, references, strict=True)
+        ]
+    if name == "rouge-l":
+        return [rouge_l(hyp, refs[0]) for hyp, refs in zip(hypotheses, references, strict=True)]
+    if name == "meteor":
+        return [meteor(hyp, refs[0]) for hyp, refs in zip(hypotheses, references, strict=True)]
+    return embedding_scores_batch(hypotheses, references, glove_6b_50d(), metrics=[name]).values[name]
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "bleu-1",
+        "bleu-2",
+        "bleu-4",
+        "rouge-l",
+        "meteor",
+        "embedding-average",
+        "vector-extrema",
+        "greedy-matching",
+    ],
+)
+def test_tokenizer_none_reaches_every_metric_that_tokenizes(name: str) -> None:
+    queries = [""] * len(PRE_TOKENIZED)
+    args = (PRE_TOKENIZED, PRE_TOKENIZED_REFERENCES, queries, "en")
+    whitespace = compute_metrics([name], *args, tokenizer="none")[name]
+    default = compute_metrics([name], *args)[name]
+    assert whitespace == pytest.approx(_on_whitespace_tokens(name), abs=1e-9)
+    assert whitespace != pytest.approx(default, abs=1e-6)  # the choice changes the scores
+    assert compute_metrics([name], *args, tokenizer="default")[name] == default
+
+
+def test_signature_records_tok_none_for_metrics_that_tokenize() -> None:
+    assert signature_parameters("bleu-2", language="en", references="single", tokenizer="none") == {
+        "smooth": "method1",
+        "refs": "single",
+        "tok": "none",
+        "version": METRICS_VERSION,
+    }
+    for name in ("rouge-l", "meteor", "embedding-average", "vector-extrema", "greedy-matching"):
+        assert (
+            signature_parameters(name, language="en", references="multi", tokenizer="none")["tok"] == "none"
+        )
+    assert (
+        signature_parameters("bleu-2", language="zh", references="multi", tokenizer="none")["tok"] == "none"
+    )
+    # the default is what stored scores already carry
+    assert signature_parameters("bleu-2", language="en", references="multi", tokenizer="default") == (
+        signature_parameters("bleu-2", language="en", references="multi")
+    )
+
+
+def test_learned_metrics_keep_their_models_tokenizer() -> None:
+    learned = [name for name in available_metric_names() if metric_spec(name).model_kind]
+    assert "ruber-referenced" in learned
+    for name in learned:
+        default = signature_parameters(name, language="en", references="multi", model_hash="f" * 64)
+        chosen = signature_parameters(
+            name, language="en", references="multi", model_hash="f" * 64, tokenizer="none"
+        )
+        assert chosen == default, name
+    assert (
+        signature_parameters("ruber-referenced", language="en", references="multi", model_hash="f" * 64)[
+            "tok"
+        ]
+        == "en-v1"
+    )
+
+
+def test_only_metrics_that_tokenize_without_a_model_are_given_the_tokenizer(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from scoring.metrics import registry
+    from scoring.metrics.spec import BatchCompute, MetricSpec
+
+    received: dict[str, dict[str, str]] = {}
+
+    def recording(name: str) -> BatchCompute:
+        def compute(
+            hypotheses: Sequence[str],
+            references: Sequence[Sequence[str]],
+            queries: Sequence[str],
+            language: str,
+            params: Mapping[str, str],
+        ) -> list[float | None]:
+            received[name] = dict(params)
+            return [0.0] * len(hypotheses)
+
+        return compute
+
+    for name, kind in (("plain-metric", ""), ("learned-metric", "ruber")):
+        spec = MetricSpec(
+            name=name,
+            description="test",
+            needs_references=False,
+            version="0",
+            compute=recording(name),
+            model_kind=kind,
+        )
+        monkeypatch.setitem(registry._SPECS, name, spec)
+    compute_metrics(
+        ["plain-metric", "learned-metric"], ["a"], [[]], ["q"], "en", models={"ruber": "/m"}, tokenizer="none"
+    )
+    assert received["plain-metric"] == {"tokenizer": "none"}
+    assert received["learned-metric"] == {"model": "/m"}
+
+
+def test_unknown_tokenizer_is_refused_naming_the_choices() -> None:
+    message = "unknown tokenizer 'ws'; choose one of default, none"
+    with pytest.raises(ValueError, match=message):
+        compute_metrics(["bleu-1"], HYPOTHESES, REFERENCES, QUERIES, "en", tokenizer="ws")
+    with pytest.raises(ValueError, match=message):
+        signature_parameters("bleu-1", language="en", references="multi", tokenizer="ws")
+    # the tokenizer is an argument of its own, not a metric parameter a caller can slip in
+    with pytest.raises(ValueError, match="has the parameter"):
+        compute_metrics(["bleu-1"], HYPOTHESES, REFERENCES, QUERIES, "en", {"tokenizer": "none"})

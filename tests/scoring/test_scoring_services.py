@@ -322,6 +322,49 @@ def test_queue_routing_hook(monkeypatch: pytest.MonkeyPatch) -> None:
     assert scoring_run_queue(metrics=["bleu-1", "learned-metric"]) == "gpu"
 
 
+def test_a_run_with_tokenizer_none_scores_whitespace_tokens_under_tok_none() -> None:
+    study = StudyFactory.create()
+    context = DialogContextFactory.create(study=study)
+    ReferenceFactory.create(context=context, text="see you at 2:00 , _UNK .", origin="original")
+    response = ResponseFactory.create(context=context, text="see you at 2 , _UNK")
+    run = scoring_run_create(
+        study=study, metrics=["bleu-2", "distinct-1"], references="single", tokenizer="none", enqueue=False
+    )
+    assert run.tokenizer == "none"
+    run = scoring_run_execute(run_id=run.pk)
+    assert run.status == RunStatus.SUCCEEDED, run.error
+
+    score = MetricScore.objects.select_related("signature").get(response=response)
+    assert score.signature.text == f"bleu-2|refs:single|smooth:method1|tok:none|version:{METRICS_VERSION}"
+    assert score.signature.parameters["tok"] == "none"
+    expected = nltk_sentence_bleu(
+        [["see", "you", "at", "2:00", ",", "_UNK", "."]],
+        ["see", "you", "at", "2", ",", "_UNK"],
+        weights=(0.5, 0.5),
+        smoothing_function=SmoothingFunction().method1,
+    )
+    assert score.value == pytest.approx(expected, abs=1e-12)
+    assert score.value != pytest.approx(nltk_bleu(response.text, ["see you at 2:00 , _UNK ."], 2), abs=1e-6)
+    system_signature = MetricSignature.objects.get(name="distinct-1")
+    assert "|tok:none|" in system_signature.text
+
+    default = run_sync(study, ["bleu-2"], "single")  # the default keeps the signature stored scores carry
+    assert default.tokenizer == "default"
+    assert MetricSignature.objects.filter(name="bleu-2").count() == 2
+    assert MetricSignature.objects.filter(
+        text=f"bleu-2|refs:single|smooth:method1|tok:en-v1|version:{METRICS_VERSION}"
+    ).exists()
+
+
+def test_an_unknown_tokenizer_is_refused_and_creates_nothing() -> None:
+    study = build_study(contexts=1)
+    with pytest.raises(
+        ScoringRequestError, match="unknown tokenizer 'whitespace'; choose one of default, none"
+    ):
+        scoring_run_create(study=study, metrics=["bleu-1"], tokenizer="whitespace", enqueue=False)
+    assert not ScoringRun.objects.exists()
+
+
 def test_chinese_study_uses_the_chinese_tokenizer() -> None:
     pytest.importorskip("jieba")
     study = StudyFactory.create(language="zh")

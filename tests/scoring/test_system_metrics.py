@@ -8,7 +8,7 @@ from nltk.translate.bleu_score import SmoothingFunction
 from nltk.translate.bleu_score import corpus_bleu as nltk_corpus_bleu
 from nltk.translate.bleu_score import sentence_bleu as nltk_sentence_bleu
 
-from scoring.metrics.registry import compute_system_metric
+from scoring.metrics.registry import compute_system_metric, system_metric_spec
 from scoring.metrics.system_specs import ContextOutputs
 from scoring.metrics.tokenize import tokenize
 from scoring.models import MetricSignature, RunStatus, SystemMetricScore
@@ -90,6 +90,59 @@ def test_corpus_bleu_equals_nltk_corpus_bleu() -> None:
     ]
     score = compute_system_metric("corpus-bleu", CONTEXTS, "en")
     assert score.value == pytest.approx(nltk_corpus_bleu(references, hypotheses), abs=1e-12)
+
+
+# Pre-tokenized outputs on which a whitespace split and the English tokenizer disagree (case, "2:00").
+PRE_TOKENIZED = [
+    ContextOutputs(
+        outputs=["see you at 2:00 then .", "See you at 2 : 00 .", "OK , see you ."],
+        references=["see you at 2:00 then .", "OK .", "ok , SEE YOU ."],
+    ),
+    ContextOutputs(outputs=["Fine , thanks .", "fine , thanks !"], references=["Fine , thank you ."]),
+]
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["distinct-1", "distinct-2", "distinct-3", "self-bleu-2", "self-bleu-4", "recall-bleu-2",
+     "recall-vector-extrema", "corpus-bleu"],
+)  # fmt: skip
+def test_tokenizer_none_reaches_every_system_metric(name: str) -> None:
+    whitespace = compute_system_metric(name, PRE_TOKENIZED, "en", tokenizer="none").value
+    default = compute_system_metric(name, PRE_TOKENIZED, "en").value
+    assert whitespace is not None
+    assert default is not None
+    assert whitespace != pytest.approx(default, abs=1e-6)
+
+
+def test_tokenizer_none_uses_whitespace_tokens() -> None:
+    outputs = [text.split() for context in PRE_TOKENIZED for text in context.outputs]
+    unigrams = [token for output in outputs for token in output]
+    score = compute_system_metric("distinct-1", PRE_TOKENIZED, "en", tokenizer="none")
+    assert score.value == pytest.approx(len(set(unigrams)) / len(unigrams))
+    references = [
+        [ref.split() for ref in context.references] for context in PRE_TOKENIZED for _ in context.outputs
+    ]
+    corpus = compute_system_metric("corpus-bleu", PRE_TOKENIZED, "en", tokenizer="none")
+    assert corpus.value == pytest.approx(nltk_corpus_bleu(references, outputs), abs=1e-12)
+
+
+def test_system_signature_records_the_tokenizer() -> None:
+    spec = system_metric_spec("corpus-bleu")
+    default = spec.signature_parameters(language="en", references="multi")
+    assert default == {
+        "smooth": "method0",
+        "refs": "multi",
+        "tok": "en-v1",
+        "level": "system",
+        "version": "1.0.0",
+    }
+    assert spec.signature_parameters(language="en", references="multi", tokenizer="none") == {
+        **default,
+        "tok": "none",
+    }
+    with pytest.raises(ValueError, match="unknown tokenizer 'ws'"):
+        compute_system_metric("distinct-1", CONTEXTS, "en", tokenizer="ws")
 
 
 def test_unknown_parameter_is_refused() -> None:

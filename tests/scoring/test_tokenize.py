@@ -1,4 +1,4 @@
-"""The English and Chinese tokenizers, and their names in signatures."""
+"""The English and Chinese tokenizers, the whitespace one (``none``), and their names in signatures."""
 
 from __future__ import annotations
 
@@ -61,6 +61,46 @@ def test_chinese_without_jieba_falls_back_to_characters(monkeypatch: pytest.Monk
         assert tokenizer_name("zh") == "zh-char"  # the signature says which tokenizer made the score
     finally:
         tokenize_module._jieba.cache_clear()
+
+
+@pytest.mark.parametrize(
+    ("text", "tokens"),
+    [
+        # as it comes: no lowercasing, no re-splitting of times, abbreviations or punctuation runs
+        (
+            "i 'll be there at 2:00 a.m. , _UNK !",
+            ["i", "'ll", "be", "there", "at", "2:00", "a.m.", ",", "_UNK", "!"],
+        ),
+        ("Hello, World!!", ["Hello,", "World!!"]),
+        ("I ’ ll  go —\tnow\n", ["I", "’", "ll", "go", "—", "now"]),  # any run of whitespace separates
+        ("我爱 北京", ["我爱", "北京"]),  # no segmentation either
+        ("   ", []),
+    ],
+)
+def test_none_splits_on_whitespace_only(text: str, tokens: list[str]) -> None:
+    assert tokenize(text, "en", "none") == tokens
+    assert tokenize(text, "zh", "none") == tokens  # the same in every language
+    assert tokenize(text, "en", "default") == tokenize(text, "en")
+
+
+def test_none_differs_from_the_english_tokenizer_on_pre_tokenized_text() -> None:
+    text = "see you at 2:00 , _UNK"
+    assert tokenize(text, "en") == ["see", "you", "at", "2", ":", "00", ",", "_unk"]
+    assert tokenize(text, "en", "none") == ["see", "you", "at", "2:00", ",", "_UNK"]
+
+
+def test_tokenizer_names_for_signatures() -> None:
+    assert tokenizer_name("en", "none") == "none"
+    assert tokenizer_name("zh", "none") == "none"
+    assert tokenizer_name("en", "default") == "en-v1"
+
+
+@pytest.mark.parametrize(
+    "call", [lambda: tokenize("a b", "en", "whitespace"), lambda: tokenizer_name("en", "whitespace")]
+)
+def test_unknown_tokenizer_is_an_error_listing_the_choices(call: object) -> None:
+    with pytest.raises(ValueError, match="unknown tokenizer 'whitespace'; choose one of default, none"):
+        call()  # type: ignore[operator]
 
 
 @pytest.mark.parametrize("call", [lambda: tokenize("hola", "es"), lambda: tokenizer_name("es")])

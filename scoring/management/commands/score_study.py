@@ -3,6 +3,10 @@
     manage.py score_study "My study" --metrics bleu-1,bleu-2 --references multi
     manage.py score_study "My study" --metrics all --sync
     manage.py score_study "My study" --metrics ruber-referenced,ruber-unreferenced,ruber-gmean --model dd-ruber
+    manage.py score_study "My study" --metrics bleu-1,bleu-2,bleu-4 --references single --tokenizer none --sync
+
+--tokenizer none splits text on whitespace only (no lowercasing, no re-splitting; signature tok:none), for
+data that is already tokenized; the default is the study language's tokenizer (en-v1, zh-jieba).
 
 Learned metrics (RUBER, BERT-RUBER) use the trained model named by --model (repeat it for one model of
 each kind), else the study's chosen model, else the default model of that kind (`manage.py list_models`).
@@ -20,7 +24,7 @@ from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
 from annotation.models import Study
-from scoring.models import ReferencesMode, RunStatus, ScoringRun
+from scoring.models import ReferencesMode, RunStatus, ScoringRun, TokenizerChoice
 from scoring.selectors import scoring_run_get
 from scoring.services import ScoringRequestError, scoring_run_create, scoring_run_execute
 
@@ -34,6 +38,13 @@ class Command(BaseCommand):
             "--metrics", required=True, help="comma-separated names from `manage.py list_metrics`, or 'all'"
         )
         parser.add_argument("--references", choices=ReferencesMode.values, default=ReferencesMode.MULTI)
+        parser.add_argument(
+            "--tokenizer",
+            choices=TokenizerChoice.values,
+            default=TokenizerChoice.DEFAULT,
+            help="'default': the study language's tokenizer (en-v1, zh-jieba); 'none': split on whitespace "
+            "only, for pre-tokenized text (signature tok:none). Learned metrics keep their model's tokenizer",
+        )
         parser.add_argument(
             "--model",
             action="append",
@@ -59,6 +70,7 @@ class Command(BaseCommand):
                 references=options["references"],
                 enqueue=not options["sync"],
                 models=options["models"],
+                tokenizer=options["tokenizer"],
             )
         except ScoringRequestError as error:
             raise CommandError(str(error)) from None
@@ -66,6 +78,8 @@ class Command(BaseCommand):
             f"run {run.pk}: {', '.join(run.metrics)} on {run.progress_total} responses "
             f"of {study.name!r} ({run.references} references)"
         )
+        if run.tokenizer != TokenizerChoice.DEFAULT:
+            self.stdout.write(f"  tokenizer: {run.get_tokenizer_display()}")
         for kind, model in run.trained_models.items():
             self.stdout.write(f"  {kind} model: {model['name']} ({str(model['hash'])[:12]})")
         started = time.monotonic()
