@@ -1,4 +1,10 @@
+from __future__ import annotations
+
+from typing import Any
+
 from django.contrib import admin
+from django.forms import BaseInlineFormSet, ModelForm
+from django.http import HttpRequest
 
 from annotation.models import (
     Annotator,
@@ -12,6 +18,8 @@ from annotation.models import (
     StudyImport,
     System,
 )
+from annotation.report_data_admin import ReportDataAdmin
+from annotation.services.data_version import study_data_changed
 
 
 class QuestionInline(admin.TabularInline):
@@ -25,45 +33,77 @@ class StudyAdmin(admin.ModelAdmin):
     search_fields = ["name"]
     inlines = [QuestionInline]
 
+    def save_model(self, request: HttpRequest, obj: Study, form: ModelForm[Study], change: bool) -> None:
+        if not change:
+            super().save_model(request, obj, form, change)
+            return
+        # data_version moves only by its conditional UPDATE (study_data_changed); a full save would write
+        # back the value read with the object and undo a bump committed in between.
+        obj.save(
+            update_fields=[
+                field.name
+                for field in Study._meta.concrete_fields
+                if not field.primary_key and field.name != "data_version"
+            ]
+        )
+
+    def save_related(
+        self,
+        request: HttpRequest,
+        form: ModelForm[Study],
+        formsets: list[BaseInlineFormSet[Any, Study, Any]],
+        change: bool,
+    ) -> None:
+        super().save_related(request, form, formsets, change)
+        # Once per save, after the questions: the name, the kappa threshold and the questions are reported.
+        study_data_changed(study_id=form.instance.pk)
+
 
 @admin.register(DialogContext)
-class DialogContextAdmin(admin.ModelAdmin):
+class DialogContextAdmin(ReportDataAdmin):
     list_display = ["external_id", "study", "query"]
     list_filter = ["study"]
     search_fields = ["external_id"]
 
 
 @admin.register(Reference)
-class ReferenceAdmin(admin.ModelAdmin):
+class ReferenceAdmin(ReportDataAdmin):
+    study_lookup = "context__study"
     list_display = ["text", "origin", "context"]
     list_filter = ["origin"]
     raw_id_fields = ["context", "author"]
 
 
 @admin.register(System)
-class SystemAdmin(admin.ModelAdmin):
+class SystemAdmin(ReportDataAdmin):
     list_display = ["name", "study", "is_human"]
     list_filter = ["study"]
 
 
 @admin.register(Response)
-class ResponseAdmin(admin.ModelAdmin):
+class ResponseAdmin(ReportDataAdmin):
+    study_lookup = "context__study"
     list_display = ["text", "system", "context"]
     list_filter = ["system__study"]
     raw_id_fields = ["context", "system"]
 
 
 @admin.register(Annotator)
-class AnnotatorAdmin(admin.ModelAdmin):
+class AnnotatorAdmin(ReportDataAdmin):
     list_display = ["pseudonym", "study", "user", "origin"]
     list_filter = ["origin", "study"]
 
 
 @admin.register(Rating)
-class RatingAdmin(admin.ModelAdmin):
+class RatingAdmin(ReportDataAdmin):
+    study_lookup = "question__study"
     list_display = ["annotator", "response", "question", "value", "seconds_spent", "created_at"]
     raw_id_fields = ["annotator", "response", "question"]
 
 
-admin.site.register(ImportedMeanRating)
+@admin.register(ImportedMeanRating)
+class ImportedMeanRatingAdmin(ReportDataAdmin):
+    study_lookup = "question__study"
+
+
 admin.site.register(StudyImport)

@@ -1,5 +1,11 @@
-from django.contrib import admin
+from __future__ import annotations
 
+from typing import Any
+
+from django.contrib import admin
+from django.db.models import QuerySet
+
+from annotation.report_data_admin import ReportDataAdmin
 from scoring.models import MetricScore, MetricSignature, ScoringRun, SystemMetricScore, TrainedModel
 
 
@@ -10,12 +16,22 @@ class ScoringRunAdmin(admin.ModelAdmin):
 
 
 @admin.register(MetricSignature)
-class MetricSignatureAdmin(admin.ModelAdmin):
+class MetricSignatureAdmin(ReportDataAdmin):
     list_display = ["text", "name", "version"]
+
+    def report_study_ids(self, queryset: QuerySet[Any]) -> set[int]:
+        # A signature is shared: its name and text appear in the report of every study scored with it.
+        signatures = queryset.values("pk")
+        scored = MetricScore.objects.filter(signature__in=signatures).order_by()
+        system_scored = SystemMetricScore.objects.filter(signature__in=signatures).order_by()
+        return set(scored.values_list("response__context__study", flat=True).distinct()) | set(
+            system_scored.values_list("system__study", flat=True).distinct()
+        )
 
 
 @admin.register(MetricScore)
-class MetricScoreAdmin(admin.ModelAdmin):
+class MetricScoreAdmin(ReportDataAdmin):
+    study_lookup = "response__context__study"
     list_display = ["response", "signature", "value"]
     raw_id_fields = ["response"]
 
@@ -28,5 +44,6 @@ class TrainedModelAdmin(admin.ModelAdmin):
 
 
 @admin.register(SystemMetricScore)
-class SystemMetricScoreAdmin(admin.ModelAdmin):
+class SystemMetricScoreAdmin(ReportDataAdmin):
+    study_lookup = "system__study"
     list_display = ["system", "signature", "value", "items"]

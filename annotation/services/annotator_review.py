@@ -8,6 +8,7 @@ the study tolerates more failures (``check_failures_allowed``).
 from __future__ import annotations
 
 from annotation.models import Annotator
+from annotation.services.data_version import study_data_changed
 
 INCLUSION_VALUES = ("auto", "include", "exclude")
 
@@ -23,8 +24,14 @@ def annotator_inclusion_set(*, annotator: Annotator, inclusion: str) -> Annotato
     """auto: by the study's agreement threshold; include / exclude: the researcher's override."""
     if inclusion not in INCLUSION_VALUES:
         raise ReviewInvalid("report_inclusion", f"choose one of {', '.join(INCLUSION_VALUES)}")
+    changed = (
+        Annotator.objects.filter(pk=annotator.pk)
+        .exclude(report_inclusion=inclusion)
+        .update(report_inclusion=inclusion)
+    )
     annotator.report_inclusion = inclusion
-    annotator.save(update_fields=["report_inclusion"])
+    if changed:  # choosing the current value again changes no report
+        study_data_changed(study_id=annotator.study_id)
     return annotator
 
 

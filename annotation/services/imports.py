@@ -32,6 +32,7 @@ from annotation.models import (
     StudyImport,
     System,
 )
+from annotation.services.data_version import study_data_changed
 from annotation.services.work_items import work_items_sync
 
 # Rows per INSERT (Django lowers it further where the database limits bound parameters, as SQLite does):
@@ -83,6 +84,7 @@ def study_import(
             plan = import_plan(parsed=parsed, state=state, question=question, log=log)
             log.raise_if_any()
             _plan_write(study=study, plan=plan, state=state)
+            study_data_changed(study_id=study.pk)  # once per import, after it commits
             work_items_sync(study=study)  # new replies and contexts join the annotation queues at once
             return StudyImport.objects.create(
                 study=study,

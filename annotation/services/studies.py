@@ -7,6 +7,7 @@ from django.db import transaction
 
 from annotation.models import Question, Study
 from annotation.scales import DEFAULT_QUESTION_NAME, DEFAULT_QUESTION_PROMPT, QuestionSpec, scale_preset
+from annotation.services.data_version import study_data_changed
 
 __all__ = ["QuestionSpec", "study_create"]
 
@@ -55,4 +56,5 @@ def study_create(
         )
         for index, spec in enumerate(questions)
     )
+    study_data_changed(study_id=study.pk)  # the questions are the report's rows
     return study

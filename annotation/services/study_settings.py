@@ -11,7 +11,12 @@ from dataclasses import asdict, dataclass, fields
 from django.db import transaction
 
 from annotation.models import CheckAction, CollectionMode, Study
+from annotation.services.data_version import study_data_changed
 from annotation.services.work_items import work_items_sync
+
+# The settings a correlation report depends on (who counts: annotation/selectors/quality.py); the others
+# only change how work is handed out.
+REPORT_FIELDS = frozenset({"kappa_threshold"})
 
 
 class SettingsInvalid(Exception):
@@ -93,5 +98,7 @@ def annotation_settings_update(*, study: Study, settings: AnnotationSettings) ->
     for name in changed:
         setattr(study, name, getattr(settings, name))
     study.save(update_fields=changed)
+    if REPORT_FIELDS.intersection(changed):
+        study_data_changed(study_id=study.pk)
     work_items_sync(study=study)
     return changed

@@ -27,6 +27,7 @@ from annotation.models import (
     WorkKind,
 )
 from annotation.services.assignment import assignment_complete, assignment_for, assignment_hold
+from annotation.services.data_version import study_data_changed
 
 
 class SubmissionInvalid(Exception):
@@ -99,6 +100,7 @@ def rating_submit(
     if assignment.item.kind == WorkKind.RATE:
         response_id = assignment.item.response_id
         assert response_id is not None  # a rating item always has its reply
+        study_data_changed(study_id=annotator.study_id)  # runs once the ratings below are committed
         if first_answer:  # ratings are only ever written here, so there are none yet: plain inserts
             Rating.objects.bulk_create(
                 Rating(
@@ -200,6 +202,7 @@ def reference_add(
         seconds_spent=spent,
         flags=flags,
     )
+    study_data_changed(study_id=annotator.study_id)  # multi-reference scoring reads it
     remaining = assignment.quota - len(mine) - 1
     if remaining == 0:
         total = sum(reference.seconds_spent or 0.0 for reference in mine) + (spent or 0.0)
@@ -253,6 +256,7 @@ def diversity_submit(
         defaults={"meanings": int(meanings), "seconds_spent": spent},
     )
     judgment.appropriate.set(chosen)
+    study_data_changed(study_id=annotator.study_id)
     return SubmitResult()
 
 
