@@ -40,6 +40,7 @@ Weighting = Literal["unweighted", "linear", "quadratic"]
 Consensus = Literal["mean", "median"]
 WEIGHTINGS: tuple[Weighting, ...] = ("unweighted", "linear", "quadratic")
 MIN_SHARED_ITEMS = 5  # below this, one rater's kappa says more about luck than about the rater
+INCLUDE, EXCLUDE, AUTO = "include", "exclude", "auto"  # a researcher's choice per annotator
 
 RaterT = TypeVar("RaterT", bound=Hashable)
 ItemT = TypeVar("ItemT", bound=Hashable)
@@ -167,3 +168,15 @@ def weighting_for_scale(points: Sequence[int]) -> Weighting:
     """Quadratic weights for ordinal scales of three or more points; on two points every weighting
     gives the same kappa, so the plain one is named."""
     return "quadratic" if len(points) > 2 else "unweighted"
+
+
+def is_included(inclusion: str, agreement: float | None, threshold: float | None) -> bool:
+    """Whether a rater's ratings count in reports: the researcher's override ("include"/"exclude"), else
+    the threshold on their agreement with the others (seed 003 section 5.1.1 drops raters with kappa
+    under 0.2). A rater without an agreement value (too few shared items) is kept: no evidence against
+    them yet; a threshold of ``None`` keeps everyone."""
+    if inclusion == INCLUDE:
+        return True
+    if inclusion == EXCLUDE:
+        return False
+    return threshold is None or agreement is None or agreement >= threshold

@@ -27,11 +27,17 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from annotation.models import Annotator, CheckAnswer, Question, Rating, Reference, ReferenceOrigin, Study
-from correlation.agreement import Weighting, agreement_with_others, weighting_for_scale
+from correlation.agreement import (
+    AUTO,
+    EXCLUDE,
+    Weighting,
+    agreement_with_others,
+    is_included,
+    weighting_for_scale,
+)
 
 STRAIGHT_MIN_RATINGS = 10
 STRAIGHT_SHARE = 0.9
-INCLUDE, EXCLUDE, AUTO = "include", "exclude", "auto"
 
 
 @dataclass(frozen=True)
@@ -103,15 +109,6 @@ def overall_agreement(agreements: Iterable[QuestionAgreement]) -> float | None:
     """The mean of the per-question kappas that could be computed; ``None`` when there is none."""
     kappas = [agreement.kappa for agreement in agreements if agreement.kappa is not None]
     return math.fsum(kappas) / len(kappas) if kappas else None
-
-
-def is_included(inclusion: str, agreement: float | None, threshold: float | None) -> bool:
-    """Whether an annotator's ratings count in reports: the researcher's override, else the threshold."""
-    if inclusion == INCLUDE:
-        return True
-    if inclusion == EXCLUDE:
-        return False
-    return threshold is None or agreement is None or agreement >= threshold
 
 
 def excluded_from_rows(rows: Sequence[RatingRow], *, threshold: float | None) -> set[int]:

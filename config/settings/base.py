@@ -154,6 +154,14 @@ CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 # A scoring run still "running" with no heartbeat for this long is taken to have lost its worker.
 DIALEVAL_RUN_STALE_SECONDS = env_int("DIALEVAL_RUN_STALE_SECONDS", 300)
+# Correlation reports (correlation/report_cache.py): computed in the request while small, else by a worker.
+# Cells are replies x (metrics + 1) plus ratings; pairs are (reply, reference) metric recomputations for the
+# number-of-references curve and (system, context) diversity pairs.
+DIALEVAL_REPORT_INLINE_MAX_CELLS = env_int("DIALEVAL_REPORT_INLINE_MAX_CELLS", 60_000)
+DIALEVAL_REPORT_INLINE_MAX_PAIRS = env_int("DIALEVAL_REPORT_INLINE_MAX_PAIRS", 3_000)
+# A report still computing with no heartbeat for this long has lost its worker and is queued again.
+DIALEVAL_REPORT_STALE_SECONDS = env_int("DIALEVAL_REPORT_STALE_SECONDS", 120)
+DIALEVAL_REPORT_MAX_ATTEMPTS = env_int("DIALEVAL_REPORT_MAX_ATTEMPTS", 3)
 
 LOGGING = {
     "version": 1,

@@ -1,0 +1,274 @@
+"""Reads everything a study's correlation report is computed from, as :class:`ReportInputs`.
+
+A fixed number of queries whatever the size of the study (responses, raters, ratings, imported means,
+signatures, metric values), plus two optional parts that recompute metrics and so cost more:
+
+* per-reference scores of every multi-reference signature (scoring/reference_scores.py), for the
+  number-of-references curve of seed 003 Figure 2, over the replies with a human score;
+* per (system, context) diversity metrics, when annotators judged diversity (seed 003 section 5.2).
+
+:func:`report_cost` estimates both before anything is computed, so the caller can decide to compute in
+the request or in a worker.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from annotation.models import (
+    Annotator,
+    DiversityJudgment,
+    ImportedMeanRating,
+    Question,
+    Reference,
+    Response,
+    Study,
+)
+from annotation.selectors.quality import agreements_from_rows, overall_agreement, study_rating_rows
+from correlation.code_version import code_version
+from correlation.report_types import (
+    AnnotatorInfo,
+    DiversityInputs,
+    QuestionInputs,
+    ReferenceScores,
+    ReportInputs,
+    ResponseInfo,
+    SignatureInputs,
+)
+from correlation.selectors import study_metric_signatures, study_metric_values
+from scoring.metrics.registry import UnknownMetricError, metric_spec
+from scoring.models import MetricSignature
+from scoring.reference_scores import NotRecomputable, per_reference_scores, recomputable_reason
+
+Progress = Callable[[str, int, int], None]
+DIVERSITY_METRICS = ("distinct-1", "distinct-2", "distinct-3", "self-bleu-2", "self-bleu-4", "recall-bleu-2")
+INVERTED = ("self-bleu-2", "self-bleu-4")  # seed 003 footnote 2: correlated as 1 - Self-BLEU
+
+
+@dataclass(frozen=True)
+class ReportCost:
+    """What computing a report will take: statistics cells and metric recomputations."""
+
+    responses: int
+    signatures: int
+    ratings: int
+    reference_pairs: int  # (reply, reference) pairs to recompute for the references curve
+    diversity_pairs: int  # (system, context) pairs with diversity judgments
+
+    @property
+    def cells(self) -> int:
+        return self.responses * (self.signatures + 1) + self.ratings
+
+
+def report_cost(*, study: Study) -> ReportCost:
+    responses = Response.objects.filter(context__study=study).count()
+    signatures = study_metric_signatures(study=study)
+    multi = [
+        s
+        for s in signatures
+        if s.parameters.get("refs") == "multi"
+        and not recomputable_reason(signature=s, language=study.language)
+    ]
+    references = Reference.objects.filter(context__study=study).count()
+    contexts = max(1, study.contexts.count())
+    return ReportCost(
+        responses=responses,
+        signatures=len(signatures),
+        ratings=_rating_count(study),
+        reference_pairs=int(len(multi) * responses * references / contexts) if multi else 0,
+        diversity_pairs=DiversityJudgment.objects.filter(context__study=study)
+        .values("context", "system")
+        .distinct()
+        .count(),
+    )
+
+
+def report_inputs(
+    *,
+    study: Study,
+    question: Question | None = None,
+    recompute: bool = True,
+    progress: Progress | None = None,
+) -> ReportInputs:
+    """The study's report inputs; ``question`` limits them to one question, ``recompute=False`` leaves out
+    the parts that recompute metrics (the references curve, the diversity table)."""
+    questions = (
+        [question]
+        if question is not None
+        else list(Question.objects.filter(study=study).order_by("position", "id"))
+    )
+    responses = {
+        response_id: ResponseInfo(text=text, system=system, context=context)
+        for response_id, text, system, context in Response.objects.filter(context__study=study).values_list(
+            "id", "text", "system__name", "context__external_id"
+        )
+    }
+    rows = study_rating_rows(study=study)
+    agreements = agreements_from_rows(rows)
+    annotators = {
+        key: AnnotatorInfo(
+            key=key,
+            pseudonym=pseudonym,
+            identity_known=identity_known,
+            inclusion=inclusion,
+            agreement=overall_agreement(agreements.get(key, {}).values()),
+        )
+        for key, pseudonym, identity_known, inclusion in Annotator.objects.filter(study=study).values_list(
+            "id", "pseudonym", "identity_known", "report_inclusion"
+        )
+    }
+    means: dict[int, dict[int, float]] = {q.pk: {} for q in questions}
+    for question_id, response_id, value in ImportedMeanRating.objects.filter(
+        question__in=questions
+    ).values_list("question_id", "response_id", "value"):
+        if math.isfinite(value):
+            means[question_id][response_id] = float(value)
+    by_question: dict[int, list[tuple[int, int, int]]] = {q.pk: [] for q in questions}
+    for row in rows:
+        if row.question_id in by_question and row.scale_min <= row.value <= row.scale_max:
+            by_question[row.question_id].append((row.annotator_id, row.response_id, row.value))
+    signatures = study_metric_signatures(study=study)
+    inputs_signatures = tuple(_signature_inputs(signature) for signature in signatures)
+    reference_scores: list[ReferenceScores] = []
+    notes: list[str] = []
+    diversity = None
+    if recompute:
+        rated = sorted(
+            {response_id for q in questions for response_id in _rated(by_question[q.pk], means[q.pk])}
+        )
+        reference_scores, notes = _reference_scores(study, signatures, rated, progress)
+        diversity = _diversity_inputs(study)
+    return ReportInputs(
+        study_id=study.pk,
+        study_name=study.name,
+        data_version=study.data_version,
+        study_threshold=study.kappa_threshold,
+        responses=responses,
+        annotators=annotators,
+        questions=tuple(
+            QuestionInputs(
+                name=q.name,
+                scale_min=q.scale_min,
+                scale_max=q.scale_max,
+                ratings=tuple(by_question[q.pk]),
+                imported_means=means[q.pk],
+            )
+            for q in questions
+        ),
+        signatures=inputs_signatures,
+        metric_values=study_metric_values(study=study),
+        reference_scores=tuple(reference_scores),
+        reference_notes=tuple(notes),
+        diversity=diversity,
+        code_version=code_version(),
+    )
+
+
+def signature_group(name: str, parameters: dict[str, str]) -> tuple[str, str]:
+    """(row block, references mode) of a signature: blends of a referenced and an unreferenced score are
+    Hybrid (RUBER's "Ruber" block in seed 000 Table 2); metrics this app does not know are Other."""
+    try:
+        spec = metric_spec(name)
+    except UnknownMetricError:
+        return "Other", str(parameters.get("refs", "none"))
+    if spec.requires:
+        return "Hybrid", str(parameters.get("refs", "none"))
+    if spec.needs_references:
+        return "Referenced", str(parameters.get("refs", "single"))
+    return "Unreferenced", "none"
+
+
+def _signature_inputs(signature: MetricSignature) -> SignatureInputs:
+    parameters = {str(key): str(value) for key, value in (signature.parameters or {}).items()}
+    group, references = signature_group(signature.name, parameters)
+    return SignatureInputs(
+        id=signature.pk,
+        name=signature.name,
+        text=signature.text,
+        references=references,
+        group=group,
+        parameters=parameters,
+    )
+
+
+def _rated(ratings: list[tuple[int, int, int]], means: dict[int, float]) -> set[int]:
+    return {response_id for _, response_id, _ in ratings} | set(means)
+
+
+def _rating_count(study: Study) -> int:
+    from annotation.models import Rating
+
+    return Rating.objects.filter(question__study=study).count()
+
+
+def _reference_scores(
+    study: Study, signatures: list[MetricSignature], rated: list[int], progress: Progress | None
+) -> tuple[list[ReferenceScores], list[str]]:
+    result: list[ReferenceScores] = []
+    notes: list[str] = []
+    multi = [signature for signature in signatures if signature.parameters.get("refs") == "multi"]
+    for position, signature in enumerate(multi):
+        reason = recomputable_reason(signature=signature, language=study.language)
+        if reason:
+            notes.append(f"references curve: {reason}")
+            continue
+
+        def step(done: int, total: int, position: int = position) -> None:
+            if progress is not None:
+                progress(f"references curve {position + 1}/{len(multi)}", done, total)
+
+        try:
+            scores = per_reference_scores(study=study, signature=signature, response_ids=rated, progress=step)
+        except NotRecomputable as error:
+            notes.append(f"references curve: {error}")
+            continue
+        result.append(ReferenceScores(signature_id=signature.pk, scores=scores.scores, width=scores.width))
+    return result, notes
+
+
+def _diversity_inputs(study: Study) -> DiversityInputs | None:
+    judgments = list(
+        DiversityJudgment.objects.filter(context__study=study).values_list(
+            "system__name", "context_id", "context__external_id", "meanings"
+        )
+    )
+    if not judgments:
+        return None
+    from scoring.metrics.registry import compute_system_metric
+    from scoring.metrics.system_specs import ContextOutputs
+
+    human: dict[tuple[str, str], list[float]] = {}
+    wanted: dict[tuple[str, str], int] = {}
+    for system, context_id, external_id, meanings in judgments:
+        key = (system, external_id or str(context_id))
+        human.setdefault(key, []).append(float(meanings))
+        wanted[key] = context_id
+    outputs: dict[tuple[str, str], list[str]] = {}
+    for system, context_id, external_id, text in Response.objects.filter(
+        context_id__in=set(wanted.values())
+    ).values_list("system__name", "context_id", "context__external_id", "text"):
+        key = (system, external_id or str(context_id))
+        if key in wanted:
+            outputs.setdefault(key, []).append(text)
+    references: dict[int, list[str]] = {}
+    for context_id, text in (
+        Reference.objects.filter(context_id__in=set(wanted.values()))
+        .order_by("id")
+        .values_list("context_id", "text")
+    ):
+        references.setdefault(context_id, []).append(text)
+    metrics: dict[str, dict[tuple[str, str], float]] = {}
+    for name in DIVERSITY_METRICS:
+        values: dict[tuple[str, str], float] = {}
+        for key, texts in outputs.items():
+            score = compute_system_metric(
+                name, [ContextOutputs(texts, references.get(wanted[key], []))], study.language
+            )
+            if score.value is not None and math.isfinite(score.value):
+                values[key] = float(score.value)
+        metrics[name] = values
+    return DiversityInputs(
+        human={key: tuple(values) for key, values in human.items()}, metrics=metrics, inverted=INVERTED
+    )

@@ -1,0 +1,385 @@
+"""The metric half of a report, for one question: every metric against the human scores.
+
+* Utterance level (seed 000 Table 2; seed 001 Tables 3-4; seed 003 Table 4): Pearson, Spearman and
+  Kendall's tau-b with p-values and Fisher-z intervals (correlation/stats.py), and 95% bootstrap
+  intervals from resamples of the replies shared by every metric (correlation/bootstrap.py); overall and
+  per system.
+* Metric against metric: Williams' test and the paired bootstrap of the difference
+  (correlation/comparisons.py), for every pair of metrics.
+* System level (seed 003 section 5.1.2, Figure 1): each system's mean human score and mean metric value
+  over the same replies, correlated across systems.
+* The quantile plot of seed 000 Figure 1 (correlation/curves.py).
+
+The report says how many replies it left out and why: no human score (counted once per question) or no
+value of the metric (per row).
+
+Pure Python: no Django here (import-linter contract).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from itertools import combinations
+from statistics import fmean
+from typing import Any
+
+import numpy as np
+from scipy import stats as scipy_stats
+
+from correlation.bootstrap import (
+    BootstrapDraws,
+    Resamples,
+    bootstrap_correlations,
+    bootstrap_interval_or_none,
+    paired_difference_p,
+)
+from correlation.comparisons import williams_test
+from correlation.curves import quantile_means
+from correlation.plot_points import HOVER_TEXT_LIMIT, JITTER_SD, JITTER_SEED, compact, compact_or_none
+from correlation.report_types import ReportInputs, ReportOptions, SignatureInputs
+from correlation.stats import (
+    TOO_FEW_ITEMS,
+    CorrelationResult,
+    jitter,
+    kendall_with_ci,
+    pearson_with_ci,
+    spearman_with_ci,
+)
+
+FEWER_THAN_THREE_SYSTEMS = "fewer than 3 systems"
+SIGNIFICANCE = 0.05
+Progress = Callable[[int, int], None]
+
+
+@dataclass(frozen=True)
+class MetricSection:
+    rows: list[dict[str, Any]]
+    per_system: list[dict[str, Any]]
+    comparisons: list[dict[str, Any]]
+    system_level: list[dict[str, Any]]
+    quantiles: list[dict[str, Any]]
+    plots: dict[str, Any]
+
+
+def metric_section(
+    question: str,
+    human: Mapping[int, float],
+    inputs: ReportInputs,
+    options: ReportOptions,
+    progress: Progress | None = None,
+) -> MetricSection:
+    items = np.array(sorted(human), dtype=np.int64)
+    x = np.array([human[int(item)] for item in items], dtype=float)
+    signatures = list(inputs.signatures)
+    values = _matrix(items, signatures, inputs.metric_values)
+    systems = [inputs.responses[int(item)].system for item in items]
+    steps = 2 + len(set(systems))
+    step = 0
+
+    def advance() -> None:
+        nonlocal step
+        step += 1
+        if progress is not None:
+            progress(step, steps)
+
+    overall = _bootstrap(x, values, options, options.seed)
+    advance()
+    rows = [
+        {
+            "question": question,
+            **_signature_fields(signature),
+            **_statistics(x, values[:, column], overall, column),
+        }
+        for column, signature in enumerate(signatures)
+    ]
+    per_system = []
+    for offset, system in enumerate(sorted(set(systems))):
+        mask = np.array([name == system for name in systems])
+        draws = _bootstrap(x[mask], values[mask], options, options.seed + 1 + offset)
+        for column, signature in enumerate(signatures):
+            per_system.append(
+                {
+                    "question": question,
+                    "system": system,
+                    **_signature_fields(signature),
+                    **_statistics(x[mask], values[mask, column], draws, column),
+                }
+            )
+        advance()
+    comparisons = _comparisons(question, x, values, signatures, overall, options)
+    advance()
+    return MetricSection(
+        rows=rows,
+        per_system=per_system,
+        comparisons=comparisons,
+        system_level=[
+            _system_level_row(question, signature, items, x, values[:, column], systems)
+            for column, signature in enumerate(signatures)
+        ],
+        quantiles=[
+            {
+                "question": question,
+                "signature": signature.text,
+                "metric": signature.name,
+                "groups": [group.__dict__ for group in quantile_means(x, values[:, column])],
+            }
+            for column, signature in enumerate(signatures)
+        ],
+        plots=_scatter_data(question, items, x, values, signatures, inputs, rows),
+    )
+
+
+def _matrix(
+    items: np.ndarray, signatures: Sequence[SignatureInputs], metric_values: Mapping[int, Mapping[int, float]]
+) -> np.ndarray:
+    values = np.full((items.size, len(signatures)), np.nan)
+    position = {int(item): index for index, item in enumerate(items)}
+    for column, signature in enumerate(signatures):
+        for response_id, value in metric_values.get(signature.id, {}).items():
+            row = position.get(response_id)
+            if row is not None and math.isfinite(value):
+                values[row, column] = value
+    return values
+
+
+def _bootstrap(x: np.ndarray, values: np.ndarray, options: ReportOptions, seed: int) -> BootstrapDraws | None:
+    if options.resamples == 0 or x.size < 3 or values.shape[1] == 0:
+        return None
+    return bootstrap_correlations(x, values, Resamples(n=x.size, count=options.resamples, seed=seed))
+
+
+def _statistics(
+    x: np.ndarray, column: np.ndarray, draws: BootstrapDraws | None, index: int
+) -> dict[str, Any]:
+    present = np.isfinite(column)
+    human, metric = x[present], column[present]
+    pearson = pearson_with_ci(human, metric)
+    spearman = spearman_with_ci(human, metric)
+    kendall = kendall_with_ci(human, metric)
+    return {
+        "n": int(present.sum()),
+        "pearson": pearson.coefficient,
+        "pearson_p": pearson.p_value,
+        "pearson_ci": [pearson.ci_low, pearson.ci_high],
+        "spearman": spearman.coefficient,
+        "spearman_p": spearman.p_value,
+        "spearman_ci": [spearman.ci_low, spearman.ci_high],
+        "kendall": kendall.coefficient,
+        "kendall_p": kendall.p_value,
+        "kendall_ci": [kendall.ci_low, kendall.ci_high],
+        "pearson_ci_bootstrap": bootstrap_interval_or_none(draws.pearson[index]) if draws else [None, None],
+        "spearman_ci_bootstrap": bootstrap_interval_or_none(draws.spearman[index]) if draws else [None, None],
+        "left_out": {"no_metric_score": int((~present).sum())},
+        "note": _joined_notes(pearson, spearman, kendall),
+    }
+
+
+def _comparisons(
+    question: str,
+    x: np.ndarray,
+    values: np.ndarray,
+    signatures: Sequence[SignatureInputs],
+    overall: BootstrapDraws | None,
+    options: ReportOptions,
+) -> list[dict[str, Any]]:
+    present = np.isfinite(values)
+    ranks_x = scipy_stats.rankdata(x)
+    result = []
+    for first, second in combinations(range(len(signatures)), 2):
+        both = present[:, first] & present[:, second]
+        n = int(both.sum())
+        entry: dict[str, Any] = {
+            "question": question,
+            "first": signatures[first].text,
+            "first_metric": signatures[first].name,
+            "second": signatures[second].text,
+            "second_metric": signatures[second].name,
+            "n": n,
+        }
+        if n < 4:
+            entry.update(_empty_comparison(f"only {n} replies have both metrics"))
+            result.append(entry)
+            continue
+        a, b, human = values[both, first], values[both, second], x[both]
+        r12, r13, r23 = _pearson(human, a), _pearson(human, b), _pearson(a, b)
+        rank_a, rank_b = scipy_stats.rankdata(a), scipy_stats.rankdata(b)
+        rank_h = ranks_x[both] if n == x.size else scipy_stats.rankdata(human)
+        s12, s13, s23 = _pearson(rank_h, rank_a), _pearson(rank_h, rank_b), _pearson(rank_a, rank_b)
+        pearson_test, spearman_test = williams_test(r12, r13, r23, n), williams_test(s12, s13, s23, n)
+        draws = _pair_draws(x, values, first, second, both, overall, options)
+        bootstrap_p = paired_difference_p(draws.pearson[0], draws.pearson[1]) if draws else None
+        bootstrap_p_spearman = paired_difference_p(draws.spearman[0], draws.spearman[1]) if draws else None
+        difference = None if r12 is None or r13 is None else r12 - r13
+        entry.update(
+            {
+                "pearson_difference": difference,
+                "williams_t": pearson_test.t,
+                "williams_p": pearson_test.p_value,
+                "bootstrap_p": bootstrap_p,
+                "spearman_difference": None if s12 is None or s13 is None else s12 - s13,
+                "williams_p_spearman": spearman_test.p_value,
+                "bootstrap_p_spearman": bootstrap_p_spearman,
+                "metrics_pearson": r23,
+                "winner": _winner(
+                    difference,
+                    pearson_test.p_value,
+                    bootstrap_p,
+                    signatures[first].text,
+                    signatures[second].text,
+                ),
+                "note": pearson_test.note,
+            }
+        )
+        result.append(entry)
+    return result
+
+
+def _pair_draws(
+    x: np.ndarray,
+    values: np.ndarray,
+    first: int,
+    second: int,
+    both: np.ndarray,
+    overall: BootstrapDraws | None,
+    options: ReportOptions,
+) -> BootstrapDraws | None:
+    """The two metrics' paired draws over the replies both have: the shared ones when neither misses a
+    reply the other has, else a bootstrap of the common replies (same seed)."""
+    if overall is None:
+        return None
+    present = np.isfinite(values)
+    if np.array_equal(present[:, first], both) and np.array_equal(present[:, second], both):
+        return BootstrapDraws(overall.pearson[[first, second]], overall.spearman[[first, second]])
+    return _bootstrap(x[both], values[both][:, [first, second]], options, options.seed)
+
+
+def _winner(
+    difference: float | None, williams_p: float | None, bootstrap_p: float | None, first: str, second: str
+) -> str | None:
+    """The signature that correlates significantly better by both tests (p < 0.05), else None."""
+    if difference is None or williams_p is None or bootstrap_p is None:
+        return None
+    if williams_p < SIGNIFICANCE and bootstrap_p < SIGNIFICANCE:
+        return first if difference > 0 else second
+    return None
+
+
+def _empty_comparison(note: str) -> dict[str, Any]:
+    return {
+        "pearson_difference": None,
+        "williams_t": None,
+        "williams_p": None,
+        "bootstrap_p": None,
+        "spearman_difference": None,
+        "williams_p_spearman": None,
+        "bootstrap_p_spearman": None,
+        "metrics_pearson": None,
+        "winner": None,
+        "note": f"not computable: {note}",
+    }
+
+
+def _pearson(a: np.ndarray, b: np.ndarray) -> float | None:
+    if a.size < 3 or np.ptp(a) == 0 or np.ptp(b) == 0:
+        return None
+    return float(np.clip(np.corrcoef(a, b)[0, 1], -1.0, 1.0))
+
+
+def _system_level_row(
+    question: str,
+    signature: SignatureInputs,
+    items: np.ndarray,
+    x: np.ndarray,
+    column: np.ndarray,
+    systems: Sequence[str],
+) -> dict[str, Any]:
+    # Both means run over the same replies, so a system is not flattered by items only one side saw.
+    by_system: dict[str, list[int]] = {}
+    for row in np.flatnonzero(np.isfinite(column)):
+        by_system.setdefault(systems[int(row)], []).append(int(row))
+    names = sorted(by_system)
+    human_means = [fmean(x[by_system[name]]) for name in names]
+    metric_means = [fmean(column[by_system[name]]) for name in names]
+    means = [
+        {"system": name, "human_mean": human_mean, "metric_mean": metric_mean, "n": len(by_system[name])}
+        for name, human_mean, metric_mean in zip(names, human_means, metric_means, strict=True)
+    ]
+    pearson = _renamed_note(pearson_with_ci(human_means, metric_means))
+    spearman = _renamed_note(spearman_with_ci(human_means, metric_means))
+    kendall = _renamed_note(kendall_with_ci(human_means, metric_means))
+    return {
+        "question": question,
+        **_signature_fields(signature),
+        "n": len(means),
+        "pearson": pearson.coefficient,
+        "pearson_p": pearson.p_value,
+        "pearson_ci": [pearson.ci_low, pearson.ci_high],
+        "spearman": spearman.coefficient,
+        "spearman_p": spearman.p_value,
+        "spearman_ci": [spearman.ci_low, spearman.ci_high],
+        "kendall": kendall.coefficient,
+        "kendall_p": kendall.p_value,
+        "note": _joined_notes(pearson, spearman),
+        "systems": means,
+    }
+
+
+def _renamed_note(result: CorrelationResult) -> CorrelationResult:
+    if result.note != TOO_FEW_ITEMS:
+        return result
+    return CorrelationResult(
+        result.coefficient, result.p_value, result.ci_low, result.ci_high, result.n, FEWER_THAN_THREE_SYSTEMS
+    )
+
+
+def _signature_fields(signature: SignatureInputs) -> dict[str, Any]:
+    return {
+        "metric": signature.name,
+        "references": signature.references,
+        "signature": signature.text,
+        "group": signature.group,
+    }
+
+
+def _joined_notes(*results: CorrelationResult) -> str:
+    notes = [result.note for result in results if result.note]
+    return "; ".join(dict.fromkeys(notes))
+
+
+def _scatter_data(
+    question: str,
+    items: np.ndarray,
+    x: np.ndarray,
+    values: np.ndarray,
+    signatures: Sequence[SignatureInputs],
+    inputs: ReportInputs,
+    rows: Sequence[dict[str, Any]],
+) -> dict[str, Any]:
+    """Points for the utterance-level scatter plots (RUBER Figures 4-5): response texts and systems once,
+    one value list per metric; the browser builds the traces."""
+    systems = sorted({inputs.responses[int(item)].system for item in items})
+    index = {name: position for position, name in enumerate(systems)}
+    return {
+        "question": question,
+        "systems": systems,
+        "items": {
+            "id": [int(item) for item in items],
+            "text": [inputs.responses[int(item)].text[:HOVER_TEXT_LIMIT] for item in items],
+            "system": [index[inputs.responses[int(item)].system] for item in items],
+            "human": compact(x),
+            "x": compact(jitter(list(x), sd=JITTER_SD, seed=JITTER_SEED)),
+        },
+        "metrics": [
+            {
+                "signature": signature.text,
+                "metric": signature.name,
+                "references": signature.references,
+                "pearson": row["pearson"],
+                "spearman": row["spearman"],
+                "values": compact_or_none(values[:, column]),
+            }
+            for column, (signature, row) in enumerate(zip(signatures, rows, strict=True))
+        ],
+    }

@@ -1,0 +1,13 @@
+"""Celery tasks for correlation reports: a thin wrapper that takes an id and calls the service."""
+
+from __future__ import annotations
+
+from celery import shared_task
+
+from correlation.report_cache import report_snapshot_build
+
+
+@shared_task(name="correlation.build_report", acks_late=True, reject_on_worker_lost=True)
+def report_build_task(snapshot_id: int) -> None:
+    """Compute report snapshot ``snapshot_id`` (queued on "cpu" by correlation.report_cache)."""
+    report_snapshot_build(snapshot_id=snapshot_id)

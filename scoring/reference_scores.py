@@ -1,0 +1,129 @@
+"""A multi-reference metric recomputed against each reference on its own, for the number-of-references
+curve of the correlation report (seed 003, section 5.3 and Figure 2).
+
+A multi-reference score is the best match over the context's references (seed 003 eq. 1:
+score(y, R) = max over r in R of d(y, r)); the curve needs d(y, r) for every reference r, which the stored
+score does not keep. This recomputes them from the signature's own parameters (tokenizer, smoothing,
+trained model), for the replies the report asks for, so that the curve's k = N point is the stored
+multi-reference score whenever the context's references are unchanged.
+
+Only signatures whose metric combines references by ``max`` and is not normalised over the whole set
+qualify; for any other the reason is returned instead.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from annotation.models import Response, Study
+from scoring.metrics.registry import UnknownMetricError, compute_metrics, metric_spec
+from scoring.metrics.spec import DEFAULT_REFERENCE_AGGREGATION, MODEL_PARAMETER
+from scoring.metrics.tokenize import DEFAULT_TOKENIZER, WHITESPACE_TOKENIZER, tokenizer_name
+from scoring.models import MetricSignature, TrainedModel
+
+BATCH_PAIRS = 2048
+Progress = Callable[[int, int], None]
+
+
+@dataclass(frozen=True)
+class PerReferenceScores:
+    """response id -> the metric against each reference of its context, in reference id order."""
+
+    scores: dict[int, tuple[float, ...]]
+    width: int  # the most references any of the replies has
+    pairs: int  # (reply, reference) pairs computed
+
+
+class NotRecomputable(ValueError):
+    """The signature's per-reference scores cannot be recomputed; the message says why."""
+
+
+def recomputable_reason(*, signature: MetricSignature, language: str) -> str:
+    """Why ``signature`` cannot be recomputed per reference, or "" when it can."""
+    try:
+        spec = metric_spec(signature.name)
+    except UnknownMetricError:
+        return f"{signature.name} is not a metric of this app, so it cannot be recomputed per reference"
+    parameters = signature.parameters
+    if parameters.get("refs") != "multi":
+        return ""
+    if not spec.needs_references or spec.whole_set:
+        return f"{signature.name} is normalised over the whole set; its per-reference scores are not defined"
+    if parameters.get("refagg", DEFAULT_REFERENCE_AGGREGATION) != DEFAULT_REFERENCE_AGGREGATION:
+        return f"{signature.name} combines references by {parameters.get('refagg')}, not by the best match"
+    if spec.version != parameters.get("version", spec.version):
+        return f"{signature.name} has changed since these scores (version {parameters.get('version')})"
+    if spec.uses_tokenizer and not spec.model_kind and _tokenizer(parameters, language) is None:
+        return (
+            f"{signature.name} was scored with tokenizer {parameters.get('tok')}, which is not available here"
+        )
+    if spec.model_kind and not TrainedModel.objects.filter(content_hash=parameters.get("model", "")).exists():
+        return f"the trained model of {signature.name} (hash {str(parameters.get('model'))[:12]}) is not registered"
+    return ""
+
+
+def per_reference_scores(
+    *,
+    study: Study,
+    signature: MetricSignature,
+    response_ids: Sequence[int],
+    progress: Progress | None = None,
+) -> PerReferenceScores:
+    """The signature's metric for each (reply, reference) pair of ``response_ids``; raises
+    :class:`NotRecomputable` with the reason when the signature does not allow it."""
+    reason = recomputable_reason(signature=signature, language=study.language)
+    if reason or signature.parameters.get("refs") != "multi":
+        raise NotRecomputable(reason or f"{signature.text} is not a multi-reference score")
+    spec = metric_spec(signature.name)
+    parameters = signature.parameters
+    own = {key: str(value) for key, value in parameters.items() if key in spec.parameters and key != "refagg"}
+    models = {}
+    if spec.model_kind:
+        model = TrainedModel.objects.get(content_hash=parameters["model"])
+        models[spec.model_kind] = model.path
+    tokenizer = _tokenizer(parameters, study.language) or DEFAULT_TOKENIZER
+    responses = (
+        Response.objects.filter(context__study=study, pk__in=list(response_ids))
+        .select_related("context")
+        .prefetch_related("context__references")
+        .order_by("id")
+    )
+    pairs: list[tuple[int, str, str, str]] = []  # (response id, reply, reference, query)
+    counts: dict[int, int] = {}
+    for response in responses:
+        references = sorted(response.context.references.all(), key=lambda reference: reference.pk)
+        counts[response.pk] = len(references)
+        pairs.extend((response.pk, response.text, ref.text, response.context.query) for ref in references)
+    values: list[float] = []
+    for start in range(0, len(pairs), BATCH_PAIRS):
+        batch = pairs[start : start + BATCH_PAIRS]
+        computed = compute_metrics(
+            [spec.name],
+            [pair[1] for pair in batch],
+            [[pair[2]] for pair in batch],
+            [pair[3] for pair in batch],
+            study.language,
+            params={key: value for key, value in own.items() if key != MODEL_PARAMETER},
+            models=models,
+            tokenizer=tokenizer,
+        )[spec.name]
+        values.extend(float("nan") if value is None else float(value) for value in computed)
+        if progress is not None:
+            progress(min(start + BATCH_PAIRS, len(pairs)), len(pairs))
+    scores: dict[int, tuple[float, ...]] = {}
+    position = 0
+    for response_id, count in counts.items():
+        scores[response_id] = tuple(values[position : position + count])
+        position += count
+    return PerReferenceScores(scores=scores, width=max(counts.values(), default=0), pairs=len(pairs))
+
+
+def _tokenizer(parameters: dict[str, str], language: str) -> str | None:
+    """The tokenizer choice that reproduces the signature's ``tok``; None when none does."""
+    recorded = parameters.get("tok")
+    if recorded is None or recorded == tokenizer_name(language):
+        return DEFAULT_TOKENIZER
+    if recorded == WHITESPACE_TOKENIZER:
+        return WHITESPACE_TOKENIZER
+    return None
