@@ -1,10 +1,38 @@
-from django.urls import path
+from django.urls import path, register_converter
 
 from correlation import views
+
+
+class _FigureName:
+    regex = "[a-z0-9][a-z0-9-]{0,150}"
+
+    def to_python(self, value: str) -> str:
+        return value
+
+    def to_url(self, value: str) -> str:
+        return value
+
+
+register_converter(_FigureName, "figure")
 
 app_name = "correlation"
 urlpatterns = [
     path("<int:study_id>/", views.study_report, name="study-report"),
+    path("<int:study_id>/status.json", views.report_status, name="study-report-status"),
+    path("<int:study_id>/figures.json", views.report_figures, name="study-report-figures"),
+    path(
+        "<int:study_id>/figures/<figure:name>.png",
+        views.report_figure_image,
+        {"fmt": "png"},
+        name="figure-png",
+    ),
+    path(
+        "<int:study_id>/figures/<figure:name>.svg",
+        views.report_figure_image,
+        {"fmt": "svg"},
+        name="figure-svg",
+    ),
+    path("<int:study_id>/retry", views.report_retry_view, name="study-report-retry"),
     path("<int:study_id>/correlations.csv", views.study_report_csv, name="study-report-csv"),
     path("<int:study_id>/correlations.json", views.study_report_json, name="study-report-json"),
     path("<int:study_id>/scores.csv", views.study_item_scores, name="study-item-scores"),

@@ -1,18 +1,34 @@
-"""The correlation report page and its CSV/JSON downloads (owner researchers only; 404 for everyone else)."""
+"""The correlation report page, its live status, figures and downloads (owner researchers only; 404 for
+everyone else). Views translate HTTP; the work is in correlation/report_cache.py and the exports."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.contrib.auth.decorators import login_required
-from django.http import Http404, HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, render
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_POST
 
 from annotation.models import Question, Study
 from correlation.exports import correlation_rows_as_csv, correlation_rows_as_json
 from correlation.item_scores import study_item_scores_csv
-from correlation.plots import report_plot_data
+from correlation.models import SnapshotStatus
+from correlation.report_cache import ReportView, report_current, report_for_display, report_retry
+from correlation.report_page import question_slice
+from correlation.report_types import OptionError, ReportOptions
 from correlation.selectors import studies_reportable_by, study_questions
-from correlation.services import correlation_report, correlation_rows_as_dicts
 from scoring.selectors import system_metric_table
+
+AGREEMENT_ROWS = (
+    ("Krippendorff's α (ordinal)", "krippendorff_alpha_ordinal"),
+    ("Krippendorff's α (interval)", "krippendorff_alpha_interval"),
+    ("Krippendorff's α (ordinal), before the filter", "krippendorff_alpha_ordinal_before_filter"),
+    ("Fleiss' κ", "fleiss_kappa"),
+    ("Intraclass correlation", "icc"),
+    ("Cohen's κ, mean over rater pairs", "cohen_kappa_mean"),
+)
 
 
 @login_required
@@ -20,20 +36,98 @@ def study_report(request: HttpRequest, study_id: int) -> HttpResponse:
     study = _reportable_study(request, study_id)
     questions = study_questions(study=study)
     question = _chosen_question(request, questions) or (questions[0] if questions else None)
-    context: dict[str, object] = {
-        "study": study,
-        "questions": questions,
-        "question": question,
-        "system_metrics": system_metric_table(study=study),
+    options, option_error = _options(request)
+    view = report_for_display(study=study, options=options)
+    context = _page_context(request, study, questions, question, options, view)
+    context["option_error"] = option_error
+    template = (
+        "correlation/_report_body.html" if request.GET.get("fragment") else "correlation/study_report.html"
+    )
+    return render(request, template, context)
+
+
+@login_required
+def report_status(request: HttpRequest, study_id: int) -> JsonResponse:
+    """What the page polls: the study's data version, the version on screen, and the computation."""
+    study = _reportable_study(request, study_id)
+    options, _ = _options(request)
+    view = report_for_display(study=study, options=options)
+    current = view.current
+    return JsonResponse(
+        {
+            "data_version": view.data_version,
+            "shown_version": view.shown.data_version if view.shown else None,
+            "fresh": view.fresh,
+            "status": current.status if current else None,
+            "progress": current.progress_percent if current else 0,
+            "stage": current.stage if current else "",
+            "error": current.error if current else "",
+        }
+    )
+
+
+@login_required
+def report_figures(request: HttpRequest, study_id: int) -> JsonResponse:
+    """The figures of one question of the report on screen (``?version=`` pins the version)."""
+    study = _reportable_study(request, study_id)
+    from correlation.figures import report_figures as build_figures
+
+    questions = study_questions(study=study)
+    question = _chosen_question(request, questions) or (questions[0] if questions else None)
+    options, _ = _options(request)
+    view = report_for_display(study=study, options=options)
+    if view.shown is None or question is None:
+        raise Http404("no report is ready yet")
+    document, plots = view.shown.document or {}, view.shown.plots or {}
+    figures = build_figures(document, plots, question.name, study.name)
+    items = (plots.get("questions", {}).get(question.name) or {}).get("items") or {}
+    return JsonResponse(
+        {
+            "data_version": view.shown.data_version,
+            "question": question.name,
+            "texts": items.get("text", []),
+            "raters": (plots.get("questions", {}).get(question.name) or {}).get("raters", []),
+            "figures": [
+                {"name": spec.name, "title": spec.title, "filename": spec.filename, "figure": spec.figure}
+                for spec in figures
+            ],
+        }
+    )
+
+
+@login_required
+def report_figure_image(request: HttpRequest, study_id: int, name: str, fmt: str) -> HttpResponse:
+    """One figure as PNG or SVG, rendered server-side (kaleido and the system Chromium)."""
+    from correlation.figures import figure_image
+    from correlation.figures import report_figures as build_figures
+
+    study = _reportable_study(request, study_id)
+    questions = study_questions(study=study)
+    question = _chosen_question(request, questions) or (questions[0] if questions else None)
+    if question is None:
+        raise Http404("no such question")
+    options, _ = _options(request)
+    snapshot = report_current(study=study, options=options)
+    figures = {
+        spec.name: spec
+        for spec in build_figures(snapshot.document or {}, snapshot.plots or {}, question.name, study.name)
     }
-    if question is not None:
-        report = correlation_report(study=study, question=question)
-        context.update(
-            report=report,
-            summary=report.questions[0],
-            plot_data=report_plot_data(report, question=question.name),
-        )
-    return render(request, "correlation/study_report.html", context)
+    spec = figures.get(name)
+    if spec is None:
+        raise Http404("no such figure in this report")
+    content_type = "image/png" if fmt == "png" else "image/svg+xml"
+    return _attachment(figure_image(spec.figure, fmt), content_type, f"{spec.filename}.{fmt}")
+
+
+@require_POST
+@login_required
+def report_retry_view(request: HttpRequest, study_id: int) -> HttpResponse:
+    study = _reportable_study(request, study_id)
+    options, _ = _options(request)
+    view = report_for_display(study=study, options=options, allow_inline=False)
+    if view.current is not None and view.current.status == SnapshotStatus.FAILED:
+        report_retry(snapshot=view.current)
+    return redirect(f"{reverse('correlation:study-report', args=[study.pk])}?{request.GET.urlencode()}")
 
 
 @login_required
@@ -58,6 +152,34 @@ def study_item_scores(request: HttpRequest, study_id: int) -> HttpResponse:
     return _attachment(study_item_scores_csv(study=study), "text/csv", f"study-{study.pk}-scores.csv")
 
 
+def _page_context(
+    request: HttpRequest,
+    study: Study,
+    questions: list[Question],
+    question: Question | None,
+    options: ReportOptions,
+    view: ReportView,
+) -> dict[str, Any]:
+    shown = view.shown
+    document = shown.document if shown is not None and shown.document else None
+    context: dict[str, Any] = {
+        "study": study,
+        "questions": questions,
+        "question": question,
+        "options": options,
+        "view": view,
+        "document": document,
+        "query": request.GET.urlencode(),
+        "option_query": _option_query(request),
+        "filter_choices": _filter_choices(study, options),
+        "agreement_rows": AGREEMENT_ROWS,
+        "system_metrics": system_metric_table(study=study),
+    }
+    if document is not None and question is not None:
+        context["report"] = question_slice(document, question.name)
+    return context
+
+
 def _reportable_study(request: HttpRequest, study_id: int) -> Study:
     return get_object_or_404(studies_reportable_by(user=request.user), pk=study_id)
 
@@ -73,13 +195,45 @@ def _chosen_question(request: HttpRequest, questions: list[Question]) -> Questio
     raise Http404("no such question in this study")
 
 
+def _options(request: HttpRequest) -> tuple[ReportOptions, str]:
+    """The report options of the request; on a bad value, the defaults and the message."""
+    try:
+        return ReportOptions.parse(request.GET), ""
+    except OptionError as error:
+        return ReportOptions(), str(error)
+
+
+def _filter_choices(study: Study, options: ReportOptions) -> list[tuple[str, str]]:
+    threshold = "none" if study.kappa_threshold is None else f"{study.kappa_threshold:g}"
+    choices = [
+        ("study", f"study setting (kappa ≥ {threshold})"),
+        ("none", "none: every rating counts"),
+        *((repr(value), f"kappa ≥ {value:g}") for value in (0.2, 0.3, 0.4)),
+    ]
+    if options.filter not in {value for value, _ in choices}:
+        choices.append((options.filter, f"kappa ≥ {float(options.filter):g}"))
+    return choices
+
+
+def _option_query(request: HttpRequest) -> str:
+    keep = {
+        key: request.GET[key] for key in ("filter", "normalise", "resamples", "seed") if request.GET.get(key)
+    }
+    return "&".join(f"{key}={value}" for key, value in keep.items())
+
+
 def _table_rows(request: HttpRequest, study: Study) -> list[dict[str, object]]:
     # Without ?question= a download holds every question's rows (the "question" column tells them apart).
-    question = _chosen_question(request, study_questions(study=study))
-    return correlation_rows_as_dicts(correlation_report(study=study, question=question))
+    name = request.GET.get("question")
+    if name and not any(q.name == name for q in study_questions(study=study)):
+        raise Http404("no such question in this study")
+    options, _ = _options(request)
+    document = report_current(study=study, options=options).document or {}
+    return [row for row in document.get("rows", []) if not name or row["question"] == name]
 
 
-def _attachment(body: str, content_type: str, filename: str) -> HttpResponse:
-    response = HttpResponse(body, content_type=f"{content_type}; charset=utf-8")
+def _attachment(body: str | bytes, content_type: str, filename: str) -> HttpResponse:
+    charset = "; charset=utf-8" if isinstance(body, str) else ""
+    response = HttpResponse(body, content_type=f"{content_type}{charset}")
     response["Content-Disposition"] = f'attachment; filename="{filename}"'
     return response

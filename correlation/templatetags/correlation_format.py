@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from django import template
+from collections.abc import Sequence
 
-from correlation.stats import CorrelationResult
+from django import template
 
 register = template.Library()
 
@@ -30,17 +30,17 @@ def p_value(value: float | None) -> str:
 
 
 @register.filter
-def interval(result: CorrelationResult) -> str:
-    """``[lo, hi]`` of a result's confidence interval, or nothing when it is undefined."""
-    if result.ci_low is None or result.ci_high is None:
+def interval(bounds: Sequence[float | None] | None) -> str:
+    """``[lo, hi]`` of a ``[low, high]`` pair, or nothing when it is undefined."""
+    if not bounds or bounds[0] is None or bounds[1] is None:
         return ""
-    return f"[{result.ci_low:.2f}, {result.ci_high:.2f}]"
+    return f"[{bounds[0]:.2f}, {bounds[1]:.2f}]"
 
 
 @register.filter
-def significance(result: CorrelationResult) -> str:
+def significance(p: float | None) -> str:
     """The CSS class for a statistic significant at the 5% level (two-sided), else ``""``."""
-    if result.p_value is not None and result.p_value < SIGNIFICANCE_LEVEL:
+    if p is not None and p < SIGNIFICANCE_LEVEL:
         return "significant"
     return ""
 
@@ -49,3 +49,8 @@ def significance(result: CorrelationResult) -> str:
 def sort_key(value: float | None) -> str:
     """A ``data-sort`` value for report.js's table sorting (empty sorts last)."""
     return "" if value is None else repr(float(value))
+
+
+@register.filter
+def get_item(mapping: dict, key: str) -> object:
+    return mapping.get(key) if mapping else None

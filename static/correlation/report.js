@@ -1,114 +1,62 @@
 /*
- * Draws the correlation report's scatter plots from the one JSON blob the page embeds
- * (id "correlation-plot-data", written by correlation/plots.py through Django's json_script),
- * and makes tables with class "sortable" sortable by clicking a header.
+ * The correlation report page: tabs, sortable tables, figures, the rater-pair scatter, and live updates.
  *
- * Every string that reaches Plotly is escaped first: Plotly reads a few HTML-like tags in titles and
- * hover labels, and response texts are written by dialog systems and imported files, not by us.
- * Without "<" there is no tag to read; Plotly turns &amp; &lt; &gt; back into text (it does not know
- * &quot;, so quotes are left as they are).
+ * Figures are built in Python (correlation/figures.py) and fetched as plotly figure dicts from the
+ * figures endpoint; this script only renders them. Scatter plots carry an item index in customdata and
+ * the reply texts come once, in `texts`: they are escaped here and attached as hover text. Plotly reads
+ * a few HTML-like tags in hover labels and titles, and reply texts are written by dialog systems and
+ * imported files, so every outside string is escaped (&, <, >) before it reaches Plotly.
+ *
+ * Live updates: the page polls the status endpoint; when a report for newer data is ready it fetches the
+ * report body again and swaps it in, keeping the tab that is open. Without JavaScript every section is
+ * shown one after another and the page still works (reload to update).
  */
 (function () {
   "use strict";
 
-  var PALETTE = [
-    "#2d5bd7", "#d9822b", "#1f8a4c", "#c0392b", "#8e44ad",
-    "#16a2b8", "#7f6a00", "#e84393", "#5d6778", "#00a676",
-  ];
+  var POLL_MS = 4000;
+  var body = document.getElementById("report-body");
+  if (!body) { return; }
+  document.documentElement.classList.add("js");
+  var activeTab = (location.hash || "").replace("#tab-", "") || "metrics";
+  var raters = [];
 
   function escapeText(value) {
-    return String(value)
-      .replace(/&/g, "&amp;")
-      .replace(/</g, "&lt;")
-      .replace(/>/g, "&gt;");
+    return String(value).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
   }
 
-  function formatCoefficient(value) {
-    return value === null || value === undefined ? "n/a" : value.toFixed(3);
-  }
-
-  function plotTitle(entry) {
-    return escapeText(entry.metric) + " (" + escapeText(entry.references) + ")<br>" +
-      "r = " + formatCoefficient(entry.pearson) + ", ρ = " + formatCoefficient(entry.spearman);
-  }
-
-  function baseLayout(entry, xTitle, yTitle) {
-    return {
-      title: { text: plotTitle(entry), font: { size: 14 } },
-      xaxis: { title: { text: xTitle }, zeroline: false },
-      yaxis: { title: { text: yTitle }, zeroline: false },
-      margin: { l: 60, r: 20, t: 60, b: 40 },
-      height: 420,
-      hovermode: "closest",
-      legend: { orientation: "h", y: -0.28, yanchor: "top", font: { size: 11 } },
-    };
-  }
-
-  // One trace per system so that the legend colours points by system.
-  function utteranceTraces(data, entry) {
-    var items = data.items;
-    var traces = data.systems.map(function (name, index) {
-      return {
-        type: "scatter",
-        mode: "markers",
-        name: escapeText(name),
-        x: [], y: [], customdata: [],
-        marker: { color: PALETTE[index % PALETTE.length], size: 6, opacity: 0.6 },
-        hovertemplate: "%{customdata[0]}<br>system: " + escapeText(name) +
-          "<br>human: %{customdata[1]}<br>metric: %{y:.4f}<extra></extra>",
-      };
+  // --- tabs -------------------------------------------------------------------------------------------
+  function showTab(name) {
+    var sections = body.querySelectorAll("section.tab");
+    var found = false;
+    sections.forEach(function (section) { if (section.dataset.tab === name) { found = true; } });
+    if (!found && sections.length) { name = sections[0].dataset.tab; }
+    activeTab = name;
+    sections.forEach(function (section) { section.classList.toggle("active", section.dataset.tab === name); });
+    body.querySelectorAll("#report-tabs a").forEach(function (link) {
+      link.classList.toggle("active", link.dataset.tab === name);
     });
-    for (var i = 0; i < items.x.length; i++) {
-      var value = entry.values[i];
-      if (value === null) { continue; }
-      var trace = traces[items.system[i]];
-      trace.x.push(items.x[i]);
-      trace.y.push(value);
-      trace.customdata.push([escapeText(items.text[i]), items.human[i]]);
-    }
-    return traces.filter(function (trace) { return trace.x.length > 0; });
-  }
-
-  function systemTraces(data, entry) {
-    return entry.systems.map(function (name, index) {
-      var colour = PALETTE[Math.max(0, data.systems.indexOf(name)) % PALETTE.length];
-      return {
-        type: "scatter",
-        mode: "markers+text",
-        name: escapeText(name),
-        x: [entry.human[index]],
-        y: [entry.values[index]],
-        text: [escapeText(name)],
-        textposition: "top center",
-        marker: { color: colour, size: 12 },
-        hovertemplate: escapeText(name) + "<br>mean human: %{x:.3f}<br>mean metric: %{y:.4f}<br>responses: " +
-          entry.sizes[index] + "<extra></extra>",
-      };
+    // Plotly cannot size a plot inside a hidden element: resize the ones that just became visible.
+    body.querySelectorAll("section.tab.active .js-plotly-plot").forEach(function (div) {
+      if (window.Plotly) { Plotly.Plots.resize(div); }
     });
   }
 
-  function drawPlots(data) {
-    var byLevel = { utterance: {}, system: {} };
-    data.metrics.forEach(function (entry) { byLevel.utterance[entry.signature] = entry; });
-    data.system_level.forEach(function (entry) { byLevel.system[entry.signature] = entry; });
-    var config = { responsive: true, displaylogo: false };
-    document.querySelectorAll("div.plot[data-metric]").forEach(function (div) {
-      if (div.dataset.level === "system-metric") { return; } // drawn by drawSystemMetricPlots
-      var level = div.dataset.level === "system" ? "system" : "utterance";
-      var entry = byLevel[level][div.dataset.metric];
-      if (!entry) { return; }
-      if (level === "system") {
-        Plotly.newPlot(div, systemTraces(data, entry),
-          baseLayout(entry, "mean human score", "mean " + escapeText(entry.metric)), config);
-      } else {
-        Plotly.newPlot(div, utteranceTraces(data, entry),
-          baseLayout(entry, "human score (jittered)", escapeText(entry.metric)), config);
-      }
+  function initTabs() {
+    body.querySelectorAll("#report-tabs a").forEach(function (link) {
+      link.addEventListener("click", function (event) {
+        event.preventDefault();
+        history.replaceState(null, "", "#tab-" + link.dataset.tab);
+        showTab(link.dataset.tab);
+      });
     });
+    showTab(activeTab);
   }
 
+  // --- sortable tables ----------------------------------------------------------------------------------
   function makeSortable(table) {
     var headers = table.querySelectorAll("thead th");
+    var sortBody = table.tBodies[table.tBodies.length - 1]; // human rows stay in their own tbody, on top
     headers.forEach(function (header, column) {
       header.style.cursor = "pointer";
       header.title = "sort";
@@ -116,50 +64,182 @@
         var ascending = header.dataset.order !== "asc";
         headers.forEach(function (other) { delete other.dataset.order; });
         header.dataset.order = ascending ? "asc" : "desc";
-        var body = table.tBodies[0];
-        var rows = Array.prototype.slice.call(body.rows);
+        var rows = Array.prototype.slice.call(sortBody.rows);
         rows.sort(function (a, b) {
-          var left = a.cells[column].dataset.sort;
-          var right = b.cells[column].dataset.sort;
+          var left = a.cells[column] ? a.cells[column].dataset.sort : "";
+          var right = b.cells[column] ? b.cells[column].dataset.sort : "";
           if (left === undefined) { left = a.cells[column].textContent; }
           if (right === undefined) { right = b.cells[column].textContent; }
           if (left === "" || right === "") { return (left === "") - (right === ""); } // empty last
           var diff = (!isNaN(left) && !isNaN(right)) ? Number(left) - Number(right) : left.localeCompare(right);
           return ascending ? diff : -diff;
         });
-        rows.forEach(function (row) { body.appendChild(row); });
+        rows.forEach(function (row) { sortBody.appendChild(row); });
       });
     });
   }
 
-  // System-level metrics (diversity, recall, corpus BLEU): one bar per system.
-  function drawSystemMetricPlots(data) {
-    var bySignature = {};
-    data.metrics.forEach(function (entry) { bySignature[entry.signature] = entry; });
-    var systems = data.systems.map(escapeText);
-    document.querySelectorAll('div.plot[data-level="system-metric"]').forEach(function (div) {
-      var entry = bySignature[div.dataset.metric];
-      if (!entry) { return; }
-      var trace = {
-        type: "bar", x: systems, y: entry.values,
-        text: entry.items.map(function (n) { return "n=" + n; }), hoverinfo: "x+y+text"
-      };
-      var layout = {
-        title: { text: escapeText(entry.metric), font: { size: 14 } },
-        margin: { t: 40, r: 10, b: 60, l: 50 }, height: 280,
-        yaxis: { title: { text: escapeText(entry.metric) } }
-      };
-      Plotly.newPlot(div, [trace], layout, { responsive: true, displaylogo: false });
+  // --- figures ----------------------------------------------------------------------------------------
+  function withHoverTexts(figure, texts) {
+    (figure.data || []).forEach(function (trace) {
+      if (trace.customdata && trace.meta && trace.meta.hover_text_index) {
+        trace.text = trace.customdata.map(function (entry) {
+          var index = Array.isArray(entry) ? entry[0] : entry;
+          return escapeText(texts[index] === undefined ? "" : texts[index]);
+        });
+      }
     });
+    return figure;
   }
 
-  document.querySelectorAll("table.sortable").forEach(makeSortable);
-  var blob = document.getElementById("correlation-plot-data");
-  if (blob && typeof Plotly !== "undefined") {
-    drawPlots(JSON.parse(blob.textContent));
+  function imageLinks(spec, query) {
+    var links = document.createElement("p");
+    links.className = "muted small figure-links";
+    var base = body.dataset.figuresUrl.split("figures.json")[0] + "figures/" + spec.name;
+    ["png", "svg"].forEach(function (format, index) {
+      if (index) { links.appendChild(document.createTextNode(" · ")); }
+      var link = document.createElement("a");
+      link.href = base + "." + format + "?" + query;
+      link.textContent = format.toUpperCase();
+      link.setAttribute("download", spec.filename + "." + format);
+      links.appendChild(link);
+    });
+    return links;
   }
-  var systemBlob = document.getElementById("system-metric-data");
-  if (systemBlob && typeof Plotly !== "undefined") {
-    drawSystemMetricPlots(JSON.parse(systemBlob.textContent));
+
+  function draw(div, spec, texts) {
+    var figure = withHoverTexts(spec.figure, texts);
+    var config = {
+      responsive: true,
+      displaylogo: false,
+      toImageButtonOptions: { filename: spec.filename, format: "png", scale: 2 },
+    };
+    Plotly.newPlot(div, figure.data || [], figure.layout || {}, config);
+    div.dataset.drawn = spec.name;
   }
+
+  function drawFigures(payload) {
+    var query = body.dataset.figuresUrl.split("?")[1] || "";
+    var byName = {};
+    payload.figures.forEach(function (spec) { byName[spec.name] = spec; });
+    body.querySelectorAll("div.plot[data-figure]").forEach(function (div) {
+      var spec = byName[div.dataset.figure];
+      if (!spec) { div.closest(".card").classList.add("no-figure"); return; }
+      draw(div, spec, payload.texts);
+      div.parentNode.appendChild(imageLinks(spec, query));
+    });
+    body.querySelectorAll("[data-figure-group]").forEach(function (group) {
+      payload.figures.forEach(function (spec) {
+        if (spec.name.indexOf(group.dataset.figureGroup) !== 0) { return; }
+        var card = document.createElement("div");
+        card.className = "card";
+        var div = document.createElement("div");
+        div.className = "plot";
+        div.dataset.figure = spec.name;
+        card.appendChild(div);
+        group.appendChild(card);
+        draw(div, spec, payload.texts);
+        card.appendChild(imageLinks(spec, query));
+      });
+    });
+    var heatmap = body.querySelector('div.plot[data-figure="agreement-heatmap"]');
+    if (heatmap && heatmap.on) {
+      heatmap.on("plotly_click", function (event) {
+        var point = event.points && event.points[0];
+        if (point) { drawPair(String(point.x), String(point.y)); }
+      });
+    }
+  }
+
+  function loadFigures() {
+    if (!window.Plotly || !body.querySelector("#report-tabs")) { return; }
+    var state = document.getElementById("report-state");
+    var url = body.dataset.figuresUrl + (state && state.dataset.version ? "&version=" + state.dataset.version : "");
+    fetch(url, { credentials: "same-origin" })
+      .then(function (response) { return response.ok ? response.json() : null; })
+      .then(function (payload) {
+        if (!payload) { return; }
+        raters = payload.raters || [];
+        drawFigures(payload);
+        showTab(activeTab);
+      });
+  }
+
+  // The scatter of two raters over the replies both rated (a click on the heat map), jittered like RUBER's.
+  function drawPair(first, second) {
+    var target = document.getElementById("pair-plot");
+    var a = raters.filter(function (r) { return escapeText(r.annotator) === first || r.annotator === first; })[0];
+    var b = raters.filter(function (r) { return escapeText(r.annotator) === second || r.annotator === second; })[0];
+    if (!target || !a || !b || a === b) { return; }
+    var valuesB = {};
+    b.items.forEach(function (item, index) { valuesB[item] = b.values[index]; });
+    var x = [], y = [];
+    var seed = 7;
+    function noise() { // a small seeded generator: the same cloud on every click
+      seed = (seed * 16807) % 2147483647;
+      var u = seed / 2147483647, v = ((seed * 16807) % 2147483647) / 2147483647;
+      return 0.15 * Math.sqrt(-2 * Math.log(u + 1e-12)) * Math.cos(2 * Math.PI * v);
+    }
+    a.items.forEach(function (item, index) {
+      if (valuesB[item] === undefined) { return; }
+      x.push(a.values[index] + noise());
+      y.push(valuesB[item] + noise());
+    });
+    Plotly.newPlot(target, [{
+      type: "scatter", mode: "markers", x: x, y: y,
+      marker: { size: 6, opacity: 0.55, color: "#2d5bd7" },
+      hovertemplate: escapeText(a.annotator) + ": %{x:.0f}<br>" + escapeText(b.annotator) + ": %{y:.0f}<extra></extra>",
+    }], {
+      title: { text: escapeText(a.annotator) + " vs " + escapeText(b.annotator) + " (" + x.length + " shared replies)", font: { size: 14 } },
+      xaxis: { title: { text: escapeText(a.annotator) + " (jittered)" } },
+      yaxis: { title: { text: escapeText(b.annotator) + " (jittered)" } },
+      height: 420, margin: { l: 60, r: 20, t: 60, b: 50 },
+    }, { responsive: true, displaylogo: false });
+    target.dataset.pair = a.annotator + "|" + b.annotator;
+  }
+
+  // --- live updates -----------------------------------------------------------------------------------
+  function currentVersion() {
+    var state = document.getElementById("report-state");
+    return state ? state.dataset.version : "";
+  }
+
+  function poll() {
+    fetch(body.dataset.statusUrl, { credentials: "same-origin", cache: "no-store" })
+      .then(function (response) { return response.ok ? response.json() : null; })
+      .then(function (status) {
+        if (!status) { return; }
+        var bar = document.getElementById("report-progress");
+        if (bar) { bar.value = status.progress; }
+        var stage = document.getElementById("report-stage");
+        if (stage) { stage.textContent = status.stage || ""; }
+        var changed = status.shown_version !== null && String(status.shown_version) !== currentVersion();
+        var failedNow = status.status === "failed" && !document.getElementById("report-failed");
+        if (changed || failedNow || (status.fresh && document.getElementById("report-updating"))) {
+          return refresh();
+        }
+      })
+      .catch(function () { /* the server is restarting: try again at the next tick */ })
+      .then(function () { setTimeout(poll, POLL_MS); });
+  }
+
+  function refresh() {
+    return fetch(body.dataset.fragmentUrl, { credentials: "same-origin", cache: "no-store" })
+      .then(function (response) { return response.ok ? response.text() : null; })
+      .then(function (html) {
+        if (html === null) { return; }
+        body.innerHTML = html;
+        init();
+        body.dispatchEvent(new CustomEvent("report:updated", { bubbles: true }));
+      });
+  }
+
+  function init() {
+    body.querySelectorAll("table.sortable").forEach(makeSortable);
+    initTabs();
+    loadFigures();
+  }
+
+  init();
+  setTimeout(poll, POLL_MS);
 })();

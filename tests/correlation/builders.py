@@ -1,13 +1,17 @@
 """Small builders for correlation tests: responses with ratings, imported means and metric scores.
 
 Rows are real database rows made through tests/factories.py plus MetricSignature/MetricScore objects,
-the way the scoring workers and importers will leave them.
+the way the scoring workers and importers will leave them. Like every service that writes report data,
+:func:`add_items` bumps the study's data version (at once: a test's transaction never commits, so the
+services' after-commit bump would not run), so that cached reports see the new rows.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+
+from django.db.models import F
 
 from annotation.models import Annotator, ImportedMeanRating, Question, Rating, Response, Study, System
 from scoring.models import MetricScore, MetricSignature
@@ -52,4 +56,9 @@ def add_items(*, study: Study, question: Question, items: Sequence[Item]) -> lis
         for text, value in item.scores.items():
             MetricScore.objects.create(response=response, signature=signatures[text], value=value)
         responses.append(response)
+    bump_data_version(study)
     return responses
+
+
+def bump_data_version(study: Study) -> None:
+    Study.objects.filter(pk=study.pk).update(data_version=F("data_version") + 1)

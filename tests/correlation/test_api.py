@@ -10,8 +10,8 @@ from drf_spectacular.generators import SchemaGenerator
 from rest_framework.test import APIClient
 
 from correlation import api_urls
-from correlation.services import correlation_report, correlation_rows_as_dicts, system_level_rows_as_dicts
 from tests.correlation.builders import Item, add_items, signature
+from tests.correlation.report_helpers import report_document
 from tests.factories import QuestionFactory, ResearcherFactory, StudyFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
@@ -48,16 +48,24 @@ def _url(study) -> str:
     return reverse("api-study-correlations", args=[study.pk])
 
 
-def test_the_owner_gets_every_question_s_rows(study) -> None:
+def test_the_owner_gets_the_whole_report_document(study) -> None:
     response = _client(study.owner).get(_url(study))
 
     assert response.status_code == 200
     body = json.loads(response.content)  # real JSON: a NaN would not parse as null
-    report = correlation_report(study=study)
+    document = report_document(study, resamples=1000)
     assert body["study"] == study.pk
     assert body["question"] is None
-    assert body["rows"] == correlation_rows_as_dicts(report)
-    assert body["system_level"] == system_level_rows_as_dicts(report)
+    assert body["rows"] == document["rows"]
+    assert body["system_level"] == document["system_level"]
+    for section in ("human", "agreement", "metric_comparisons", "filter", "per_system", "questions"):
+        assert body[section] == document[section], section
+    assert [entry["label"] for entry in body["human"]] == ["Human (Avg)", "Human (Max)"] * 2
+    assert {"krippendorff_alpha_ordinal", "fleiss_kappa", "icc", "cohen_kappa_mean", "annotators"} <= set(
+        body["agreement"][0]
+    )
+    assert {"williams_p", "bootstrap_p"} <= set(body["metric_comparisons"][0])
+    assert {"kendall", "kendall_p", "pearson_ci_bootstrap", "spearman_ci_bootstrap"} <= set(body["rows"][0])
     assert [(r["question"], r["metric"]) for r in body["rows"]] == [
         ("appropriateness", "bleu-2"),
         ("appropriateness", "rouge-l"),
@@ -87,6 +95,19 @@ def test_one_question_by_name(study) -> None:
     unknown = _client(study.owner).get(_url(study), {"question": "nope"})
     assert unknown.status_code == 400
     assert "question" in unknown.json()
+    bad_filter = _client(study.owner).get(_url(study), {"filter": "strict"})
+    assert bad_filter.status_code == 400
+    assert "is not" in bad_filter.json()["filter"][0]
+
+
+def test_options_change_the_document(study) -> None:
+    client = _client(study.owner)
+    unfiltered = client.get(_url(study), {"filter": "none", "resamples": "0"}).json()
+    assert unfiltered["options"]["filter"] == "none"
+    assert unfiltered["rows"][0]["pearson_ci_bootstrap"] == [None, None]
+    assert unfiltered["filter"][0]["kind"] == "none"
+    normalised = client.get(_url(study), {"normalise": "z"}).json()
+    assert normalised["filter"][0]["normalisation"] == "z"
 
 
 def test_nobody_else_sees_it(study) -> None:
@@ -100,10 +121,25 @@ def test_nobody_else_sees_it(study) -> None:
 def test_the_schema_documents_the_response_fields() -> None:
     schema = SchemaGenerator(patterns=api_urls.urlpatterns).get_schema(request=None, public=True)
     operation = schema["paths"]["/studies/{study_id}/correlations/"]["get"]
-    assert [p["name"] for p in operation["parameters"] if p["in"] == "query"] == ["question"]
+    assert sorted(p["name"] for p in operation["parameters"] if p["in"] == "query") == [
+        "filter",
+        "normalise",
+        "question",
+        "resamples",
+        "seed",
+    ]
     reference = operation["responses"]["200"]["content"]["application/json"]["schema"]["$ref"]
     output = schema["components"]["schemas"][reference.rsplit("/", 1)[-1]]
-    assert set(output["properties"]) == {"study", "question", "rows", "system_level"}
+    assert {
+        "study",
+        "question",
+        "rows",
+        "system_level",
+        "human",
+        "agreement",
+        "metric_comparisons",
+        "filter",
+    } <= set(output["properties"])
     row_name = output["properties"]["rows"]["items"]["$ref"].rsplit("/", 1)[-1]
     row = schema["components"]["schemas"][row_name]["properties"]
     assert {
@@ -115,5 +151,9 @@ def test_the_schema_documents_the_response_fields() -> None:
         "spearman",
         "spearman_p",
         "pearson_ci",
+        "kendall",
+        "kendall_p",
+        "pearson_ci_bootstrap",
+        "spearman_ci_bootstrap",
     } <= set(row)
     assert row["pearson"]["nullable"] is True

@@ -11,14 +11,15 @@ import csv
 from collections import defaultdict
 from statistics import fmean
 
+import numpy as np
 import pytest
 from django.urls import reverse
 from scipy import stats as scipy_stats
 
 from annotation.models import DialogContext, ImportedMeanRating, Response, System
-from correlation.services import correlation_report
 from scoring.models import MetricScore
 from tests.correlation.builders import signature
+from tests.correlation.report_helpers import report_document
 from tests.factories import QuestionFactory, StudyFactory
 
 pytestmark = [pytest.mark.shared_data, pytest.mark.django_db]
@@ -76,27 +77,75 @@ def test_report_at_the_size_of_the_multi_reference_study(shared_data, researcher
     study, records, scores = _load(shared_data, researcher)
     human = [float(r["human_average_rating"]) for r in records]
 
-    report = correlation_report(study=study)
+    document = report_document(study)
 
-    assert report.questions[0].human_scored == 500
-    for row, offset in zip(report.rows, (1, 0), strict=True):  # rows come multi, then single
+    assert document["questions"][0]["human_scored"] == 500
+    for row, offset in zip(document["rows"], (1, 0), strict=True):  # rows come multi, then single
         metric = [s.value for s in scores[offset::2]]
-        assert row.n == 500
-        assert row.pearson.coefficient == pytest.approx(scipy_stats.pearsonr(human, metric).statistic)
-        assert row.spearman.coefficient == pytest.approx(scipy_stats.spearmanr(human, metric).statistic)
-        assert row.pearson.ci_low is not None
-        assert row.pearson.coefficient is not None
-        assert row.pearson.ci_low < row.pearson.coefficient
+        assert row["n"] == 500
+        assert row["pearson"] == pytest.approx(scipy_stats.pearsonr(human, metric).statistic)
+        assert row["spearman"] == pytest.approx(scipy_stats.spearmanr(human, metric).statistic)
+        assert row["kendall"] == pytest.approx(scipy_stats.kendalltau(human, metric).statistic)
+        low, high = row["pearson_ci_bootstrap"]
+        assert low < row["pearson"] < high
     by_model: dict[str, list[float]] = defaultdict(list)
     for r in records:
         by_model[r["model"]].append(float(r["human_average_rating"]))
-    system_row = report.system_rows[0]
-    assert system_row.n == 5
-    assert {s.system: s.human_mean for s in system_row.systems} == pytest.approx(
+    system_row = document["system_level"][0]
+    assert system_row["n"] == 5
+    assert {s["system"]: s["human_mean"] for s in system_row["systems"]} == pytest.approx(
         {name: fmean(values) for name, values in by_model.items()}
     )
+    # Imported means carry no rater identity: the report says so instead of inventing raters.
+    [agreement] = document["agreement"]
+    assert agreement["identity"] == "none"
+    assert "imported means" in agreement["krippendorff_alpha_ordinal"]["note"]
+    assert document["human"][0]["pearson"] is None
 
     client.force_login(researcher)
     page = client.get(reverse("correlation:study-report", args=[study.pk]))
     assert page.status_code == 200
-    assert len(page.content) < 400_000  # one blob of points, not one per metric
+    assert len(page.content) < 400_000  # the points are fetched apart, as figures
+
+
+def test_grade_agreement_over_per_position_scores_with_the_identity_caveat(shared_data, researcher) -> None:
+    """GRADE's file gives each reply's list of coherence scores without saying who gave which: the report
+    computes the coefficients that need no identity from each reply's scores, and says so."""
+    import json
+
+    import krippendorff
+    from statsmodels.stats.inter_rater import fleiss_kappa
+
+    from annotation.importers import ImportFile
+    from annotation.services.imports import study_import
+    from annotation.services.studies import study_create
+
+    path = shared_data / "grade-dailydialog" / "human_judgement_dailydialog.jsonl"
+    study = study_create(owner=researcher, name="grade", scale="1-5")
+    study_import(study=study, format="grade", files=[ImportFile(name=path.name, data=path.read_bytes())])
+    lists = [
+        json.loads(json.loads(line)["HumanScores"]) for line in path.read_text().splitlines() if line.strip()
+    ]
+
+    document = report_document(study, resamples=0)
+    [agreement] = document["agreement"]
+
+    assert agreement["identity"] == "anonymous"
+    assert "identity is unknown" in agreement["note"]
+    width = max(len(scores) for scores in lists)
+    matrix = np.full((width, len(lists)), np.nan)
+    for column, scores in enumerate(lists):
+        matrix[: len(scores), column] = scores
+    expected_alpha = krippendorff.alpha(
+        reliability_data=matrix, level_of_measurement="ordinal", value_domain=[1, 2, 3, 4, 5]
+    )
+    assert agreement["krippendorff_alpha_ordinal"]["value"] == pytest.approx(expected_alpha, abs=1e-9)
+    assert agreement["krippendorff_alpha_ordinal"]["ratings"] == sum(len(s) for s in lists)
+    modal = max({len(s) for s in lists}, key=lambda k: sum(len(s) == k for s in lists))
+    table = np.array([[s.count(v) for v in range(1, 6)] for s in lists if len(s) == modal])
+    assert agreement["fleiss_kappa"]["value"] == pytest.approx(fleiss_kappa(table), abs=1e-9)
+    assert agreement["icc"]["type"] == "ICC(1,1)"  # raters unknown: the one-way model
+    assert agreement["annotators"] == []  # no invented people
+    assert agreement["cohen_kappa_mean"]["value"] is None
+    assert all(row["pearson"] is None for row in document["human"])
+    assert document["questions"][0]["human_scored"] == len(lists)

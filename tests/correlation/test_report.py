@@ -1,4 +1,4 @@
-"""The report builder and its selectors on a real database: human scores, pairing, system level, JSON."""
+"""The report document on a real database: human scores, pairing, system level, left-out counts, JSON."""
 
 from __future__ import annotations
 
@@ -8,16 +8,12 @@ from statistics import fmean
 import pytest
 from scipy import stats as scipy_stats
 
-from annotation.models import Question
+from correlation.report_loading import report_inputs
+from correlation.report_metrics import FEWER_THAN_THREE_SYSTEMS
 from correlation.selectors import study_human_scores, study_metric_values
-from correlation.services import (
-    FEWER_THAN_THREE_SYSTEMS,
-    correlation_report,
-    correlation_rows_as_dicts,
-    system_level_rows_as_dicts,
-)
 from correlation.stats import METRIC_CONSTANT, TOO_FEW_ITEMS
 from tests.correlation.builders import Item, add_items, signature
+from tests.correlation.report_helpers import report_document
 from tests.factories import QuestionFactory, StudyFactory
 
 pytestmark = pytest.mark.django_db
@@ -86,21 +82,27 @@ def test_rows_correlate_only_responses_with_both_scores(study_and_question) -> N
     human = [2.0, 0.5, 1.5, 0.0, 1.5]
     metric = [0.31, 0.12, 0.22, 0.05, 0.02]
 
-    report = correlation_report(study=study)
+    document = report_document(study)
 
-    [row] = report.rows
-    assert (row.question, row.metric, row.references, row.signature, row.n) == (
+    [row] = document["rows"]
+    assert (row["question"], row["metric"], row["references"], row["signature"], row["n"]) == (
         "appropriateness",
         "bleu-2",
         "multi",
         bleu.text,
         5,
     )
-    assert row.pearson.coefficient == pytest.approx(scipy_stats.pearsonr(human, metric).statistic)
-    assert row.pearson.p_value == pytest.approx(scipy_stats.pearsonr(human, metric).pvalue)
-    assert row.spearman.coefficient == pytest.approx(scipy_stats.spearmanr(human, metric).statistic)
-    assert report.questions[0].human_scored == 6
-    assert report.response_count == 7
+    assert row["pearson"] == pytest.approx(scipy_stats.pearsonr(human, metric).statistic)
+    assert row["pearson_p"] == pytest.approx(scipy_stats.pearsonr(human, metric).pvalue)
+    assert row["spearman"] == pytest.approx(scipy_stats.spearmanr(human, metric).statistic)
+    assert row["kendall"] == pytest.approx(scipy_stats.kendalltau(human, metric).statistic)
+    assert row["kendall_p"] == pytest.approx(scipy_stats.kendalltau(human, metric).pvalue)
+    # Never silently: the rated but unscored reply is counted on the row, the unrated one per question.
+    assert row["left_out"] == {"no_metric_score": 1}
+    [summary] = document["questions"]
+    assert summary["human_scored"] == 6
+    assert summary["responses"] == 7
+    assert summary["left_out"] == {"no_human_score": 1}
 
 
 def test_system_level_means_use_the_paired_responses(study_and_question) -> None:
@@ -120,21 +122,17 @@ def test_system_level_means_use_the_paired_responses(study_and_question) -> None
     items.append(Item("hred", ratings=[0]))  # rated but unscored: not in hred's means
     add_items(study=study, question=question, items=items)
 
-    [row] = correlation_report(study=study).system_rows
+    [row] = report_document(study)["system_level"]
 
-    assert [s.system for s in row.systems] == sorted(per_system)
+    assert [s["system"] for s in row["systems"]] == sorted(per_system)
     expected_human = [fmean(r for r, _ in per_system[name]) for name in sorted(per_system)]
     expected_metric = [fmean(v for _, v in per_system[name]) for name in sorted(per_system)]
-    assert [s.human_mean for s in row.systems] == pytest.approx(expected_human)
-    assert [s.metric_mean for s in row.systems] == pytest.approx(expected_metric)
-    assert [s.n for s in row.systems] == [2, 2, 2, 2]
-    assert row.n == 4
-    assert row.pearson.coefficient == pytest.approx(
-        scipy_stats.pearsonr(expected_human, expected_metric).statistic
-    )
-    assert row.spearman.coefficient == pytest.approx(
-        scipy_stats.spearmanr(expected_human, expected_metric).statistic
-    )
+    assert [s["human_mean"] for s in row["systems"]] == pytest.approx(expected_human)
+    assert [s["metric_mean"] for s in row["systems"]] == pytest.approx(expected_metric)
+    assert [s["n"] for s in row["systems"]] == [2, 2, 2, 2]
+    assert row["n"] == 4
+    assert row["pearson"] == pytest.approx(scipy_stats.pearsonr(expected_human, expected_metric).statistic)
+    assert row["spearman"] == pytest.approx(scipy_stats.spearmanr(expected_human, expected_metric).statistic)
 
 
 def test_degenerate_rows_are_present_with_nulls_and_reasons_and_serialise_without_nan(
@@ -153,24 +151,25 @@ def test_degenerate_rows_are_present_with_nulls_and_reasons_and_serialise_withou
         ],
     )
 
-    report = correlation_report(study=study)
-    rows = {row["metric"]: row for row in correlation_rows_as_dicts(report)}
-    system_rows = {row["metric"]: row for row in system_level_rows_as_dicts(report)}
+    document = report_document(study)
+    rows = {row["metric"]: row for row in document["rows"]}
+    system_rows = {row["metric"]: row for row in document["system_level"]}
 
     assert rows["bleu-4"]["n"] == 2
     assert rows["bleu-4"]["note"] == TOO_FEW_ITEMS
     assert rows["distinct-1"]["n"] == 3
     assert rows["distinct-1"]["note"] == METRIC_CONSTANT
     for row in rows.values():
-        assert set(row) == ROW_KEYS
+        assert set(row) >= ROW_KEYS  # today's fields stay; new ones are added
         assert row["pearson"] is None
         assert row["spearman_p"] is None
+        assert row["kendall"] is None
         assert row["pearson_ci"] == [None, None]
+        assert row["pearson_ci_bootstrap"] == [None, None]
     assert system_rows["distinct-1"]["n"] == 2
     assert system_rows["distinct-1"]["note"] == FEWER_THAN_THREE_SYSTEMS
     assert system_rows["distinct-1"]["pearson"] is None
-    json.dumps(correlation_rows_as_dicts(report), allow_nan=False)
-    json.dumps(system_level_rows_as_dicts(report), allow_nan=False)
+    json.dumps(document, allow_nan=False)
 
 
 def test_non_finite_metric_values_count_as_missing(study_and_question) -> None:
@@ -195,22 +194,26 @@ def test_one_question_only_and_the_default_reference_mode(study_and_question) ->
     legacy.save()
     add_items(study=study, question=question, items=[Item("a", ratings=[1], scores={legacy.text: 0.5})])
 
-    everything = correlation_report(study=study)
-    only_fluency = correlation_report(study=study, question=fluency)
+    everything = report_document(study)
+    only_fluency = report_document(study, fluency)
 
-    assert [row.question for row in everything.rows] == ["appropriateness", "fluency"]
-    assert [row.question for row in only_fluency.rows] == ["fluency"]
-    assert only_fluency.rows[0].references == "single"
-    with pytest.raises(ValueError, match="does not belong"):
-        correlation_report(study=StudyFactory.create(), question=question)
+    assert [row["question"] for row in everything["rows"]] == ["appropriateness", "fluency"]
+    assert [row["question"] for row in only_fluency["rows"]] == ["fluency"]
+    assert only_fluency["rows"][0]["references"] == "single"
 
 
-def _report_queries(django_assert_num_queries, study, question: Question | None, expected: int) -> None:
-    with django_assert_num_queries(expected):
-        correlation_report(study=study, question=question)
+def test_an_unreferenced_metric_carries_no_reference_mode(study_and_question) -> None:
+    study, question = study_and_question
+    unreferenced = signature("ruber-unreferenced", refs="single")  # as old signatures were labelled
+    unreferenced.parameters = {"model": "abc"}
+    unreferenced.save()
+    add_items(study=study, question=question, items=[Item("a", ratings=[1], scores={unreferenced.text: 0.5})])
+    [row] = report_document(study)["rows"]
+    assert row["references"] == "none"
+    assert row["group"] == "Unreferenced"
 
 
-def test_the_report_costs_a_fixed_number_of_queries_whatever_the_study_size(
+def test_the_report_inputs_cost_a_fixed_number_of_queries_whatever_the_study_size(
     study_and_question,
     django_assert_num_queries,
 ) -> None:
@@ -232,10 +235,17 @@ def test_the_report_costs_a_fixed_number_of_queries_whatever_the_study_size(
             ],
         )
 
-    # questions, imported means, rating means, signatures, metric values, response labels
+    def queries() -> int:
+        from django.db import connection
+        from django.test.utils import CaptureQueriesContext
+
+        with CaptureQueriesContext(connection) as captured:
+            report_inputs(study=study)
+        return len(captured.captured_queries)
+
     grow(3)
-    _report_queries(django_assert_num_queries, study, None, 6)
-    _report_queries(django_assert_num_queries, study, question, 5)
+    small = queries()
     grow(40)
-    _report_queries(django_assert_num_queries, study, None, 6)
-    _report_queries(django_assert_num_queries, study, question, 5)
+    assert queries() == small
+    with django_assert_num_queries(small):
+        report_inputs(study=study)

@@ -9,12 +9,29 @@ import json
 import pytest
 from django.core.management import CommandError, call_command
 
-from correlation.exports import CSV_COLUMNS
-from correlation.services import correlation_report, correlation_rows_as_dicts
 from tests.correlation.builders import Item, add_items, signature
+from tests.correlation.report_helpers import report_document
 from tests.factories import QuestionFactory, StudyFactory
 
 pytestmark = pytest.mark.django_db
+
+# The columns the CSV had before issue 10, in order: new columns are only ever added after them.
+LEGACY_COLUMNS = (
+    "question",
+    "metric",
+    "references",
+    "signature",
+    "n",
+    "pearson",
+    "pearson_p",
+    "pearson_ci_low",
+    "pearson_ci_high",
+    "spearman",
+    "spearman_p",
+    "spearman_ci_low",
+    "spearman_ci_high",
+    "note",
+)
 
 
 @pytest.fixture
@@ -44,9 +61,11 @@ def _run(*args: str) -> str:
     return out.getvalue()
 
 
-def test_json_to_stdout_is_the_list_of_rows(study) -> None:
-    rows = json.loads(_run("grade dailydialog"))
-    assert rows == correlation_rows_as_dicts(correlation_report(study=study))
+def test_json_to_stdout_is_the_report_document(study) -> None:
+    document = json.loads(_run("grade dailydialog"))
+    assert document["rows"] == report_document(study, resamples=1000)["rows"]
+    assert {"human", "agreement", "metric_comparisons", "system_level", "filter"} <= set(document)
+    rows = document["rows"]
     assert [(r["question"], r["metric"], r["references"]) for r in rows] == [
         ("coherence", "bleu-2", "multi"),
         ("coherence", "bleu-2", "single"),
@@ -74,11 +93,11 @@ def test_csv_to_a_file_for_one_question(study, tmp_path) -> None:
 
     with target.open(newline="", encoding="utf-8") as handle:
         reader = csv.DictReader(handle)
-        assert tuple(reader.fieldnames or ()) == CSV_COLUMNS
+        assert tuple(reader.fieldnames or ())[: len(LEGACY_COLUMNS)] == LEGACY_COLUMNS
         parsed = list(reader)
-    expected = correlation_rows_as_dicts(
-        correlation_report(study=study, question=study.questions.get(name="coherence"))
-    )
+    expected = [
+        row for row in report_document(study, resamples=1000)["rows"] if row["question"] == "coherence"
+    ]
     assert len(parsed) == len(expected) == 2
     for got, want in zip(parsed, expected, strict=True):
         assert got["signature"] == want["signature"]
@@ -103,3 +122,5 @@ def test_unknown_study_or_question_is_an_error(study) -> None:
         _run("nope")
     with pytest.raises(CommandError, match="no question named"):
         _run("grade dailydialog", "--question", "nope")
+    with pytest.raises(CommandError, match="filter"):
+        _run("grade dailydialog", "--filter", "lenient")

@@ -1,4 +1,4 @@
-"""``manage.py study_report NAME``: a study's utterance-level correlation table as JSON or CSV."""
+"""``manage.py study_report NAME``: a study's report as JSON (the API's document), CSV rows or LaTeX."""
 
 from __future__ import annotations
 
@@ -6,35 +6,65 @@ from pathlib import Path
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
+from tqdm import tqdm
 
 from annotation.models import Study
-from correlation.exports import correlation_rows_as_csv, correlation_rows_as_json
+from correlation.exports import correlation_rows_as_csv
+from correlation.report_cache import report_current
+from correlation.report_document import document_as_json, document_for_question
+from correlation.report_types import OptionError, ReportOptions
 from correlation.selectors import study_question_by_name
-from correlation.services import correlation_report, correlation_rows_as_dicts
 
 
 class Command(BaseCommand):
-    help = "Print (or write) the metric-vs-human correlation table of a study."
+    help = "Print (or write) a study's correlation report: the JSON document, the CSV rows, or LaTeX tables."
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("name", help="the study's name")
-        parser.add_argument("--format", choices=["json", "csv"], default="json")
-        parser.add_argument("--question", help="one question's rows only (default: every question)")
+        parser.add_argument("--format", choices=["json", "csv", "latex"], default="json")
+        parser.add_argument("--question", help="one question's entries only (default: every question)")
         parser.add_argument("--output", type=Path, help="write to this file instead of stdout")
+        parser.add_argument(
+            "--filter", default="study", help='"study" (default), "none", or a kappa threshold'
+        )
+        parser.add_argument("--normalise", default="none", choices=["none", "z"], help="per-rater z-scores")
+        parser.add_argument("--resamples", default="1000", help="bootstrap resamples (0: none)")
+        parser.add_argument("--seed", default="", help="seed of the bootstrap resamples")
 
     def handle(self, *args: Any, **options: Any) -> None:
         study = Study.objects.filter(name=options["name"]).first()
         if study is None:
             raise CommandError(f"no study named {options['name']!r}")
-        question = None
-        if options["question"]:
-            question = study_question_by_name(study=study, name=options["question"])
-            if question is None:
-                raise CommandError(f"study {study.name!r} has no question named {options['question']!r}")
-        rows = correlation_rows_as_dicts(correlation_report(study=study, question=question))
-        text = correlation_rows_as_csv(rows) if options["format"] == "csv" else correlation_rows_as_json(rows)
+        name = options["question"]
+        if name and study_question_by_name(study=study, name=name) is None:
+            raise CommandError(f"study {study.name!r} has no question named {name!r}")
+        try:
+            report_options = ReportOptions.parse(
+                {key: options[key] for key in ("filter", "normalise", "resamples", "seed")}
+            )
+        except OptionError as error:
+            raise CommandError(str(error)) from None
+        with tqdm(total=100, desc="report", unit="%", disable=None, file=self.stderr._out) as bar:
+
+            def progress(stage: str, done: int, total: int) -> None:
+                bar.set_description(stage[:40])
+                bar.n = int(100 * done / total) if total else 0
+                bar.refresh()
+
+            snapshot = report_current(study=study, options=report_options, progress=progress)
+        document = document_for_question(snapshot.document or {}, name)
+        if options["format"] == "json":
+            text = document_as_json(document)
+        elif options["format"] == "csv":
+            text = correlation_rows_as_csv(document["rows"])
+        else:
+            from correlation.latex import report_latex
+
+            text = report_latex(document, study_name=study.name)
         if options["output"] is None:
             self.stdout.write(text, ending="")
         else:
             options["output"].write_text(text, encoding="utf-8")
-            self.stderr.write(f"wrote {len(rows)} rows to {options['output']}")
+            self.stderr.write(
+                f"wrote the {options['format']} report of {study.name!r} to {options['output']}"
+            )
