@@ -73,27 +73,41 @@ def krippendorff_alpha(
     values_by_item: Mapping[Any, Sequence[float]], *, points: Sequence[int], level: Level
 ) -> Coefficient:
     """Krippendorff's alpha over every reply with two or more ratings (identity not needed)."""
-    pairable = [list(values) for values in values_by_item.values() if len(values) >= 2]
-    ratings = sum(len(values) for values in pairable)
-    if not pairable:
+    return _alpha_from_counts(value_counts(values_by_item, points), points=points, level=level)
+
+
+def value_counts(values_by_item: Mapping[Any, Sequence[float]], points: Sequence[int]) -> np.ndarray:
+    """(items x scale points): how many ratings of each value every item got (the form in which
+    ``krippendorff.alpha`` takes data, and from which a rater's ratings can be subtracted)."""
+    position = {point: index for index, point in enumerate(points)}
+    rows: list[int] = []
+    columns: list[int] = []
+    for row, values in enumerate(values_by_item.values()):
+        for value in values:
+            rows.append(row)
+            columns.append(position[int(value)])
+    counts = np.zeros((len(values_by_item), len(position)))
+    np.add.at(counts, (np.array(rows, dtype=int), np.array(columns, dtype=int)), 1.0)
+    return counts
+
+
+def _alpha_from_counts(counts: np.ndarray, *, points: Sequence[int], level: Level) -> Coefficient:
+    pairable = counts[counts.sum(axis=1) >= 2]
+    items, ratings = int(pairable.shape[0]), int(pairable.sum())
+    if items == 0:
         return not_computable("no reply has two ratings")
-    if len({value for values in pairable for value in values}) < 2:
-        return not_computable("every rating has the same value", len(pairable), ratings)
-    width = max(len(values) for values in pairable)
-    matrix = np.full((width, len(pairable)), np.nan)
-    for column, values in enumerate(pairable):
-        matrix[: len(values), column] = values
+    if np.count_nonzero(pairable.sum(axis=0)) < 2:
+        return not_computable("every rating has the same value", items, ratings)
     import krippendorff
 
-    domain = list(points) if level == "ordinal" else None
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         value = float(
-            krippendorff.alpha(reliability_data=matrix, level_of_measurement=level, value_domain=domain)
+            krippendorff.alpha(value_counts=pairable, level_of_measurement=level, value_domain=list(points))
         )
     if not math.isfinite(value):
-        return not_computable("no disagreement is expected by chance", len(pairable), ratings)
-    return Coefficient(value, len(pairable), ratings)
+        return not_computable("no disagreement is expected by chance", items, ratings)
+    return Coefficient(value, items, ratings)
 
 
 def fleiss_kappa(values_by_item: Mapping[Any, Sequence[float]], *, points: Sequence[int]) -> Coefficient:
@@ -163,7 +177,7 @@ def intraclass_correlation(
     value = float(table.loc[single, "ICC"])
     if not math.isfinite(value):
         return not_computable("no variance between replies", items, len(rows))
-    interval = [float(bound) for bound in table.loc[single, "CI95"]]
+    interval = [_finite_or_none(bound) for bound in table.loc[single, "CI95"]]
     details = {
         "type": single,
         "model": model,
@@ -233,17 +247,19 @@ def leave_one_out_alpha(
     points: Sequence[int],
     level: Level = "ordinal",
 ) -> dict[Any, Coefficient]:
-    """rater -> alpha of everyone else's ratings (known raters and anonymous ones alike)."""
+    """rater -> alpha of everyone else's ratings (known raters and anonymous ones alike): the value counts
+    of all ratings, minus the rater's own, so each rater costs one alpha on counts, not a rebuild."""
+    items = values_by_item(ratings_by_rater, anonymous_by_item)
+    row_of = {item: row for row, item in enumerate(items)}
+    position = {point: index for index, point in enumerate(points)}
+    counts = value_counts(items, points)
     result: dict[Any, Coefficient] = {}
-    for left_out in ratings_by_rater:
-        result[left_out] = krippendorff_alpha(
-            values_by_item(
-                {rater: values for rater, values in ratings_by_rater.items() if rater != left_out},
-                anonymous_by_item,
-            ),
-            points=points,
-            level=level,
-        )
+    for rater, values in ratings_by_rater.items():
+        without = counts.copy()
+        rows = np.array([row_of[item] for item in values], dtype=int)
+        columns = np.array([position[int(value)] for value in values.values()], dtype=int)
+        np.subtract.at(without, (rows, columns), 1.0)
+        result[rater] = _alpha_from_counts(without, points=points, level=level)
     return result
 
 

@@ -19,6 +19,13 @@ reply was drawn; the counts sum to n), and a block of resamples is a matrix W (B
 Both are exactly what ``scipy.stats.pearsonr`` and ``scipy.stats.spearmanr`` return on ``x[idx]`` and
 ``y[idx]`` for the drawn indices ``idx`` (tests/correlation/test_bootstrap.py checks it).
 
+Re-ranking every resample costs a cumulative sum over the replies per metric and resample, which no
+matrix product replaces. Above :data:`EXACT_SPEARMAN_CELLS` (replies x resamples x metrics), Spearman's
+draws are therefore the weighted Pearson correlations of the replies' ranks in the full sample
+("full-sample ranks"): the ranks a reply gets in a resample differ from its full-sample rank by noise of
+order 1/sqrt(n), so the two bootstrap distributions agree to within that, and the interval costs a
+matrix product like Pearson's. :attr:`BootstrapDraws.spearman_method` says which one was used.
+
 Where a metric has no value for some replies, those replies weigh nothing in that metric's sums; the
 resample itself stays shared. A resample in which either side is constant has no correlation (NaN in
 the draws); intervals are taken over the resamples that have one.
@@ -33,6 +40,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.stats import rankdata
 
 DEFAULT_RESAMPLES = 1000
 DEFAULT_SEED = 20180201
@@ -40,6 +48,9 @@ DEFAULT_SEED = 20180201
 BLOCK_ELEMENTS = 250_000
 # An interval from fewer defined resamples than this share says more about the sample than about the metric.
 MIN_DEFINED_SHARE = 0.9
+# Replies x resamples x metrics up to which Spearman's draws re-rank every resample (see the docstring).
+EXACT_SPEARMAN_CELLS = 25_000_000
+EXACT, FULL_SAMPLE_RANKS = "exact", "full-sample ranks"
 Progress = Callable[[int, int], None]
 
 
@@ -85,6 +96,7 @@ class BootstrapDraws:
 
     pearson: np.ndarray
     spearman: np.ndarray
+    spearman_method: str = EXACT
 
 
 def bootstrap_correlations(
@@ -93,11 +105,13 @@ def bootstrap_correlations(
     resamples: Resamples,
     *,
     progress: Progress | None = None,
+    spearman: str = "auto",
 ) -> BootstrapDraws:
     """Pearson and Spearman of every metric column with ``human`` over the shared ``resamples``.
 
     ``human`` has one finite value per item; ``metrics`` is (items x metrics) with NaN where a metric has
-    no value for an item.
+    no value for an item. ``spearman``: "exact" (re-rank every resample), "full-sample ranks", or "auto"
+    (exact up to :data:`EXACT_SPEARMAN_CELLS`).
     """
     x = np.asarray(human, dtype=np.float64)
     values = np.asarray(metrics, dtype=np.float64)
@@ -109,23 +123,36 @@ def bootstrap_correlations(
         raise ValueError("human scores must be finite")
     columns = values.shape[1]
     pearson = np.full((columns, resamples.count), np.nan)
-    spearman = np.full((columns, resamples.count), np.nan)
+    spearman_matrix = np.full((columns, resamples.count), np.nan)
     if columns == 0 or resamples.count == 0:
-        return BootstrapDraws(pearson, spearman)
+        return BootstrapDraws(pearson, spearman_matrix)
+    if spearman == "auto":
+        exact = x.size * resamples.count * columns <= EXACT_SPEARMAN_CELLS
+        spearman = EXACT if exact else FULL_SAMPLE_RANKS
+    if spearman not in (EXACT, FULL_SAMPLE_RANKS):
+        raise ValueError(f'spearman must be "auto", "{EXACT}" or "{FULL_SAMPLE_RANKS}", not {spearman!r}')
     present = np.isfinite(values)
     patterns = _availability_patterns(present)
-    prepared = [_PreparedPattern.of(x, values, present, columns_of) for columns_of in patterns]
+    pearson_sums = _WeightedPearson(x, values, present)
+    if spearman == EXACT:
+        prepared = [_PreparedPattern.of(x, values, present, columns_of) for columns_of in patterns]
+        ranked: list[tuple[np.ndarray, _WeightedPearson]] = []
+    else:
+        prepared = []
+        ranked = [(columns_of, _ranked_pattern(x, values, present, columns_of)) for columns_of in patterns]
     done = 0
     for block in resamples.blocks():
         size = block.shape[0]
         where = slice(done, done + size)
-        pearson[:, where] = _weighted_pearson(block, x, values, present).T
+        pearson[:, where] = pearson_sums.correlations(block).T
         for pattern in prepared:
-            spearman[pattern.columns, where] = pattern.spearman(block)
+            spearman_matrix[pattern.columns, where] = pattern.spearman(block)
+        for columns_of, sums in ranked:
+            spearman_matrix[columns_of, where] = sums.correlations(block).T
         done += size
         if progress is not None:
             progress(done, resamples.count)
-    return BootstrapDraws(pearson, spearman)
+    return BootstrapDraws(pearson, spearman_matrix, spearman)
 
 
 def percentile_interval(draws: np.ndarray, confidence: float = 0.95) -> tuple[float, float] | None:
@@ -163,35 +190,53 @@ def _availability_patterns(present: np.ndarray) -> list[np.ndarray]:
     return [np.array(columns) for columns in groups.values()]
 
 
-def _weighted_pearson(
-    block: np.ndarray, x: np.ndarray, values: np.ndarray, present: np.ndarray
-) -> np.ndarray:
-    """(b x metrics) weighted Pearson correlations; NaN where either side is constant in a resample."""
-    mask = present.astype(np.float64)
-    y = np.where(present, values, 0.0)
-    # Centering first keeps the sums of squares free of cancellation for values far from zero.
-    x_centered = x - x.mean()
-    column_means = np.divide(
-        y.sum(axis=0), mask.sum(axis=0), out=np.zeros(y.shape[1]), where=mask.sum(axis=0) > 0
-    )
-    y_centered = (y - column_means) * mask
-    xm = x_centered[:, None] * mask
-    s0 = block @ mask
-    sx = block @ xm
-    sxx = block @ (x_centered[:, None] ** 2 * mask)
-    sy = block @ y_centered
-    syy = block @ (y_centered**2)
-    sxy = block @ (xm * y_centered)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        covariance = sxy - sx * sy / s0
-        variance_x = sxx - sx**2 / s0
-        variance_y = syy - sy**2 / s0
-        r = covariance / np.sqrt(variance_x * variance_y)
-    undefined = (variance_x <= 1e-12 * np.maximum(sxx, 1e-300)) | (
-        variance_y <= 1e-12 * np.maximum(syy, 1e-300)
-    )
-    r[undefined | (s0 < 2)] = np.nan
-    return np.clip(r, -1.0, 1.0)
+class _WeightedPearson:
+    """The weighted Pearson correlation of ``x`` with every metric column, for blocks of count vectors:
+    the six sums it needs come from one matrix product per block."""
+
+    def __init__(self, x: np.ndarray, values: np.ndarray, present: np.ndarray) -> None:
+        mask = present.astype(np.float64)
+        y = np.where(present, values, 0.0)
+        # Centering first keeps the sums of squares free of cancellation for values far from zero.
+        x_centered = x - x.mean()
+        counts = mask.sum(axis=0)
+        column_means = np.divide(y.sum(axis=0), counts, out=np.zeros(y.shape[1]), where=counts > 0)
+        y_centered = (y - column_means) * mask
+        xm = x_centered[:, None] * mask
+        self.columns = values.shape[1]
+        self.stacked = np.ascontiguousarray(
+            np.concatenate(
+                [mask, xm, xm * x_centered[:, None], y_centered, y_centered**2, xm * y_centered], axis=1
+            )
+        )
+
+    def correlations(self, block: np.ndarray) -> np.ndarray:
+        """(b x metrics) weighted Pearson correlations; NaN where either side is constant in a resample."""
+        sums = block @ self.stacked
+        s0, sx, sxx, sy, syy, sxy = (sums[:, k * self.columns : (k + 1) * self.columns] for k in range(6))
+        with np.errstate(invalid="ignore", divide="ignore"):
+            covariance = sxy - sx * sy / s0
+            variance_x = sxx - sx**2 / s0
+            variance_y = syy - sy**2 / s0
+            r = covariance / np.sqrt(variance_x * variance_y)
+        undefined = (variance_x <= 1e-12 * np.maximum(sxx, 1e-300)) | (
+            variance_y <= 1e-12 * np.maximum(syy, 1e-300)
+        )
+        r[undefined | (s0 < 2)] = np.nan
+        return np.clip(r, -1.0, 1.0)
+
+
+def _ranked_pattern(
+    x: np.ndarray, values: np.ndarray, present: np.ndarray, columns: np.ndarray
+) -> _WeightedPearson:
+    """Full-sample average ranks of the human scores and of the pattern's metric columns over the
+    pattern's items, ready for the weighted Pearson correlation."""
+    items = present[:, columns[0]]
+    ranks_x = np.zeros_like(x)
+    ranks_x[items] = rankdata(x[items])
+    ranks = np.full((x.size, columns.size), np.nan)
+    ranks[items] = rankdata(values[items][:, columns], axis=0)
+    return _WeightedPearson(ranks_x, ranks, np.isfinite(ranks))
 
 
 @dataclass(frozen=True)

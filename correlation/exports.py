@@ -1,20 +1,29 @@
-"""The utterance-level table as a file: JSON (the row dicts as they are) or CSV (each CI as two columns).
+"""The report's tables as files: JSON (the row dicts as they are) and CSV (one file per section).
 
-Shared by the page's download links and ``manage.py study_report`` so both give the same bytes. Text
-cells (a question name, a metric signature) are formula-safe (``annotation.csv_cells``); numbers are
-written as numbers.
+Shared by the page's download links, ``manage.py study_report`` and the reproducibility bundle, so all give
+the same bytes. Every CSV goes through ``annotation.csv_cells.FormulaSafeWriter``: text cells (a question
+name, a metric signature, a system or annotator name, a note) that a spreadsheet would run as a formula
+get a leading ``'``; numbers are written as numbers with full precision (``repr``), so ``-0.0067`` stays a
+number; a statistic the report could not compute (``None``) is an empty cell. An interval (``[low,
+high]``) is two columns, ``<name>_low`` and ``<name>_high``.
+
+The utterance-level table keeps the columns it always had, first and in order (``CSV_COLUMNS`` starts with
+them; scripts read them by position), and adds the later statistics after them.
 """
 
 from __future__ import annotations
 
 import io
 import json
-from collections.abc import Sequence
+import math
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from annotation.csv_cells import FormulaSafeWriter
 
-CSV_COLUMNS = (
+Row = Mapping[str, Any]
+
+LEGACY_CSV_COLUMNS = (
     "question",
     "metric",
     "references",
@@ -30,21 +39,383 @@ CSV_COLUMNS = (
     "spearman_ci_high",
     "note",
 )
+CSV_COLUMNS = (
+    *LEGACY_CSV_COLUMNS,
+    "kendall",
+    "kendall_p",
+    "kendall_ci_low",
+    "kendall_ci_high",
+    "pearson_ci_bootstrap_low",
+    "pearson_ci_bootstrap_high",
+    "spearman_ci_bootstrap_low",
+    "spearman_ci_bootstrap_high",
+    "group",
+    "no_metric_score",
+)
+PER_SYSTEM_COLUMNS = ("question", "system", *CSV_COLUMNS[1:])
+HUMAN_COLUMNS = (
+    "question",
+    "label",
+    "pearson",
+    "pearson_p",
+    "spearman",
+    "spearman_p",
+    "raters",
+    "pearson_rater",
+    "spearman_rater",
+    "note",
+)
+COMPARISON_COLUMNS = (
+    "question",
+    "first",
+    "first_metric",
+    "second",
+    "second_metric",
+    "n",
+    "pearson_difference",
+    "williams_t",
+    "williams_p",
+    "bootstrap_p",
+    "spearman_difference",
+    "williams_p_spearman",
+    "bootstrap_p_spearman",
+    "metrics_pearson",
+    "winner",
+    "note",
+)
+SYSTEM_LEVEL_COLUMNS = (
+    "question",
+    "metric",
+    "references",
+    "signature",
+    "group",
+    "system",
+    "replies",  # the replies this system's two means run over
+    "human_mean",
+    "metric_mean",
+    "systems",  # the signature's system-level correlation, repeated on each of its systems' lines
+    "pearson",
+    "pearson_p",
+    "pearson_ci_low",
+    "pearson_ci_high",
+    "spearman",
+    "spearman_p",
+    "spearman_ci_low",
+    "spearman_ci_high",
+    "kendall",
+    "kendall_p",
+    "note",
+)
+AGREEMENT_COEFFICIENTS = (
+    "krippendorff_alpha_ordinal",
+    "krippendorff_alpha_interval",
+    "krippendorff_alpha_ordinal_before_filter",
+    "fleiss_kappa",
+    "icc",
+    "cohen_kappa_mean",
+)
+AGREEMENT_COLUMNS = ("question", "identity", "coefficient", "value", "items", "ratings", "note", "details")
+_COEFFICIENT_FIELDS = ("value", "items", "ratings", "note")
+ANNOTATOR_COLUMNS = (
+    "question",
+    "annotator",
+    "ratings",
+    "included",
+    "agreement_kappa",
+    "pair_kappa_mean",
+    "alpha_without",
+    "alpha_change_without",
+    "pearson_vs_rest",
+    "pearson_vs_rest_p",
+    "spearman_vs_rest",
+    "spearman_vs_rest_p",
+    "shared_replies",
+)
+PAIR_COLUMNS = ("question", "first", "second", "kappa", "items", "note")
+FILTER_COLUMNS = (
+    "question",
+    "kind",
+    "threshold",
+    "description",
+    "annotators_removed",
+    "ratings_removed",
+    "ratings_total",
+    "normalisation",
+    "normalisation_note",
+    "removed_annotators",
+)
+QUESTION_COLUMNS = (
+    "name",
+    "scale_min",
+    "scale_max",
+    "responses",
+    "human_scored",
+    "ratings",
+    "imported_means",
+    "no_human_score",
+)
+SINGLE_VS_MULTI_COLUMNS = (
+    "question",
+    "metric",
+    *(
+        f"{mode}_{field}"
+        for mode in ("single", "multi")
+        for field in ("signature", "n", "spearman", "spearman_p", "pearson", "pearson_p")
+    ),
+)
+DIVERSITY_COLUMNS = ("metric", "inverted", "n", "spearman", "spearman_p", "pearson", "pearson_p", "note")
+REFERENCES_CURVE_COLUMNS = (
+    "question",
+    "metric",
+    "signature",
+    "items",
+    "max_references",
+    "stored_multi_pearson",
+    "references",
+    "pearson_mean",
+    "pearson_sd",
+    "spearman_mean",
+    "spearman_sd",
+    "point_items",
+)
+QUANTILE_COLUMNS = (
+    "question",
+    "metric",
+    "signature",
+    "quantile",
+    "human_low",
+    "human_high",
+    "human_mean",
+    "metric_mean",
+    "items",
+)
 
 
-def correlation_rows_as_json(rows: Sequence[dict[str, Any]]) -> str:
+def correlation_rows_as_json(rows: Sequence[Row]) -> str:
     # allow_nan=False: a NaN that slipped through would make invalid JSON; fail loudly instead.
     return json.dumps(list(rows), indent=2, ensure_ascii=False, allow_nan=False) + "\n"
 
 
-def correlation_rows_as_csv(rows: Sequence[dict[str, Any]]) -> str:
-    """One line per row; undefined statistics are empty cells, floats keep full precision (repr)."""
+def correlation_rows_as_csv(rows: Sequence[Row]) -> str:
+    """The utterance-level table, one line per metric signature (``CSV_COLUMNS``). Rows from before the
+    report document (no Kendall, no bootstrap, no group) leave those cells empty."""
+    return _csv(CSV_COLUMNS, (_metric_row_cells(row) for row in rows))
+
+
+def per_system_rows_as_csv(rows: Sequence[Row]) -> str:
+    """The utterance-level table per system: one line per (system, metric signature)."""
+    return _csv(PER_SYSTEM_COLUMNS, (_metric_row_cells(row) for row in rows))
+
+
+def human_rows_as_csv(rows: Sequence[Row]) -> str:
+    """Human (Avg) and Human (Max) per question (seed 000 Table 2's inter-annotator rows)."""
+    return _csv(HUMAN_COLUMNS, rows)
+
+
+def metric_comparisons_as_csv(rows: Sequence[Row]) -> str:
+    """One line per pair of metric signatures: Williams' test and the paired bootstrap."""
+    return _csv(COMPARISON_COLUMNS, rows)
+
+
+def system_level_as_csv(rows: Sequence[Row]) -> str:
+    """One line per (metric signature, system): the system's mean human score and mean metric value, with
+    the signature's correlation across systems; a signature with no system still gets one line."""
+
+    def lines() -> Iterable[Row]:
+        for row in rows:
+            shared = {
+                **_metric_row_cells(row),
+                "systems": row.get("n"),
+            }
+            for system in row.get("systems") or [{}]:
+                yield {
+                    **shared,
+                    "system": system.get("system"),
+                    "replies": system.get("n"),
+                    "human_mean": system.get("human_mean"),
+                    "metric_mean": system.get("metric_mean"),
+                }
+
+    return _csv(SYSTEM_LEVEL_COLUMNS, lines())
+
+
+def agreement_as_csv(sections: Sequence[Row]) -> str:
+    """The agreement coefficients of each question, one line per coefficient (value ``None``: the note
+    says why it is not computable)."""
+    return _csv(
+        AGREEMENT_COLUMNS,
+        (
+            {
+                "question": section.get("question"),
+                "identity": section.get("identity"),
+                "coefficient": name,
+                **_coefficient_cells(section.get(name) or {}),
+            }
+            for section in sections
+            for name in AGREEMENT_COEFFICIENTS
+        ),
+    )
+
+
+def agreement_annotators_as_csv(sections: Sequence[Row]) -> str:
+    """One line per (question, annotator): ratings, whether they count, their agreement, alpha without
+    them, and their correlation with the mean of the others."""
+    return _csv(
+        ANNOTATOR_COLUMNS,
+        ({"question": s.get("question"), **row} for s in sections for row in s.get("annotators") or []),
+    )
+
+
+def agreement_pairs_as_csv(sections: Sequence[Row]) -> str:
+    """One line per (question, pair of annotators): their Cohen's kappa (the heat map's cells)."""
+    return _csv(
+        PAIR_COLUMNS,
+        ({"question": s.get("question"), **pair} for s in sections for pair in s.get("pairs") or []),
+    )
+
+
+def filter_as_csv(entries: Sequence[Row]) -> str:
+    """Which filter each question's human scores used and what it removed."""
+    return _csv(
+        FILTER_COLUMNS,
+        (
+            {
+                **entry,
+                "removed_annotators": "; ".join(
+                    f"{removed.get('annotator')} ({removed.get('ratings')}: {removed.get('reason')})"
+                    for removed in entry.get("removed") or []
+                ),
+            }
+            for entry in entries
+        ),
+    )
+
+
+def questions_as_csv(entries: Sequence[Row]) -> str:
+    """Per question: its scale, how many replies have a human score and how many were left out."""
+    return _csv(
+        QUESTION_COLUMNS,
+        (
+            {
+                **entry,
+                "scale_min": (entry.get("scale") or [None, None])[0],
+                "scale_max": (entry.get("scale") or [None, None])[1],
+                "no_human_score": (entry.get("left_out") or {}).get("no_human_score"),
+            }
+            for entry in entries
+        ),
+    )
+
+
+def single_vs_multi_as_csv(rows: Sequence[Row]) -> str:
+    """Seed 003 Table 4: each referenced metric with one reference and with all of them."""
+    return _csv(SINGLE_VS_MULTI_COLUMNS, rows)
+
+
+def diversity_as_csv(diversity: Row | None) -> str:
+    """Seed 003 Table 5 (header only when the study has no diversity judgments)."""
+    return _csv(DIVERSITY_COLUMNS, (diversity or {}).get("rows") or [])
+
+
+def references_curve_as_csv(curves: Sequence[Row]) -> str:
+    """Seed 003 Figure 2's data: one line per (signature, number of references)."""
+    return _csv(
+        REFERENCES_CURVE_COLUMNS,
+        (
+            {**curve, **point, "point_items": point.get("items"), "items": curve.get("items")}
+            for curve in curves
+            for point in curve.get("points") or []
+        ),
+    )
+
+
+def quantiles_as_csv(entries: Sequence[Row]) -> str:
+    """Seed 000 Figure 1's data: one line per (signature, human-score group)."""
+    return _csv(
+        QUANTILE_COLUMNS,
+        (
+            {**entry, **group, "quantile": index}
+            for entry in entries
+            for index, group in enumerate(entry.get("groups") or [], start=1)
+        ),
+    )
+
+
+_SECTIONS: tuple[tuple[str, str, Callable[[Any], str]], ...] = (
+    ("questions", "questions", questions_as_csv),
+    ("filter", "filter", filter_as_csv),
+    ("human", "human", human_rows_as_csv),
+    ("correlations", "rows", correlation_rows_as_csv),
+    ("per_system", "per_system", per_system_rows_as_csv),
+    ("metric_comparisons", "metric_comparisons", metric_comparisons_as_csv),
+    ("system_level", "system_level", system_level_as_csv),
+    ("agreement", "agreement", agreement_as_csv),
+    ("agreement_annotators", "agreement", agreement_annotators_as_csv),
+    ("agreement_pairs", "agreement", agreement_pairs_as_csv),
+    ("single_vs_multi", "single_vs_multi", single_vs_multi_as_csv),
+    ("references_curve", "references_curve", references_curve_as_csv),
+    ("quantiles", "quantiles", quantiles_as_csv),
+)
+
+
+def report_tables_csv(document: Row) -> dict[str, str]:
+    """Every table of a report document as CSV: table name (a file stem) -> CSV text. Every table is
+    there (header only when empty), except ``diversity``, only when the study has diversity judgments."""
+    tables = {name: write(document.get(section) or []) for name, section, write in _SECTIONS}
+    if document.get("diversity"):
+        tables["diversity"] = diversity_as_csv(document["diversity"])
+    return tables
+
+
+def _coefficient_cells(coefficient: Row) -> dict[str, Any]:
+    """Value, items, ratings and note as columns; what else a coefficient carries (the ICC's type and
+    interval, Fleiss' raters per reply, ...) as one JSON object."""
+    cells = {field: coefficient.get(field) for field in _COEFFICIENT_FIELDS}
+    details = {key: value for key, value in coefficient.items() if key not in _COEFFICIENT_FIELDS}
+    cells["details"] = json.dumps(details, ensure_ascii=False, sort_keys=True) if details else None
+    return cells
+
+
+def _metric_row_cells(row: Row) -> dict[str, Any]:
+    """A metric row (utterance, per-system or system level) with its intervals split into columns."""
+    flat = dict(row)
+    for interval in (
+        "pearson_ci",
+        "spearman_ci",
+        "kendall_ci",
+        "pearson_ci_bootstrap",
+        "spearman_ci_bootstrap",
+    ):
+        low, high = _interval(row.get(interval))
+        flat[f"{interval}_low"], flat[f"{interval}_high"] = low, high
+    flat["no_metric_score"] = (row.get("left_out") or {}).get("no_metric_score")
+    return flat
+
+
+def _interval(value: object) -> tuple[Any, Any]:
+    if isinstance(value, Sequence) and not isinstance(value, str) and len(value) == 2:
+        return value[0], value[1]
+    return None, None
+
+
+def _csv(columns: Sequence[str], rows: Iterable[Row]) -> str:
     buffer = io.StringIO()
     writer = FormulaSafeWriter(buffer, lineterminator="\n")
-    writer.writerow(CSV_COLUMNS)
+    writer.writerow(columns)
     for row in rows:
-        flat = {key: value for key, value in row.items() if key in CSV_COLUMNS}
-        flat["pearson_ci_low"], flat["pearson_ci_high"] = row["pearson_ci"]
-        flat["spearman_ci_low"], flat["spearman_ci_high"] = row["spearman_ci"]
-        writer.writerow("" if flat.get(column) is None else flat[column] for column in CSV_COLUMNS)
+        writer.writerow(_cell(row.get(column)) for column in columns)
     return buffer.getvalue()
+
+
+def _cell(value: object) -> object:
+    """None (and a NaN that slipped through) as an empty cell; a NumPy number as the Python number it
+    is (the csv module writes a float with ``repr``: every digit); everything else as it is."""
+    if value is None:
+        return ""
+    if isinstance(value, bool | str | int):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else ""
+    if hasattr(value, "item"):  # a NumPy scalar
+        return _cell(value.item())
+    return value

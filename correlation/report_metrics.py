@@ -171,6 +171,7 @@ def _statistics(
         "kendall_ci": [kendall.ci_low, kendall.ci_high],
         "pearson_ci_bootstrap": bootstrap_interval_or_none(draws.pearson[index]) if draws else [None, None],
         "spearman_ci_bootstrap": bootstrap_interval_or_none(draws.spearman[index]) if draws else [None, None],
+        "spearman_bootstrap": draws.spearman_method if draws else None,
         "left_out": {"no_metric_score": int((~present).sum())},
         "note": _joined_notes(pearson, spearman, kendall),
     }
@@ -369,6 +370,7 @@ def _scatter_data(
             "text": [inputs.responses[int(item)].text[:HOVER_TEXT_LIMIT] for item in items],
             "system": [index[inputs.responses[int(item)].system] for item in items],
             "human": compact(x),
+            "human_exact": [float(value) for value in x],  # full precision, for the bundle's inputs
             "x": compact(jitter(list(x), sd=JITTER_SD, seed=JITTER_SEED)),
         },
         "metrics": [

@@ -42,7 +42,8 @@ fi
 # --- Debian packages ------------------------------------------------------------------------------------
 packages=(redis-server wordnet-base wordnet-sense-index)
 # fonts-liberation is only a Recommends of chromium, skipped below; pages need a font to lay out text.
-[ "$with_browser" = 1 ] && packages+=(chromium fonts-liberation)
+# TeX (base + recommended: booktabs) lets the tests compile the report's LaTeX tables with pdflatex.
+[ "$with_browser" = 1 ] && packages+=(chromium fonts-liberation texlive-latex-base texlive-latex-recommended)
 # The tests also run on PostgreSQL (scripts/test_postgres.sh): the image of this machine kind ships it in
 # /usr/local/bin; elsewhere Debian's package provides it.
 if [ "$with_browser" = 1 ] && ! compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null \

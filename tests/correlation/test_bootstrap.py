@@ -122,3 +122,33 @@ def test_mismatched_shapes_and_non_finite_human_scores_are_refused() -> None:
         bootstrap_correlations(np.zeros(5), np.zeros((5, 2)), Resamples(6, 10))
     with pytest.raises(ValueError, match="finite"):
         bootstrap_correlations(np.array([1.0, np.nan, 2.0]), np.zeros((3, 1)), Resamples(3, 10))
+
+
+def test_full_sample_ranks_give_the_exact_interval_within_noise_and_say_so() -> None:
+    human, metrics = _study(7, 1500)
+    resamples = Resamples(1500, 400, seed=3)
+    exact = bootstrap_correlations(human, metrics, resamples, spearman="exact")
+    ranked = bootstrap_correlations(human, metrics, resamples, spearman="full-sample ranks")
+    assert exact.spearman_method == "exact"
+    assert ranked.spearman_method == "full-sample ranks"
+    assert np.array_equal(exact.pearson, ranked.pearson, equal_nan=True)  # Pearson is exact either way
+    for column in range(metrics.shape[1]):
+        exact_interval = percentile_interval(exact.spearman[column])
+        ranked_interval = percentile_interval(ranked.spearman[column])
+        assert exact_interval is not None
+        assert ranked_interval is not None
+        assert ranked_interval == pytest.approx(exact_interval, abs=0.01)
+        # resample by resample the two differ by noise of order 1/sqrt(n), not more
+        difference = np.nanmax(np.abs(exact.spearman[column] - ranked.spearman[column]))
+        assert 0 < difference < 0.03
+
+
+def test_auto_re_ranks_small_studies_and_uses_full_sample_ranks_for_large_ones() -> None:
+    human, metrics = _study(8, 50)
+    assert bootstrap_correlations(human, metrics, Resamples(50, 20)).spearman_method == "exact"
+    human, metrics = _study(8, 20_000)
+    assert (
+        bootstrap_correlations(human, metrics, Resamples(20_000, 400)).spearman_method == "full-sample ranks"
+    )
+    with pytest.raises(ValueError, match="spearman must be"):
+        bootstrap_correlations(human, metrics, Resamples(20_000, 1), spearman="fast")

@@ -15,9 +15,9 @@ from django.urls import reverse
 
 from annotation.models import Study
 from correlation.exports import CSV_COLUMNS
-from correlation.services import correlation_report, correlation_rows_as_dicts
 from scoring.models import MetricScore
 from tests.correlation.builders import Item, add_items, signature
+from tests.correlation.report_helpers import report_document
 from tests.factories import QuestionFactory, StudyFactory
 
 pytestmark = pytest.mark.django_db
@@ -62,7 +62,7 @@ def _csv_rows(text: str) -> list[dict[str, str]]:
 
 def _check_correlation_csv(text: str, study: Study) -> None:
     rows = _csv_rows(text)
-    (expected,) = correlation_rows_as_dicts(correlation_report(study=study))
+    (expected,) = report_document(study)["rows"]
     (row,) = rows
     assert row["question"] == "'" + QUESTION
     assert row["metric"] == "'@bleu-2"
