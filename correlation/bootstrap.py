@@ -44,8 +44,10 @@ from scipy.stats import rankdata
 
 DEFAULT_RESAMPLES = 1000
 DEFAULT_SEED = 20180201
-# Elements per block of the count matrix: 2 MB of float64, so that a block's passes stay in the CPU cache.
-BLOCK_ELEMENTS = 250_000
+# Elements per block of the count matrix (16 MB of float64): large enough for efficient matrix products.
+BLOCK_ELEMENTS = 2_000_000
+# The exact Spearman pass works through a block in slices of this many elements, which stay in the CPU cache.
+SLICE_ELEMENTS = 250_000
 # An interval from fewer defined resamples than this share says more about the sample than about the metric.
 MIN_DEFINED_SHARE = 0.9
 # Replies x resamples x metrics up to which Spearman's draws re-rank every resample (see the docstring).
@@ -133,7 +135,10 @@ def bootstrap_correlations(
         raise ValueError(f'spearman must be "auto", "{EXACT}" or "{FULL_SAMPLE_RANKS}", not {spearman!r}')
     present = np.isfinite(values)
     patterns = _availability_patterns(present)
-    pearson_sums = _WeightedPearson(x, values, present)
+    pearson_sums = [
+        (columns_of, _WeightedPearson(x, values[:, columns_of], present[:, columns_of[0]]))
+        for columns_of in patterns
+    ]
     if spearman == EXACT:
         prepared = [_PreparedPattern.of(x, values, present, columns_of) for columns_of in patterns]
         ranked: list[tuple[np.ndarray, _WeightedPearson]] = []
@@ -144,9 +149,13 @@ def bootstrap_correlations(
     for block in resamples.blocks():
         size = block.shape[0]
         where = slice(done, done + size)
-        pearson[:, where] = pearson_sums.correlations(block).T
-        for pattern in prepared:
-            spearman_matrix[pattern.columns, where] = pattern.spearman(block)
+        for columns_of, sums in pearson_sums:
+            pearson[columns_of, where] = sums.correlations(block).T
+        rows = max(1, SLICE_ELEMENTS // max(1, resamples.n))
+        for start in range(0, size, rows):
+            part = slice(done + start, done + min(size, start + rows))
+            for pattern in prepared:
+                spearman_matrix[pattern.columns, part] = pattern.spearman(block[start : start + rows])
         for columns_of, sums in ranked:
             spearman_matrix[columns_of, where] = sums.correlations(block).T
         done += size
@@ -191,29 +200,36 @@ def _availability_patterns(present: np.ndarray) -> list[np.ndarray]:
 
 
 class _WeightedPearson:
-    """The weighted Pearson correlation of ``x`` with every metric column, for blocks of count vectors:
-    the six sums it needs come from one matrix product per block."""
+    """The weighted Pearson correlation of ``x`` with metric columns that share one set of items, for
+    blocks of count vectors: the sums it needs come from one matrix product per block (the human side's
+    three sums once for all the columns, the metric side's three per column)."""
 
-    def __init__(self, x: np.ndarray, values: np.ndarray, present: np.ndarray) -> None:
-        mask = present.astype(np.float64)
-        y = np.where(present, values, 0.0)
+    def __init__(self, x: np.ndarray, values: np.ndarray, items: np.ndarray) -> None:
+        mask = items.astype(np.float64)
         # Centering first keeps the sums of squares free of cancellation for values far from zero.
-        x_centered = x - x.mean()
-        counts = mask.sum(axis=0)
-        column_means = np.divide(y.sum(axis=0), counts, out=np.zeros(y.shape[1]), where=counts > 0)
-        y_centered = (y - column_means) * mask
-        xm = x_centered[:, None] * mask
+        x_centered = (x - x[items].mean()) * mask if items.any() else np.zeros_like(x)
+        y = np.where(items[:, None], values, 0.0)
+        counts = max(1.0, float(mask.sum()))
+        y_centered = (y - y.sum(axis=0) / counts) * mask[:, None]
         self.columns = values.shape[1]
         self.stacked = np.ascontiguousarray(
             np.concatenate(
-                [mask, xm, xm * x_centered[:, None], y_centered, y_centered**2, xm * y_centered], axis=1
+                [
+                    np.stack([mask, x_centered, x_centered**2], axis=1),
+                    y_centered,
+                    y_centered**2,
+                    x_centered[:, None] * y_centered,
+                ],
+                axis=1,
             )
         )
 
     def correlations(self, block: np.ndarray) -> np.ndarray:
-        """(b x metrics) weighted Pearson correlations; NaN where either side is constant in a resample."""
+        """(b x columns) weighted Pearson correlations; NaN where either side is constant in a resample."""
         sums = block @ self.stacked
-        s0, sx, sxx, sy, syy, sxy = (sums[:, k * self.columns : (k + 1) * self.columns] for k in range(6))
+        s0, sx, sxx = sums[:, 0:1], sums[:, 1:2], sums[:, 2:3]
+        m = self.columns
+        sy, syy, sxy = sums[:, 3 : 3 + m], sums[:, 3 + m : 3 + 2 * m], sums[:, 3 + 2 * m : 3 + 3 * m]
         with np.errstate(invalid="ignore", divide="ignore"):
             covariance = sxy - sx * sy / s0
             variance_x = sxx - sx**2 / s0
@@ -234,9 +250,9 @@ def _ranked_pattern(
     items = present[:, columns[0]]
     ranks_x = np.zeros_like(x)
     ranks_x[items] = rankdata(x[items])
-    ranks = np.full((x.size, columns.size), np.nan)
+    ranks = np.zeros((x.size, columns.size))
     ranks[items] = rankdata(values[items][:, columns], axis=0)
-    return _WeightedPearson(ranks_x, ranks, np.isfinite(ranks))
+    return _WeightedPearson(ranks_x, ranks, items)
 
 
 @dataclass(frozen=True)

@@ -58,3 +58,23 @@ class ReportSnapshot(models.Model):
         if not self.progress_total:
             return 0
         return min(99, int(100 * self.progress_done / self.progress_total))
+
+
+class ReportBundle(models.Model):
+    """The reproducibility bundle of one report snapshot (correlation/bundle.py), built by a worker on
+    request (rendering every figure takes a browser and tens of seconds) and kept in the database, so the
+    web process and the workers need no shared disk. It goes with its snapshot."""
+
+    snapshot = models.OneToOneField(ReportSnapshot, on_delete=models.CASCADE, related_name="bundle")
+    status = models.CharField(max_length=10, choices=SnapshotStatus.choices, default=SnapshotStatus.PENDING)
+    stage = models.CharField(max_length=120, blank=True)
+    content = models.BinaryField(null=True, blank=True, help_text="the zip, once built")
+    size = models.PositiveIntegerField(default=0)
+    error = models.TextField(blank=True)
+    attempts = models.PositiveSmallIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    def __str__(self) -> str:
+        return f"bundle of {self.snapshot_id} ({self.status})"

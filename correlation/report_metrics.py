@@ -186,7 +186,10 @@ def _comparisons(
     options: ReportOptions,
 ) -> list[dict[str, Any]]:
     present = np.isfinite(values)
-    ranks_x = scipy_stats.rankdata(x)
+    complete = present.all(axis=0)
+    # The usual case: metrics with a value for every reply share one correlation matrix (values and ranks).
+    full = _correlation_matrices(x, values[:, complete]) if complete.any() and x.size >= 4 else None
+    position = {int(column): index for index, column in enumerate(np.flatnonzero(complete))}
     result = []
     for first, second in combinations(range(len(signatures)), 2):
         both = present[:, first] & present[:, second]
@@ -203,11 +206,14 @@ def _comparisons(
             entry.update(_empty_comparison(f"only {n} replies have both metrics"))
             result.append(entry)
             continue
-        a, b, human = values[both, first], values[both, second], x[both]
-        r12, r13, r23 = _pearson(human, a), _pearson(human, b), _pearson(a, b)
-        rank_a, rank_b = scipy_stats.rankdata(a), scipy_stats.rankdata(b)
-        rank_h = ranks_x[both] if n == x.size else scipy_stats.rankdata(human)
-        s12, s13, s23 = _pearson(rank_h, rank_a), _pearson(rank_h, rank_b), _pearson(rank_a, rank_b)
+        if full is not None and first in position and second in position:
+            pearsons, spearmans = full
+            i, j = position[first] + 1, position[second] + 1  # row/column 0 is the human score
+        else:
+            pearsons, spearmans = _correlation_matrices(x[both], values[both][:, [first, second]])
+            i, j = 1, 2
+        r12, r13, r23 = _entry(pearsons, 0, i), _entry(pearsons, 0, j), _entry(pearsons, i, j)
+        s12, s13, s23 = _entry(spearmans, 0, i), _entry(spearmans, 0, j), _entry(spearmans, i, j)
         pearson_test, spearman_test = williams_test(r12, r13, r23, n), williams_test(s12, s13, s23, n)
         draws = _pair_draws(x, values, first, second, both, overall, options)
         bootstrap_p = paired_difference_p(draws.pearson[0], draws.pearson[1]) if draws else None
@@ -282,10 +288,17 @@ def _empty_comparison(note: str) -> dict[str, Any]:
     }
 
 
-def _pearson(a: np.ndarray, b: np.ndarray) -> float | None:
-    if a.size < 3 or np.ptp(a) == 0 or np.ptp(b) == 0:
-        return None
-    return float(np.clip(np.corrcoef(a, b)[0, 1], -1.0, 1.0))
+def _correlation_matrices(x: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Pearson and Spearman correlation matrices of [human, metric columns...] (NaN where one is constant)."""
+    data = np.column_stack([x, values])
+    ranks = scipy_stats.rankdata(data, axis=0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.corrcoef(data, rowvar=False), np.corrcoef(ranks, rowvar=False)
+
+
+def _entry(matrix: np.ndarray, i: int, j: int) -> float | None:
+    value = float(matrix[i, j])
+    return float(np.clip(value, -1.0, 1.0)) if math.isfinite(value) else None
 
 
 def _system_level_row(

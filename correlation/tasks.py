@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from celery import shared_task
 
+from correlation.bundle_jobs import bundle_build
 from correlation.report_cache import report_snapshot_build
 
 
@@ -11,3 +12,9 @@ from correlation.report_cache import report_snapshot_build
 def report_build_task(snapshot_id: int) -> None:
     """Compute report snapshot ``snapshot_id`` (queued on "cpu" by correlation.report_cache)."""
     report_snapshot_build(snapshot_id=snapshot_id)
+
+
+@shared_task(name="correlation.build_bundle", acks_late=True, reject_on_worker_lost=True)
+def bundle_build_task(bundle_id: int) -> None:
+    """Build reproducibility bundle ``bundle_id`` (queued on "cpu" by correlation.bundle_jobs)."""
+    bundle_build(bundle_id=bundle_id)

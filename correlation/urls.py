@@ -36,4 +36,8 @@ urlpatterns = [
     path("<int:study_id>/correlations.csv", views.study_report_csv, name="study-report-csv"),
     path("<int:study_id>/correlations.json", views.study_report_json, name="study-report-json"),
     path("<int:study_id>/scores.csv", views.study_item_scores, name="study-item-scores"),
+    path("<int:study_id>/report.json", views.report_document_download, name="study-report-document"),
+    path("<int:study_id>/tables.tex", views.report_latex_download, name="study-report-latex"),
+    path("<int:study_id>/tables/<slug:section>.csv", views.report_table_download, name="study-report-table"),
+    path("<int:study_id>/bundle.zip", views.report_bundle_view, name="study-report-bundle"),
 ]

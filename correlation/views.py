@@ -12,10 +12,16 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from annotation.models import Question, Study
-from correlation.exports import correlation_rows_as_csv, correlation_rows_as_json
+from correlation.bundle import bundle_filename
+from correlation.bundle_jobs import bundle_content, bundle_request, bundle_state
+from correlation.exports import correlation_rows_as_csv, correlation_rows_as_json, report_tables_csv
+from correlation.figures import figure_image, reply_texts
+from correlation.figures import report_figures as figure_specs
 from correlation.item_scores import study_item_scores_csv
+from correlation.latex import report_latex
 from correlation.models import SnapshotStatus
 from correlation.report_cache import ReportView, report_current, report_for_display, report_retry
+from correlation.report_document import document_as_json
 from correlation.report_page import question_slice
 from correlation.report_types import OptionError, ReportOptions
 from correlation.selectors import studies_reportable_by, study_questions
@@ -53,8 +59,17 @@ def report_status(request: HttpRequest, study_id: int) -> JsonResponse:
     options, _ = _options(request)
     view = report_for_display(study=study, options=options)
     current = view.current
+    bundle = bundle_state(snapshot=view.shown) if view.fresh and view.shown else None
     return JsonResponse(
         {
+            "bundle": {
+                "status": bundle.status,
+                "stage": bundle.stage,
+                "error": bundle.error,
+                "size": bundle.size,
+            }
+            if bundle
+            else None,
             "data_version": view.data_version,
             "shown_version": view.shown.data_version if view.shown else None,
             "fresh": view.fresh,
@@ -70,8 +85,6 @@ def report_status(request: HttpRequest, study_id: int) -> JsonResponse:
 def report_figures(request: HttpRequest, study_id: int) -> JsonResponse:
     """The figures of one question of the report on screen (``?version=`` pins the version)."""
     study = _reportable_study(request, study_id)
-    from correlation.figures import report_figures as build_figures
-
     questions = study_questions(study=study)
     question = _chosen_question(request, questions) or (questions[0] if questions else None)
     options, _ = _options(request)
@@ -79,18 +92,14 @@ def report_figures(request: HttpRequest, study_id: int) -> JsonResponse:
     if view.shown is None or question is None:
         raise Http404("no report is ready yet")
     document, plots = view.shown.document or {}, view.shown.plots or {}
-    figures = build_figures(document, plots, question.name, study.name)
-    items = (plots.get("questions", {}).get(question.name) or {}).get("items") or {}
+    figures = figure_specs(document, plots, question.name, study.name)
     return JsonResponse(
         {
             "data_version": view.shown.data_version,
             "question": question.name,
-            "texts": items.get("text", []),
+            "texts": reply_texts(plots, question.name),
             "raters": (plots.get("questions", {}).get(question.name) or {}).get("raters", []),
-            "figures": [
-                {"name": spec.name, "title": spec.title, "filename": spec.filename, "figure": spec.figure}
-                for spec in figures
-            ],
+            "figures": [spec.as_dict() for spec in figures],
         }
     )
 
@@ -98,9 +107,6 @@ def report_figures(request: HttpRequest, study_id: int) -> JsonResponse:
 @login_required
 def report_figure_image(request: HttpRequest, study_id: int, name: str, fmt: str) -> HttpResponse:
     """One figure as PNG or SVG, rendered server-side (kaleido and the system Chromium)."""
-    from correlation.figures import figure_image
-    from correlation.figures import report_figures as build_figures
-
     study = _reportable_study(request, study_id)
     questions = study_questions(study=study)
     question = _chosen_question(request, questions) or (questions[0] if questions else None)
@@ -110,13 +116,58 @@ def report_figure_image(request: HttpRequest, study_id: int, name: str, fmt: str
     snapshot = report_current(study=study, options=options)
     figures = {
         spec.name: spec
-        for spec in build_figures(snapshot.document or {}, snapshot.plots or {}, question.name, study.name)
+        for spec in figure_specs(snapshot.document or {}, snapshot.plots or {}, question.name, study.name)
     }
     spec = figures.get(name)
     if spec is None:
         raise Http404("no such figure in this report")
     content_type = "image/png" if fmt == "png" else "image/svg+xml"
     return _attachment(figure_image(spec.figure, fmt), content_type, f"{spec.filename}.{fmt}")
+
+
+@login_required
+def report_document_download(request: HttpRequest, study_id: int) -> HttpResponse:
+    """The whole report document (every question, every section) as JSON."""
+    study = _reportable_study(request, study_id)
+    snapshot = report_current(study=study, options=_options(request)[0])
+    return _attachment(
+        document_as_json(snapshot.document or {}), "application/json", f"study-{study.pk}-report.json"
+    )
+
+
+@login_required
+def report_latex_download(request: HttpRequest, study_id: int) -> HttpResponse:
+    study = _reportable_study(request, study_id)
+    snapshot = report_current(study=study, options=_options(request)[0])
+    text = report_latex(snapshot.document or {}, study_name=study.name)
+    return _attachment(text, "application/x-tex", f"study-{study.pk}-tables.tex")
+
+
+@login_required
+def report_table_download(request: HttpRequest, study_id: int, section: str) -> HttpResponse:
+    study = _reportable_study(request, study_id)
+    snapshot = report_current(study=study, options=_options(request)[0])
+    tables = report_tables_csv(snapshot.document or {})
+    if section not in tables:
+        raise Http404("no such table")
+    return _attachment(tables[section], "text/csv", f"study-{study.pk}-{section}.csv")
+
+
+@login_required
+def report_bundle_view(request: HttpRequest, study_id: int) -> HttpResponse:
+    """GET: the bundle of the current report when it is built; POST: ask a worker to build it."""
+    study = _reportable_study(request, study_id)
+    options, _ = _options(request)
+    back = f"{reverse('correlation:study-report', args=[study.pk])}?{request.GET.urlencode()}#tab-downloads"
+    if request.method == "POST":
+        bundle_request(snapshot=report_current(study=study, options=options))
+        return redirect(back)
+    view = report_for_display(study=study, options=options)
+    bundle = bundle_state(snapshot=view.shown) if view.fresh and view.shown else None
+    if bundle is None or bundle.status != SnapshotStatus.READY:
+        return redirect(back)
+    assert view.shown is not None
+    return _attachment(bundle_content(bundle=bundle), "application/zip", bundle_filename(study, view.shown))
 
 
 @require_POST
@@ -173,6 +224,8 @@ def _page_context(
         "option_query": _option_query(request),
         "filter_choices": _filter_choices(study, options),
         "agreement_rows": AGREEMENT_ROWS,
+        "bundle": bundle_state(snapshot=view.shown) if view.fresh and view.shown else None,
+        "table_sections": sorted(report_tables_csv(document)) if document else [],
         "system_metrics": system_metric_table(study=study),
     }
     if document is not None and question is not None:

@@ -169,8 +169,15 @@ LOGGING = {
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
     "root": {"handlers": ["console"], "level": env_str("DJANGO_LOG_LEVEL", "INFO")},
-    # gensim logs every word2vec epoch at INFO; training shows its own progress bar
-    "loggers": {"django.db.backends": {"level": "WARNING"}, "gensim": {"level": "WARNING"}},
+    # gensim logs every word2vec epoch at INFO (training shows its own progress bar); kaleido and its
+    # browser driver log every page and temporary folder of a figure export
+    "loggers": {
+        "django.db.backends": {"level": "WARNING"},
+        "gensim": {"level": "WARNING"},
+        "choreographer": {"level": "WARNING"},
+        "kaleido": {"level": "WARNING"},
+        "logistro": {"level": "WARNING"},
+    },
 }
 
 # Trained learned-metric models (RUBER, BERT-RUBER): one artifact folder each, shared by web and workers.

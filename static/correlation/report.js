@@ -80,14 +80,17 @@
   }
 
   // --- figures ----------------------------------------------------------------------------------------
-  function withHoverTexts(figure, texts) {
+  // Reply texts come once per question, already escaped by the server (correlation/figures.py): a figure
+  // that shows them has the reply's index in customdata[i][0] and "%{text}" in its hover template.
+  function withHoverTexts(spec, texts) {
+    var figure = spec.figure;
+    if (!spec.uses_reply_text) { return figure; }
     (figure.data || []).forEach(function (trace) {
-      if (trace.customdata && trace.meta && trace.meta.hover_text_index) {
-        trace.text = trace.customdata.map(function (entry) {
-          var index = Array.isArray(entry) ? entry[0] : entry;
-          return escapeText(texts[index] === undefined ? "" : texts[index]);
-        });
-      }
+      if (!trace.customdata) { return; }
+      trace.text = trace.customdata.map(function (entry) {
+        var text = texts[Array.isArray(entry) ? entry[0] : entry];
+        return text === undefined ? "" : text;
+      });
     });
     return figure;
   }
@@ -108,7 +111,7 @@
   }
 
   function draw(div, spec, texts) {
-    var figure = withHoverTexts(spec.figure, texts);
+    var figure = withHoverTexts(spec, texts);
     var config = {
       responsive: true,
       displaylogo: false,
@@ -146,7 +149,7 @@
     if (heatmap && heatmap.on) {
       heatmap.on("plotly_click", function (event) {
         var point = event.points && event.points[0];
-        if (point) { drawPair(String(point.x), String(point.y)); }
+        if (point && point.pointIndex) { drawPair(point.pointIndex[0], point.pointIndex[1]); }
       });
     }
   }
@@ -165,11 +168,11 @@
       });
   }
 
-  // The scatter of two raters over the replies both rated (a click on the heat map), jittered like RUBER's.
-  function drawPair(first, second) {
+  // The scatter of two raters over the replies both rated (a click on heat map cell [row, column]; the
+  // heat map's raters are in the order of `raters`), jittered like RUBER's figures.
+  function drawPair(row, column) {
     var target = document.getElementById("pair-plot");
-    var a = raters.filter(function (r) { return escapeText(r.annotator) === first || r.annotator === first; })[0];
-    var b = raters.filter(function (r) { return escapeText(r.annotator) === second || r.annotator === second; })[0];
+    var a = raters[row], b = raters[column];
     if (!target || !a || !b || a === b) { return; }
     var valuesB = {};
     b.items.forEach(function (item, index) { valuesB[item] = b.values[index]; });
@@ -213,7 +216,10 @@
         if (bar) { bar.value = status.progress; }
         var stage = document.getElementById("report-stage");
         if (stage) { stage.textContent = status.stage || ""; }
+        var preparing = document.getElementById("bundle-status");
+        var bundleDone = preparing && status.bundle && (status.bundle.status === "ready" || status.bundle.status === "failed");
         var changed = status.shown_version !== null && String(status.shown_version) !== currentVersion();
+        if (bundleDone) { return refresh(); }
         var failedNow = status.status === "failed" && !document.getElementById("report-failed");
         if (changed || failedNow || (status.fresh && document.getElementById("report-updating"))) {
           return refresh();

@@ -25,6 +25,11 @@ class Command(BaseCommand):
         parser.add_argument("--question", help="one question's entries only (default: every question)")
         parser.add_argument("--output", type=Path, help="write to this file instead of stdout")
         parser.add_argument(
+            "--bundle",
+            type=Path,
+            help="also write the reproducibility bundle (a zip: inputs, report, tables, figures, recompute.py)",
+        )
+        parser.add_argument(
             "--filter", default="study", help='"study" (default), "none", or a kappa threshold'
         )
         parser.add_argument("--normalise", default="none", choices=["none", "z"], help="per-rater z-scores")
@@ -61,6 +66,21 @@ class Command(BaseCommand):
             from correlation.latex import report_latex
 
             text = report_latex(document, study_name=study.name)
+        if options["bundle"] is not None:
+            from correlation.bundle import report_bundle
+
+            with tqdm(total=2, desc="bundle", disable=None, file=self.stderr._out) as bar:
+
+                def figures(stage: str, done: int, total: int) -> None:
+                    bar.set_description(stage[:40])
+                    bar.n = done
+                    bar.refresh()
+
+                content = report_bundle(study=study, snapshot=snapshot, progress=figures)
+            options["bundle"].write_bytes(content)
+            self.stderr.write(
+                f"wrote the reproducibility bundle ({len(content):,} bytes) to {options['bundle']}"
+            )
         if options["output"] is None:
             self.stdout.write(text, ending="")
         else:
