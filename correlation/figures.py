@@ -291,7 +291,7 @@ def utterance_scatter(
     return {
         "data": traces,
         "layout": _layout(
-            title=f"{plotly_text(label)}: {_coefficients(row)}, n = {row.get('n', len(present))}",
+            title=f"{plotly_text(label)}<br>{_coefficients(row)}, n = {row.get('n', len(present))}",
             subtitle=note,
             x_title="human score (jittered, N(0, 0.25²))",
             y_title=plotly_text(label),
@@ -333,7 +333,7 @@ def system_scatter(
     return {
         "data": [trace],
         "layout": _layout(
-            title=f"{label}, system level: {_coefficients(entry)}, {len(systems)} systems",
+            title=f"{label}, system level<br>{_coefficients(entry)}, {len(systems)} systems",
             x_title="mean human score",
             y_title=f"mean {label}",
         ),
@@ -374,7 +374,7 @@ def quantile_plot(
     if not traces:
         return None
     layout = _layout(
-        title="Mean metric score per group of replies by human score",
+        title="Mean metric score per fifth of the replies<br>ordered by human score",
         x_title="equal-sized groups of replies, from the lowest human scores to the highest",
         y_title="group mean, min-max normalised per metric",
     )
@@ -446,7 +446,7 @@ def references_curve(
     if not traces:
         return None
     layout = _layout(
-        title="Correlation with the human score against the number of references",
+        title="Correlation with the human score<br>against the number of references",
         subtitle="mean ± sd over random subsets of k references of each context",
         x_title="number of references",
         y_title="correlation with the human score",
@@ -475,7 +475,7 @@ def figure_4a(document: Mapping[str, Any], plots: Mapping[str, Any], question: s
     return {
         "data": [trace],
         "layout": _layout(
-            title=f"Median-correlated rater ({rater}) against the rest: {_coefficients(entry)}",
+            title=f"Median-correlated rater ({rater}) against the rest<br>{_coefficients(entry)}",
             subtitle=note,
             x_title="mean of the other raters (jittered)",
             y_title=f"{rater} (jittered)",
@@ -494,7 +494,7 @@ def figure_4b(document: Mapping[str, Any], plots: Mapping[str, Any], question: s
     caveat = "<br>".join(plotly_text(line) for line in textwrap.wrap(entry.get("caveat") or "", CAVEAT_LINE))
     lines = caveat.count("<br>") + 1 if caveat else 0
     layout = _layout(
-        title=f"One random half of the raters against the other: {_coefficients(entry)}",
+        title=f"One random half of the raters against the other<br>{_coefficients(entry)}",
         subtitle=note,
         x_title=f"mean of the first half ({len(entry.get('first') or [])} raters)",
         y_title=f"mean of the second half ({len(entry.get('second') or [])} raters)",

@@ -217,14 +217,16 @@ def _requeue_if_lost(snapshot: ReportSnapshot) -> ReportSnapshot:
     stale = timezone.now() - timedelta(seconds=settings.DIALEVAL_REPORT_STALE_SECONDS)
     last_sign = snapshot.heartbeat_at or snapshot.created_at
     if last_sign < stale:
-        touched = ReportSnapshot.objects.filter(pk=snapshot.pk, heartbeat_at=snapshot.heartbeat_at).update(
-            heartbeat_at=timezone.now() - timedelta(seconds=settings.DIALEVAL_REPORT_STALE_SECONDS + 1)
-            if snapshot.status == SnapshotStatus.RUNNING
-            else timezone.now(),
-        )
+        # Back to PENDING with a fresh heartbeat: any worker claims it, and the views that follow wait a
+        # stale period before queuing it again (left RUNNING with an old heartbeat, every poll of the
+        # page queued one more message until a worker was free).
+        touched = ReportSnapshot.objects.filter(
+            pk=snapshot.pk, status=snapshot.status, heartbeat_at=snapshot.heartbeat_at
+        ).update(status=SnapshotStatus.PENDING, heartbeat_at=timezone.now())
         if touched:
             logger.warning("report snapshot %s lost its worker; queued again", snapshot.pk)
             _enqueue(snapshot.pk)
+            snapshot.refresh_from_db()
     return snapshot
 
 

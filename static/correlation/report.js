@@ -131,6 +131,9 @@
       draw(div, spec, payload.texts);
       div.parentNode.appendChild(imageLinks(spec, query));
     });
+    // Cards first, plots after: a plot drawn before the grid has all of its cards takes the width of a
+    // lone card and keeps it.
+    var pending = [];
     body.querySelectorAll("[data-figure-group]").forEach(function (group) {
       payload.figures.forEach(function (spec) {
         if (spec.name.indexOf(group.dataset.figureGroup) !== 0) { return; }
@@ -141,9 +144,12 @@
         div.dataset.figure = spec.name;
         card.appendChild(div);
         group.appendChild(card);
-        draw(div, spec, payload.texts);
-        card.appendChild(imageLinks(spec, query));
+        pending.push([div, spec, card]);
       });
+    });
+    pending.forEach(function (entry) {
+      draw(entry[0], entry[1], payload.texts);
+      entry[2].appendChild(imageLinks(entry[1], query));
     });
     var heatmap = body.querySelector('div.plot[data-figure="agreement-heatmap"]');
     if (heatmap && heatmap.on) {

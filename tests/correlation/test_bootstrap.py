@@ -51,10 +51,10 @@ def test_every_resample_equals_scipy_on_the_drawn_items(seed: int, n: int) -> No
 
 
 def test_blocks_cover_every_resample_once_and_counts_sum_to_n() -> None:
-    resamples = Resamples(n=50_000, count=23, seed=5)
-    assert resamples.block_size < 23  # several blocks
+    resamples = Resamples(n=50_000, count=90, seed=5)
+    assert resamples.block_size < 90  # several blocks
     blocks = list(resamples.blocks())
-    assert sum(block.shape[0] for block in blocks) == 23
+    assert sum(block.shape[0] for block in blocks) == 90
     for block in blocks:
         assert np.all(block.sum(axis=1) == 50_000)
     by_index = np.stack([np.bincount(idx, minlength=50_000) for idx in resamples.indices()])

@@ -8,6 +8,7 @@ import json
 import random
 import re
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from typing import Any
 from xml.etree import ElementTree
@@ -226,7 +227,7 @@ def test_utterance_scatter_has_a_trace_per_system_and_points_that_match_the_plot
         assert "%{y" in trace["hovertemplate"]
     row = _row(document, SIGNATURES[1].text)
     assert figure["layout"]["title"]["text"] == (
-        f"bleu-2 (multi) [tok:en-v1]: r = {row['pearson']:.3f}, ρ = {row['spearman']:.3f}, n = {REPLIES}"
+        f"bleu-2 (multi) [tok:en-v1]<br>r = {row['pearson']:.3f}, ρ = {row['spearman']:.3f}, n = {REPLIES}"
     )
     assert "jitter" in figure["layout"]["xaxis"]["title"]["text"]
     assert figure["layout"]["yaxis"]["title"]["text"] == "bleu-2 (multi) [tok:en-v1]"
@@ -497,7 +498,10 @@ def test_figures_export_as_svg_in_one_session_even_inside_a_running_event_loop(s
     async def from_a_coroutine() -> list[bytes]:
         return figure_images(chosen, "svg")  # a sync caller under a running loop (ASGI, Playwright)
 
-    images = asyncio.run(from_a_coroutine())
+    # The coroutine runs on a loop of its own thread: the test session's main thread may already hold one
+    # (Playwright's sync API in the browser tests), where asyncio.run itself would refuse to start.
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        images = pool.submit(asyncio.run, from_a_coroutine()).result()
     assert len(images) == len(names)
     for image in images:
         assert image.startswith(b"<svg")
