@@ -8,6 +8,7 @@ report runs at the paper's size with real text; its numbers are checked against 
 from __future__ import annotations
 
 import csv
+import itertools
 from collections import defaultdict
 from statistics import fmean
 
@@ -149,3 +150,37 @@ def test_grade_agreement_over_per_position_scores_with_the_identity_caveat(share
     assert agreement["cohen_kappa_mean"]["value"] is None
     assert all(row["pearson"] is None for row in document["human"])
     assert document["questions"][0]["human_scored"] == len(lists)
+
+
+def test_the_references_curve_rises_with_the_number_of_references_on_multirefeval(
+    shared_data, researcher
+) -> None:
+    """Seed 003 section 5.3, Figure 2: on the real ratings, BLEU-2 and METEOR correlate better with the
+    human scores the more of a context's references they may match (the references of the rated-responses
+    file: the original reply and the collected ones)."""
+    from annotation.importers import ImportFile
+    from annotation.services.imports import study_import
+    from annotation.services.studies import study_create
+    from scoring.services import scoring_run_create, scoring_run_execute
+
+    path = shared_data / "multirefeval" / "mturk_rating_processed_output.csv"
+    study = study_create(owner=researcher, name="multirefeval curve", scale="1-5")
+    study_import(
+        study=study, format="multiref-ratings", files=[ImportFile(name=path.name, data=path.read_bytes())]
+    )
+    run = scoring_run_create(study=study, metrics=["bleu-2", "meteor"], references="multi", enqueue=False)
+    assert scoring_run_execute(run_id=run.pk).status == "succeeded"
+    study.refresh_from_db()
+
+    document = report_document(study, resamples=0)
+    curves = {curve["metric"]: curve for curve in document["references_curve"]}
+    assert set(curves) == {"bleu-2", "meteor"}
+    for metric, curve in curves.items():
+        means = [point["pearson_mean"] for point in curve["points"]]
+        assert curve["items"] == 500
+        assert len(means) >= 4, metric
+        assert means[-1] > means[0] + 0.02, (metric, means)  # all references beat one
+        assert all(later >= earlier - 0.01 for earlier, later in itertools.pairwise(means)), (metric, means)
+        assert means[-1] == pytest.approx(curve["stored_multi_pearson"], abs=1e-9)
+    rows = {(row["metric"], row["references"]) for row in document["single_vs_multi"]}
+    assert rows == set()  # only multi-reference scores here: nothing to put side by side
