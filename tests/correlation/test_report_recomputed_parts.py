@@ -137,8 +137,9 @@ def test_the_diversity_table_correlates_each_metric_per_system_and_context(resea
             ).value
             for k in keys
         ]
+        assert all(value is not None for value in values)
         x = [human[k] for k in keys]
-        y = [1.0 - v if inverted else v for v in values]
+        y = [1.0 - float(v or 0.0) if inverted else float(v or 0.0) for v in values]
         assert rows[name]["inverted"] is inverted
         assert rows[name]["n"] == 24
         assert rows[name]["spearman"] == pytest.approx(scipy_stats.spearmanr(x, y).statistic)
