@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from annotation.models import Question, Study
 from correlation.report_builder import build_report
 from correlation.report_loading import report_inputs
@@ -27,3 +29,27 @@ def report_plots(study: Study, *, resamples: int = 0, **options: str) -> dict[st
 
 def entries(document: dict[str, Any], section: str, question: str | None = None) -> list[dict[str, Any]]:
     return [entry for entry in document[section] if question is None or entry.get("question") == question]
+
+
+def assert_same_numbers(first: object, second: object) -> None:
+    """Two report documents (or parts) are the same: equal texts, structure and nulls, and numbers equal to
+    rounding (numpy's sums and BLAS depend on memory alignment, so two computations of one statistic can
+    differ in the last bit)."""
+    assert _texts(first) == _texts(second)
+    assert _numbers(first) == pytest.approx(_numbers(second), rel=1e-12, abs=1e-12)
+
+
+def _numbers(value: object) -> list[float]:
+    if isinstance(value, dict):
+        return [number for key in sorted(value) for number in _numbers(value[key])]
+    if isinstance(value, list):
+        return [number for entry in value for number in _numbers(entry)]
+    return [float(value)] if isinstance(value, int | float) and not isinstance(value, bool) else []
+
+
+def _texts(value: object) -> list[object]:
+    if isinstance(value, dict):
+        return [(key, text) for key in sorted(value) for text in _texts(value[key])]
+    if isinstance(value, list):
+        return [("#", len(value)), *(text for entry in value for text in _texts(entry))]
+    return ["<number>"] if isinstance(value, int | float) and not isinstance(value, bool) else [value]
