@@ -551,8 +551,8 @@ def _correlation_caption(
         + (f", {replies} replies with a human score" if replies is not None else "")
         + "."
     ]
-    if human:
-        raters = max((int(row.get("raters") or 0) for row in human.values()), default=0)
+    raters = max((int(row.get("raters") or 0) for row in human.values()), default=0)
+    if human and raters:
         sentences.append(
             "Human (Avg): each rater against the mean of the others, averaged over "
             f"{raters} raters; Human (Max): the best rater."
@@ -590,6 +590,10 @@ def _filter_sentence(document: Mapping[str, Any], question: str) -> str:
     if not entries:
         return ""
     entry = entries[0]
+    if not entry.get("ratings_total"):
+        if _question_summary(document, question).get("imported_means"):
+            return "The human scores are imported means: there are no per-rater scores to filter."
+        return "No per-rater ratings."
     description = str(entry.get("description") or "").strip()
     removed = int(entry.get("ratings_removed") or 0)
     total = entry.get("ratings_total")

@@ -31,8 +31,9 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from annotation.models import Study
+from correlation.code_version import code_version
 from correlation.models import ReportSnapshot, SnapshotStatus
-from correlation.report_builder import build_report
+from correlation.report_builder import DOCUMENT_VERSION, build_report
 from correlation.report_loading import report_cost, report_inputs
 from correlation.report_types import ReportOptions
 
@@ -180,13 +181,23 @@ def _compute(study: Study, options: ReportOptions, progress: Progress | None) ->
     return build_report(inputs, options, statistics)
 
 
+def snapshot_key(options: ReportOptions) -> str:
+    """The options, the code version and the document version: a deploy that changes how reports are
+    computed recomputes them instead of serving what older code stored."""
+    return f"{options.key};code={code_version()};document={DOCUMENT_VERSION}"
+
+
 def _snapshot(study: Study, options: ReportOptions, version: int) -> ReportSnapshot | None:
-    return ReportSnapshot.objects.filter(study=study, options_key=options.key, data_version=version).first()
+    return ReportSnapshot.objects.filter(
+        study=study, options_key=snapshot_key(options), data_version=version
+    ).first()
 
 
 def _latest_ready(study: Study, options: ReportOptions) -> ReportSnapshot | None:
     return (
-        ReportSnapshot.objects.filter(study=study, options_key=options.key, status=SnapshotStatus.READY)
+        ReportSnapshot.objects.filter(
+            study=study, options_key=snapshot_key(options), status=SnapshotStatus.READY
+        )
         .order_by("-data_version")
         .first()
     )
@@ -196,10 +207,12 @@ def _get_or_create(study: Study, options: ReportOptions, version: int) -> tuple[
     try:
         with transaction.atomic():
             return ReportSnapshot.objects.get_or_create(
-                study=study, options_key=options.key, data_version=version
+                study=study, options_key=snapshot_key(options), data_version=version
             )
     except IntegrityError:  # created by a concurrent request between the get and the create
-        return ReportSnapshot.objects.get(study=study, options_key=options.key, data_version=version), False
+        return ReportSnapshot.objects.get(
+            study=study, options_key=snapshot_key(options), data_version=version
+        ), False
 
 
 def _queued(study: Study, options: ReportOptions, version: int) -> ReportSnapshot:
@@ -253,5 +266,10 @@ def _finish(snapshot_id: int, status: str, *, error: str) -> None:
 
 
 def _prune(study: Study, options: ReportOptions, version: int) -> None:
-    """Drop what a ready snapshot replaces: older snapshots of the same options."""
-    ReportSnapshot.objects.filter(study=study, options_key=options.key, data_version__lt=version).delete()
+    """Drop what a ready snapshot replaces: older snapshots of the same options, and those that older code
+    computed for the same options."""
+    key = snapshot_key(options)
+    ReportSnapshot.objects.filter(study=study, options_key=key, data_version__lt=version).delete()
+    ReportSnapshot.objects.filter(study=study, options_key__startswith=f"{options.key};code=").exclude(
+        options_key=key
+    ).delete()

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -115,6 +115,9 @@ def human_side(
     comparisons = raters_vs_rest(rated, _normalised_anonymous(kept_anonymous, options.normalise))
     average, best = human_rows(comparisons)
     best = _named_best(best, annotators)
+    if not question.ratings and question.imported_means:
+        reason = "not computable: the human scores are imported means, with no per-rater scores"
+        average, best = (replace(row, note=reason) for row in (average, best))
     agreement, plots = _agreement_section(
         question, annotators, kept_named, kept_anonymous, all_named, all_by_item, comparisons, points
     )

@@ -488,3 +488,18 @@ def test_the_report_compiles_with_pdflatex(tmp_path: Path) -> None:
     assert (tmp_path / "report.pdf").exists()
     log = (tmp_path / "report.log").read_text(errors="replace")
     assert "Missing character" not in log
+
+
+def test_a_study_of_imported_means_says_so_instead_of_counting_zero_raters() -> None:
+    document = paper_document()
+    for row in document["human"]:
+        row.update(pearson=None, pearson_p=None, spearman=None, spearman_p=None, raters=0)
+        row["note"] = "not computable: fewer than two raters with known identity"
+    document["filter"][0].update(ratings_total=0, ratings_removed=0, annotators_removed=0)
+    document["questions"][0]["imported_means"] = 120
+    table = correlation_table_latex(document, QUESTION, study_name="imported")
+    assert "averaged over 0 raters" not in table
+    assert "0 of 0 ratings" not in table
+    assert "imported means: there are no per-rater scores to filter" in table
+    document["questions"][0]["imported_means"] = 0
+    assert "No per-rater ratings." in correlation_table_latex(document, QUESTION, study_name="imported")

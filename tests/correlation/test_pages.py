@@ -254,3 +254,20 @@ def test_a_cached_page_costs_the_same_queries_for_a_bigger_study(client, scored_
     with CaptureQueriesContext(connection) as big:
         assert client.get(_report_url(scored_study)).status_code == 200
     assert len(big.captured_queries) == len(small.captured_queries)
+
+
+def test_a_new_code_version_recomputes_instead_of_serving_what_older_code_stored(
+    client, scored_study, monkeypatch
+) -> None:
+    from correlation import report_cache
+    from correlation.models import ReportSnapshot
+
+    client.force_login(scored_study.owner)
+    client.get(_report_url(scored_study))
+    [old] = ReportSnapshot.objects.filter(study=scored_study)
+    monkeypatch.setattr(report_cache, "code_version", lambda: "9.9.9+git.deployed")
+    client.get(_report_url(scored_study))
+    [new] = ReportSnapshot.objects.filter(study=scored_study)  # the old code's snapshot is dropped
+    assert new.pk != old.pk
+    assert "code=9.9.9+git.deployed" in new.options_key
+    assert new.data_version == old.data_version

@@ -102,6 +102,7 @@ def test_report_at_the_size_of_the_multi_reference_study(shared_data, researcher
     assert agreement["identity"] == "none"
     assert "imported means" in agreement["krippendorff_alpha_ordinal"]["note"]
     assert document["human"][0]["pearson"] is None
+    assert "imported means" in document["human"][0]["note"]
 
     client.force_login(researcher)
     page = client.get(reverse("correlation:study-report", args=[study.pk]))

@@ -31,7 +31,7 @@ from django.utils import timezone
 
 from annotation.models import Study
 from correlation.models import ReportBundle, ReportSnapshot, SnapshotStatus
-from correlation.report_cache import study_version
+from correlation.report_cache import snapshot_key, study_version
 from correlation.report_types import ReportOptions
 from tests.correlation.builders import Item, add_items, signature
 from tests.factories import QuestionFactory, StudyFactory
@@ -290,7 +290,7 @@ def test_a_report_whose_worker_died_is_queued_again_by_the_next_view(
     version = study_version(study=study)
     snapshot = ReportSnapshot.objects.create(
         study=study,
-        options_key=ReportOptions().key,
+        options_key=snapshot_key(ReportOptions()),
         data_version=version,
         status=SnapshotStatus.RUNNING,
         attempts=1,
@@ -335,7 +335,7 @@ def test_a_report_whose_worker_died_is_queued_once_not_at_every_poll(
     version = study_version(study=study)
     ReportSnapshot.objects.create(
         study=study,
-        options_key=ReportOptions().key,
+        options_key=snapshot_key(ReportOptions()),
         data_version=version,
         status=SnapshotStatus.RUNNING,
         attempts=1,
