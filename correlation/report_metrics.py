@@ -160,15 +160,7 @@ def _statistics(
     kendall = kendall_with_ci(human, metric)
     return {
         "n": int(present.sum()),
-        "pearson": pearson.coefficient,
-        "pearson_p": pearson.p_value,
-        "pearson_ci": [pearson.ci_low, pearson.ci_high],
-        "spearman": spearman.coefficient,
-        "spearman_p": spearman.p_value,
-        "spearman_ci": [spearman.ci_low, spearman.ci_high],
-        "kendall": kendall.coefficient,
-        "kendall_p": kendall.p_value,
-        "kendall_ci": [kendall.ci_low, kendall.ci_high],
+        **_correlation_fields(pearson, spearman, kendall),
         "pearson_ci_bootstrap": bootstrap_interval_or_none(draws.pearson[index]) if draws else [None, None],
         "spearman_ci_bootstrap": bootstrap_interval_or_none(draws.spearman[index]) if draws else [None, None],
         "spearman_bootstrap": draws.spearman_method if draws else None,
@@ -327,16 +319,24 @@ def _system_level_row(
         "question": question,
         **_signature_fields(signature),
         "n": len(means),
-        "pearson": pearson.coefficient,
-        "pearson_p": pearson.p_value,
-        "pearson_ci": [pearson.ci_low, pearson.ci_high],
-        "spearman": spearman.coefficient,
-        "spearman_p": spearman.p_value,
-        "spearman_ci": [spearman.ci_low, spearman.ci_high],
-        "kendall": kendall.coefficient,
-        "kendall_p": kendall.p_value,
+        **_correlation_fields(pearson, spearman, kendall),
         "note": _joined_notes(pearson, spearman),
         "systems": means,
+    }
+
+
+def _correlation_fields(
+    pearson: CorrelationResult, spearman: CorrelationResult, kendall: CorrelationResult
+) -> dict[str, Any]:
+    """Each coefficient with its p-value and Fisher-z interval, under the document's field names."""
+    return {
+        field: value
+        for name, result in (("pearson", pearson), ("spearman", spearman), ("kendall", kendall))
+        for field, value in (
+            (name, result.coefficient),
+            (f"{name}_p", result.p_value),
+            (f"{name}_ci", [result.ci_low, result.ci_high]),
+        )
     }
 
 
