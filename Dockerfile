@@ -21,10 +21,11 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
     TRANSFORMERS_OFFLINE=1
 
 # WordNet for METEOR. The slim base image drops every man page, but nltk's `lexnames` file is built from
-# the table in lexnames(5WN): tell dpkg to keep that one page.
+# the table in lexnames(5WN): tell dpkg to keep that one page. Chromium (and a font) lets kaleido render the
+# report's figures as PNG/SVG for the downloads and the reproducibility bundle.
 RUN echo 'path-include /usr/share/man/man5/lexnames.5WN.gz' > /etc/dpkg/dpkg.cfg.d/zz-keep-wordnet-lexnames \
     && apt-get update \
-    && apt-get install -y --no-install-recommends wordnet-base wordnet-sense-index \
+    && apt-get install -y --no-install-recommends wordnet-base wordnet-sense-index chromium fonts-liberation \
     && rm -rf /var/lib/apt/lists/*
 
 WORKDIR /app

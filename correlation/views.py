@@ -15,7 +15,7 @@ from annotation.models import Question, Study
 from correlation.bundle import bundle_filename
 from correlation.bundle_jobs import bundle_content, bundle_request, bundle_state
 from correlation.exports import correlation_rows_as_csv, correlation_rows_as_json, report_tables_csv
-from correlation.figures import figure_image, reply_texts
+from correlation.figures import FigureExportError, figure_image, reply_texts
 from correlation.figures import report_figures as figure_specs
 from correlation.item_scores import study_item_scores_csv
 from correlation.latex import report_latex
@@ -122,7 +122,15 @@ def report_figure_image(request: HttpRequest, study_id: int, name: str, fmt: str
     if spec is None:
         raise Http404("no such figure in this report")
     content_type = "image/png" if fmt == "png" else "image/svg+xml"
-    return _attachment(figure_image(spec.figure, fmt), content_type, f"{spec.filename}.{fmt}")
+    try:
+        image = figure_image(spec.figure, fmt)
+    except FigureExportError as error:  # no Chromium on this server: say so rather than fail blankly
+        return HttpResponse(
+            f"This server cannot render figures ({error}); use the camera icon of the figure instead.",
+            status=503,
+            content_type="text/plain; charset=utf-8",
+        )
+    return _attachment(image, content_type, f"{spec.filename}.{fmt}")
 
 
 @login_required

@@ -271,3 +271,15 @@ def test_a_new_code_version_recomputes_instead_of_serving_what_older_code_stored
     assert new.pk != old.pk
     assert "code=9.9.9+git.deployed" in new.options_key
     assert new.data_version == old.data_version
+
+
+def test_a_server_without_a_browser_says_why_a_figure_cannot_be_rendered(
+    client, scored_study, monkeypatch
+) -> None:
+    monkeypatch.setenv("BROWSER_PATH", "/nonexistent/chromium")
+    client.force_login(scored_study.owner)
+    response = client.get(reverse("correlation:figure-png", args=[scored_study.pk, "quantiles"]))
+    assert response.status_code == 503
+    assert "cannot render figures" in response.content.decode()
+    missing = client.get(reverse("correlation:figure-png", args=[scored_study.pk, "no-such-figure"]))
+    assert missing.status_code == 404
