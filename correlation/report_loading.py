@@ -17,11 +17,14 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from django.db.models import Count
+
 from annotation.models import (
     Annotator,
     DiversityJudgment,
     ImportedMeanRating,
     Question,
+    Rating,
     Reference,
     Response,
     Study,
@@ -39,7 +42,7 @@ from correlation.report_types import (
 )
 from correlation.selectors import study_metric_signatures, study_metric_values
 from scoring.metrics.registry import UnknownMetricError, metric_spec
-from scoring.models import MetricSignature
+from scoring.models import MetricSignature, PerReferenceScore
 from scoring.reference_scores import NotRecomputable, per_reference_scores, recomputable_reason
 
 Progress = Callable[[str, int, int], None]
@@ -66,18 +69,25 @@ def report_cost(*, study: Study) -> ReportCost:
     responses = Response.objects.filter(context__study=study).count()
     signatures = study_metric_signatures(study=study)
     multi = [
-        s
-        for s in signatures
-        if s.parameters.get("refs") == "multi"
-        and not recomputable_reason(signature=s, language=study.language)
+        signature
+        for signature in signatures
+        if signature.parameters.get("refs") == "multi"
+        and not recomputable_reason(signature=signature, language=study.language)
     ]
     references = Reference.objects.filter(context__study=study).count()
-    contexts = max(1, study.contexts.count())
+    per_reply = references / max(1, study.contexts.count())
+    # Replies whose per-reference scores are kept already cost nothing (scoring.models.PerReferenceScore).
+    kept = dict(
+        PerReferenceScore.objects.filter(signature__in=multi, response__context__study=study)
+        .values_list("signature_id")
+        .annotate(count=Count("id"))
+    )
+    missing = sum(max(0, responses - kept.get(signature.pk, 0)) for signature in multi)
     return ReportCost(
         responses=responses,
         signatures=len(signatures),
         ratings=_rating_count(study),
-        reference_pairs=int(len(multi) * responses * references / contexts) if multi else 0,
+        reference_pairs=int(missing * per_reply),
         diversity_pairs=DiversityJudgment.objects.filter(context__study=study)
         .values("context", "system")
         .distinct()
@@ -198,8 +208,6 @@ def _rated(ratings: list[tuple[int, int, int]], means: dict[int, float]) -> set[
 
 
 def _rating_count(study: Study) -> int:
-    from annotation.models import Rating
-
     return Rating.objects.filter(question__study=study).count()
 
 

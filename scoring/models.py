@@ -180,3 +180,30 @@ class ScoringRun(models.Model):
     @property
     def is_finished(self) -> bool:
         return self.status in {RunStatus.SUCCEEDED, RunStatus.FAILED}
+
+
+class PerReferenceScore(models.Model):
+    """A multi-reference signature's metric for one reply against each reference of its context, kept so that
+    the correlation report's number-of-references curve (seed 003 Figure 2) recomputes only the replies
+    whose references changed, not every reply at every new rating (scoring/reference_scores.py).
+
+    ``references_key`` identifies the references the values were computed against (their ids and texts).
+    """
+
+    signature = models.ForeignKey(
+        MetricSignature, on_delete=models.CASCADE, related_name="per_reference_scores"
+    )
+    response = models.ForeignKey(Response, on_delete=models.CASCADE, related_name="per_reference_scores")
+    references_key = models.CharField(max_length=64)
+    values = models.JSONField(
+        default=list, help_text="one value (or null) per reference, in reference id order"
+    )
+    computed_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["signature", "response"], name="per_reference_score_unique")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.signature_id} per reference for response {self.response_id}"

@@ -8,11 +8,16 @@ trained model), for the replies the report asks for, so that the curve's k = N p
 multi-reference score whenever the context's references are unchanged.
 
 Only signatures whose metric combines references by ``max`` and is not normalised over the whole set
-qualify; for any other the reason is returned instead.
+qualify; for any other the reason is returned instead. The values are kept per (signature, reply) in
+:class:`~scoring.models.PerReferenceScore` with a key of the references they were computed against, so a new
+rating (which changes the report but no reference) recomputes nothing, and a collected reference only the
+replies of its context.
 """
 
 from __future__ import annotations
 
+import hashlib
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -20,7 +25,7 @@ from annotation.models import Response, Study
 from scoring.metrics.registry import UnknownMetricError, compute_metrics, metric_spec
 from scoring.metrics.spec import DEFAULT_REFERENCE_AGGREGATION, MODEL_PARAMETER
 from scoring.metrics.tokenize import DEFAULT_TOKENIZER, WHITESPACE_TOKENIZER, tokenizer_name
-from scoring.models import MetricSignature, TrainedModel
+from scoring.models import MetricSignature, PerReferenceScore, TrainedModel
 
 BATCH_PAIRS = 2048
 Progress = Callable[[int, int], None]
@@ -32,7 +37,7 @@ class PerReferenceScores:
 
     scores: dict[int, tuple[float, ...]]
     width: int  # the most references any of the replies has
-    pairs: int  # (reply, reference) pairs computed
+    pairs: int  # (reply, reference) pairs computed now (the others came from PerReferenceScore)
 
 
 class NotRecomputable(ValueError):
@@ -89,13 +94,25 @@ def per_reference_scores(
         .prefetch_related("context__references")
         .order_by("id")
     )
-    pairs: list[tuple[int, str, str, str]] = []  # (response id, reply, reference, query)
-    counts: dict[int, int] = {}
+    stored = {
+        response_id: (key, values)
+        for response_id, key, values in PerReferenceScore.objects.filter(
+            signature=signature, response_id__in=list(response_ids)
+        ).values_list("response_id", "references_key", "values")
+    }
+    scores: dict[int, tuple[float, ...]] = {}
+    keys: dict[int, str] = {}
+    pairs: list[tuple[int, str, str, str]] = []  # (response id, reply, reference, query) still to compute
     for response in responses:
         references = sorted(response.context.references.all(), key=lambda reference: reference.pk)
-        counts[response.pk] = len(references)
+        key = _references_key([(reference.pk, reference.text) for reference in references])
+        known = stored.get(response.pk)
+        if known is not None and known[0] == key:
+            scores[response.pk] = tuple(float("nan") if value is None else float(value) for value in known[1])
+            continue
+        keys[response.pk] = key
         pairs.extend((response.pk, response.text, ref.text, response.context.query) for ref in references)
-    values: list[float] = []
+    values: dict[int, list[float]] = {response_id: [] for response_id in keys}
     for start in range(0, len(pairs), BATCH_PAIRS):
         batch = pairs[start : start + BATCH_PAIRS]
         computed = compute_metrics(
@@ -108,15 +125,37 @@ def per_reference_scores(
             models=models,
             tokenizer=tokenizer,
         )[spec.name]
-        values.extend(float("nan") if value is None else float(value) for value in computed)
+        for pair, value in zip(batch, computed, strict=True):
+            values[pair[0]].append(float("nan") if value is None else float(value))
         if progress is not None:
             progress(min(start + BATCH_PAIRS, len(pairs)), len(pairs))
-    scores: dict[int, tuple[float, ...]] = {}
-    position = 0
-    for response_id, count in counts.items():
-        scores[response_id] = tuple(values[position : position + count])
-        position += count
-    return PerReferenceScores(scores=scores, width=max(counts.values(), default=0), pairs=len(pairs))
+    PerReferenceScore.objects.bulk_create(
+        [
+            PerReferenceScore(
+                signature=signature,
+                response_id=response_id,
+                references_key=keys[response_id],
+                values=[value if math.isfinite(value) else None for value in computed_values],
+            )
+            for response_id, computed_values in values.items()
+        ],
+        update_conflicts=True,
+        unique_fields=["signature", "response"],
+        update_fields=["references_key", "values", "computed_at"],
+        batch_size=1000,
+    )
+    scores.update({response_id: tuple(computed_values) for response_id, computed_values in values.items()})
+    return PerReferenceScores(
+        scores=scores, width=max((len(row) for row in scores.values()), default=0), pairs=len(pairs)
+    )
+
+
+def _references_key(references: Sequence[tuple[int, str]]) -> str:
+    """What a reply's per-reference values depend on besides the signature: its references, in order."""
+    digest = hashlib.sha256()
+    for reference_id, text in references:
+        digest.update(f"{reference_id}\x1f{text}\x1e".encode())
+    return digest.hexdigest()
 
 
 def _tokenizer(parameters: dict[str, str], language: str) -> str | None:

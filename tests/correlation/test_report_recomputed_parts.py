@@ -144,3 +144,30 @@ def test_the_diversity_table_correlates_each_metric_per_system_and_context(resea
         assert rows[name]["n"] == 24
         assert rows[name]["spearman"] == pytest.approx(scipy_stats.spearmanr(x, y).statistic)
         assert rows[name]["pearson_p"] == pytest.approx(scipy_stats.pearsonr(x, y).pvalue)
+
+
+def test_per_reference_scores_are_kept_and_only_changed_references_recompute(multi_reference_study) -> None:
+    from scoring.models import MetricSignature, PerReferenceScore
+    from scoring.reference_scores import per_reference_scores
+
+    study = multi_reference_study
+    signature = MetricSignature.objects.get(name="bleu-2")
+    rated = list(Response.objects.filter(context__study=study).values_list("pk", flat=True))
+    first = per_reference_scores(study=study, signature=signature, response_ids=rated)
+    assert first.pairs == Reference.objects.filter(context__study=study).count()
+    assert PerReferenceScore.objects.filter(signature=signature).count() == 30
+
+    again = per_reference_scores(study=study, signature=signature, response_ids=rated)
+    assert again.pairs == 0  # a new rating changes no reference: nothing is recomputed
+    assert again.scores.keys() == first.scores.keys()
+    for response_id, values in first.scores.items():
+        assert again.scores[response_id] == pytest.approx(values, nan_ok=True)
+
+    changed = Response.objects.filter(context__study=study).select_related("context").first()
+    assert changed is not None
+    Reference.objects.create(
+        context=changed.context, text=changed.text, origin="collected"
+    )  # a perfect match
+    after = per_reference_scores(study=study, signature=signature, response_ids=rated)
+    assert after.pairs == changed.context.references.count()  # only that context's reply
+    assert after.scores[changed.pk][-1] == pytest.approx(1.0)
