@@ -1,7 +1,7 @@
 """The reproducibility bundle as a job: requested from the page, built by a worker, downloaded when ready.
 
-Building it renders every figure of every question through kaleido and a browser (about 2 s to start,
-then a third of a second per figure and format), too long for a web request; ``study_report --bundle``
+Building it renders every figure of every question, in both formats, through kaleido and a browser: a
+browser start and then one render per figure, too long for a web request; ``study_report --bundle``
 builds it in-process instead. The claim is a conditional UPDATE, as for report snapshots, so a repeated
 request or a second delivery does the work once; a bundle whose worker went silent is queued again.
 """

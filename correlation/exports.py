@@ -23,12 +23,8 @@ from annotation.csv_cells import FormulaSafeWriter
 
 Row = Mapping[str, Any]
 
-LEGACY_CSV_COLUMNS = (
-    "question",
-    "metric",
-    "references",
-    "signature",
-    "n",
+# Each coefficient with its p-value and Fisher-z interval, as two columns per interval.
+_CORRELATION_COLUMNS = (
     "pearson",
     "pearson_p",
     "pearson_ci_low",
@@ -37,8 +33,8 @@ LEGACY_CSV_COLUMNS = (
     "spearman_p",
     "spearman_ci_low",
     "spearman_ci_high",
-    "note",
 )
+LEGACY_CSV_COLUMNS = ("question", "metric", "references", "signature", "n", *_CORRELATION_COLUMNS, "note")
 CSV_COLUMNS = (
     *LEGACY_CSV_COLUMNS,
     "kendall",
@@ -94,14 +90,7 @@ SYSTEM_LEVEL_COLUMNS = (
     "human_mean",
     "metric_mean",
     "systems",  # the signature's system-level correlation, repeated on each of its systems' lines
-    "pearson",
-    "pearson_p",
-    "pearson_ci_low",
-    "pearson_ci_high",
-    "spearman",
-    "spearman_p",
-    "spearman_ci_low",
-    "spearman_ci_high",
+    *_CORRELATION_COLUMNS,
     "kendall",
     "kendall_p",
     "note",

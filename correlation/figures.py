@@ -737,7 +737,7 @@ def _question_plots(plots: Mapping[str, Any], question: str) -> Mapping[str, Any
 
 
 def figure_image(figure: Mapping[str, Any], fmt: str, *, scale: float = 1.0) -> bytes:
-    """``figure`` as PNG or SVG bytes (one browser start, about 2-3 s: use :func:`figure_images` for
+    """``figure`` as PNG or SVG bytes (one browser start each time: use :func:`figure_images` for
     several)."""
     return figure_images([figure], fmt, scale=scale)[0]
 

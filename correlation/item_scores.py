@@ -8,8 +8,8 @@ import io
 
 from annotation.csv_cells import FormulaSafeWriter
 from annotation.models import Study
+from correlation.report_loading import study_human_scores
 from correlation.selectors import (
-    study_human_scores,
     study_metric_signatures,
     study_metric_values,
     study_questions,

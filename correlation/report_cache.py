@@ -96,18 +96,8 @@ def report_compute_now(
 ) -> ReportSnapshot:
     started = time.perf_counter()
     document, plots = _compute(study, options, progress)
-    document["data_version"] = version
     snapshot, _ = _get_or_create(study, options, version)
-    ReportSnapshot.objects.filter(pk=snapshot.pk).update(
-        status=SnapshotStatus.READY,
-        document=document,
-        plots=plots,
-        error="",
-        stage="",
-        compute_seconds=time.perf_counter() - started,
-        finished_at=timezone.now(),
-    )
-    _prune(study, options, version)
+    _store_ready(snapshot, options, document, plots, time.perf_counter() - started)
     snapshot.refresh_from_db()
     return snapshot
 
@@ -147,18 +137,7 @@ def report_snapshot_build(*, snapshot_id: int) -> ReportSnapshot | None:
         logger.exception("report snapshot %s failed", snapshot_id)
         _finish(snapshot_id, SnapshotStatus.FAILED, error=f"{type(error).__name__}: {error}"[:2000])
         raise
-    document["data_version"] = snapshot.data_version
-    ReportSnapshot.objects.filter(pk=snapshot_id).update(
-        status=SnapshotStatus.READY,
-        document=document,
-        plots=plots,
-        stage="",
-        error="",
-        compute_seconds=time.perf_counter() - started,
-        finished_at=timezone.now(),
-        heartbeat_at=timezone.now(),
-    )
-    _prune(snapshot.study, options, snapshot.data_version)
+    _store_ready(snapshot, options, document, plots, time.perf_counter() - started)
     return ReportSnapshot.objects.get(pk=snapshot_id)
 
 
@@ -169,6 +148,24 @@ def report_retry(*, snapshot: ReportSnapshot) -> None:
     )
     if updated:
         _enqueue(snapshot.pk)
+
+
+def _store_ready(
+    snapshot: ReportSnapshot, options: ReportOptions, document: dict, plots: dict, seconds: float
+) -> None:
+    """Mark ``snapshot`` ready with its document, and drop the snapshots it replaces."""
+    document["data_version"] = snapshot.data_version
+    ReportSnapshot.objects.filter(pk=snapshot.pk).update(
+        status=SnapshotStatus.READY,
+        document=document,
+        plots=plots,
+        stage="",
+        error="",
+        compute_seconds=seconds,
+        finished_at=timezone.now(),
+        heartbeat_at=timezone.now(),
+    )
+    _prune(snapshot.study, options, snapshot.data_version)
 
 
 def _compute(study: Study, options: ReportOptions, progress: Progress | None) -> tuple[dict, dict]:

@@ -82,6 +82,51 @@ class HumanSide:
     plots: dict[str, Any]
 
 
+@dataclass(frozen=True)
+class CountedRatings:
+    """One question's ratings sorted by the filter: those that count (named raters by rater, raters of
+    unknown identity by reply), every named rater's, every reply's, and how many each removed rater lost."""
+
+    kept_named: dict[int, dict[int, float]]
+    kept_anonymous: dict[int, list[float]]
+    all_named: dict[int, dict[int, float]]
+    all_by_item: dict[int, list[float]]
+    removed: dict[int, int]
+
+
+def counted_ratings(
+    question: QuestionInputs,
+    annotators: Mapping[int, AnnotatorInfo],
+    options: ReportOptions,
+    threshold: float | None,
+) -> CountedRatings:
+    included = {key: _counts(info, options, threshold) for key, info in annotators.items()}
+    counted = CountedRatings({}, {}, {}, {}, {})
+    for key, response_id, value in question.ratings:
+        info = annotators[key]
+        counted.all_by_item.setdefault(response_id, []).append(value)
+        if info.identity_known:
+            counted.all_named.setdefault(key, {})[response_id] = value
+        if not included[key]:
+            counted.removed[key] = counted.removed.get(key, 0) + 1
+        elif info.identity_known:
+            counted.kept_named.setdefault(key, {})[response_id] = value
+        else:
+            counted.kept_anonymous.setdefault(response_id, []).append(value)
+    return counted
+
+
+def human_scores(
+    question: QuestionInputs,
+    annotators: Mapping[int, AnnotatorInfo],
+    options: ReportOptions,
+    study_threshold: float | None,
+) -> dict[int, float]:
+    """response id -> human score (the ratings that count, averaged; an imported mean where none counts)."""
+    counted = counted_ratings(question, annotators, options, options.threshold(study_threshold))
+    return _human_scores(question, counted.kept_named, counted.kept_anonymous, options.normalise)[0]
+
+
 def human_side(
     question: QuestionInputs,
     annotators: Mapping[int, AnnotatorInfo],
@@ -89,28 +134,12 @@ def human_side(
     study_threshold: float | None,
 ) -> HumanSide:
     threshold = options.threshold(study_threshold)
-    included = {key: _counts(info, options, threshold) for key, info in annotators.items()}
-    kept_named: dict[int, dict[int, float]] = {}
-    kept_anonymous: dict[int, list[float]] = {}
-    all_named: dict[int, dict[int, float]] = {}
-    all_by_item: dict[int, list[float]] = {}
-    removed: dict[int, int] = {}
-    for key, response_id, value in question.ratings:
-        info = annotators[key]
-        all_by_item.setdefault(response_id, []).append(value)
-        if info.identity_known:
-            all_named.setdefault(key, {})[response_id] = value
-        if not included[key]:
-            removed[key] = removed.get(key, 0) + 1
-            continue
-        if info.identity_known:
-            kept_named.setdefault(key, {})[response_id] = value
-        else:
-            kept_anonymous.setdefault(response_id, []).append(value)
-
+    counted = counted_ratings(question, annotators, options, threshold)
+    kept_named, kept_anonymous = counted.kept_named, counted.kept_anonymous
     scores, normalisation_note = _human_scores(question, kept_named, kept_anonymous, options.normalise)
-    points = question.points
-    filter_section = _filter_section(question, annotators, options, threshold, removed, normalisation_note)
+    filter_section = _filter_section(
+        question, annotators, options, threshold, counted.removed, normalisation_note
+    )
     rated = kept_named if options.normalise != NORMALISE_Z else z_normalised(kept_named)
     comparisons = raters_vs_rest(rated, _normalised_anonymous(kept_anonymous, options.normalise))
     average, best = human_rows(comparisons)
@@ -119,7 +148,14 @@ def human_side(
         reason = "not computable: the human scores are imported means, with no per-rater scores"
         average, best = (replace(row, note=reason) for row in (average, best))
     agreement, plots = _agreement_section(
-        question, annotators, kept_named, kept_anonymous, all_named, all_by_item, comparisons, points
+        question,
+        annotators,
+        kept_named,
+        kept_anonymous,
+        counted.all_named,
+        counted.all_by_item,
+        comparisons,
+        question.points,
     )
     plots.update(_figure_four(comparisons, rated, annotators))
     return HumanSide(scores, filter_section, agreement, (average, best), plots)

@@ -31,12 +31,14 @@ from annotation.models import (
 )
 from annotation.selectors.quality import agreements_from_rows, overall_agreement, study_rating_rows
 from correlation.code_version import code_version
+from correlation.report_human import human_scores
 from correlation.report_types import (
     AnnotatorInfo,
     DiversityInputs,
     QuestionInputs,
     ReferenceScores,
     ReportInputs,
+    ReportOptions,
     ResponseInfo,
     SignatureInputs,
 )
@@ -95,15 +97,32 @@ def report_cost(*, study: Study) -> ReportCost:
     )
 
 
+def study_human_scores(*, study: Study, questions: list[Question]) -> dict[int, dict[int, float]]:
+    """question id -> response id -> human score, as the report computes it with the study's own filter
+    (correlation/report_human.py): the mean of the ratings that count, an imported mean where none does.
+    Ratings of annotators left out of reports are never deleted, only not counted."""
+    inputs = report_inputs(study=study, recompute=False, metrics=False)
+    by_name = {question.name: question for question in inputs.questions}
+    return {
+        question.pk: human_scores(
+            by_name[question.name], inputs.annotators, ReportOptions(), inputs.study_threshold
+        )
+        for question in questions
+        if question.study_id == study.pk
+    }
+
+
 def report_inputs(
     *,
     study: Study,
     question: Question | None = None,
     recompute: bool = True,
+    metrics: bool = True,
     progress: Progress | None = None,
 ) -> ReportInputs:
     """The study's report inputs; ``question`` limits them to one question, ``recompute=False`` leaves out
-    the parts that recompute metrics (the references curve, the diversity table)."""
+    the parts that recompute metrics (the references curve, the diversity table), ``metrics=False`` the
+    metric values."""
     questions = (
         [question]
         if question is not None
@@ -139,7 +158,7 @@ def report_inputs(
     for row in rows:
         if row.question_id in by_question and row.scale_min <= row.value <= row.scale_max:
             by_question[row.question_id].append((row.annotator_id, row.response_id, row.value))
-    signatures = study_metric_signatures(study=study)
+    signatures = study_metric_signatures(study=study) if metrics else []
     inputs_signatures = tuple(_signature_inputs(signature) for signature in signatures)
     reference_scores: list[ReferenceScores] = []
     notes: list[str] = []
@@ -168,7 +187,7 @@ def report_inputs(
             for q in questions
         ),
         signatures=inputs_signatures,
-        metric_values=study_metric_values(study=study),
+        metric_values=study_metric_values(study=study) if metrics else {},
         reference_scores=tuple(reference_scores),
         reference_notes=tuple(notes),
         diversity=diversity,

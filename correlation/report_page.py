@@ -29,14 +29,12 @@ def question_slice(document: dict[str, Any], question: str) -> dict[str, Any]:
         "blocks": _blocks(rows),
         "per_system": of("per_system"),
         "comparisons": of("metric_comparisons"),
-        "significant_comparisons": [entry for entry in of("metric_comparisons") if entry.get("winner")],
         "system_level": of("system_level"),
         "references_curve": of("references_curve"),
         "single_vs_multi": of("single_vs_multi"),
         "agreement": agreements[0] if agreements else None,
         "diversity": document.get("diversity"),
         "notes": document.get("notes") or [],
-        "left_out_rows": [row for row in rows if row.get("left_out", {}).get("no_metric_score")],
     }
 
 

@@ -174,4 +174,3 @@ class ReportInputs:
     reference_notes: tuple[str, ...] = ()  # why a signature has no curve
     diversity: DiversityInputs | None = None
     code_version: str = ""
-    extra: Mapping[str, object] = field(default_factory=dict)

@@ -1,4 +1,5 @@
-"""Reads for correlation reports: human scores, metric values and response labels of one study.
+"""Reads for correlation reports: questions, metric signatures, metric values and response labels of one
+study (the human scores are computed by correlation/report_loading.py).
 
 Each selector is one query whatever the size of the study (no per-response queries), so a report over
 the 500 rated responses of the multi-reference study (seed 003, section 5.1.1) times ten metrics costs
@@ -13,9 +14,8 @@ from typing import Any
 
 from django.db.models import QuerySet
 
-from annotation.models import ImportedMeanRating, Question, Response, Study
+from annotation.models import Question, Response, Study
 from annotation.roles import user_is_researcher
-from annotation.selectors.quality import excluded_from_rows, study_rating_rows
 from annotation.selectors.studies import studies_visible_to
 from scoring.models import MetricScore, MetricSignature
 
@@ -38,35 +38,6 @@ def studies_reportable_by(*, user: Any) -> QuerySet[Study]:
 
 def study_questions(*, study: Study) -> list[Question]:
     return list(Question.objects.filter(study=study).order_by("position", "id"))
-
-
-def study_human_scores(*, study: Study, questions: list[Question]) -> dict[int, dict[int, float]]:
-    """question id -> response id -> human score (two queries).
-
-    The human score is the mean of the response's ratings for the question; an imported mean
-    (e.g. multirefeval's MTurk averages) stands in only where no individual rating exists. Ratings of
-    annotators excluded from reports (their choice of ``report_inclusion``, or agreement with the others
-    under the study's ``kappa_threshold``; see annotation/selectors/quality.py) are left out, never deleted.
-    The ratings of every question are read, because agreement (and so exclusion) is per annotator over
-    all of the study's questions, whichever questions this report covers.
-    """
-    question_ids = [question.pk for question in questions if question.study_id == study.pk]
-    scores: dict[int, dict[int, float]] = {question_id: {} for question_id in question_ids}
-    imported = ImportedMeanRating.objects.filter(question_id__in=question_ids).values_list(
-        "question_id", "response_id", "value"
-    )
-    for question_id, response_id, value in imported:
-        if math.isfinite(value):
-            scores[question_id][response_id] = float(value)
-    rows = study_rating_rows(study=study)
-    excluded = excluded_from_rows(rows, threshold=study.kappa_threshold)
-    kept: dict[tuple[int, int], list[int]] = {}
-    for row in rows:
-        if row.question_id in scores and row.annotator_id not in excluded:
-            kept.setdefault((row.question_id, row.response_id), []).append(row.value)
-    for (question_id, response_id), values in kept.items():
-        scores[question_id][response_id] = math.fsum(values) / len(values)
-    return scores
 
 
 def study_metric_signatures(*, study: Study) -> list[MetricSignature]:

@@ -41,7 +41,7 @@ AGREEMENT_ROWS = (
 def study_report(request: HttpRequest, study_id: int) -> HttpResponse:
     study = _reportable_study(request, study_id)
     questions = study_questions(study=study)
-    question = _chosen_question(request, questions) or (questions[0] if questions else None)
+    question = _chosen_question(request, questions) or next(iter(questions), None)
     options, option_error = _options(request)
     view = report_for_display(study=study, options=options)
     context = _page_context(request, study, questions, question, options, view)
@@ -86,7 +86,7 @@ def report_figures(request: HttpRequest, study_id: int) -> JsonResponse:
     """The figures of one question of the report on screen (``?version=`` pins the version)."""
     study = _reportable_study(request, study_id)
     questions = study_questions(study=study)
-    question = _chosen_question(request, questions) or (questions[0] if questions else None)
+    question = _chosen_question(request, questions) or next(iter(questions), None)
     options, _ = _options(request)
     view = report_for_display(study=study, options=options)
     if view.shown is None or question is None:
@@ -109,7 +109,7 @@ def report_figure_image(request: HttpRequest, study_id: int, name: str, fmt: str
     """One figure as PNG or SVG, rendered server-side (kaleido and the system Chromium)."""
     study = _reportable_study(request, study_id)
     questions = study_questions(study=study)
-    question = _chosen_question(request, questions) or (questions[0] if questions else None)
+    question = _chosen_question(request, questions) or next(iter(questions), None)
     if question is None:
         raise Http404("no such question")
     options, _ = _options(request)

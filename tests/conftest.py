@@ -31,6 +31,13 @@ def researcher(db):
     return ResearcherFactory.create(username="alice")
 
 
+@pytest.fixture
+def committed(django_capture_on_commit_callbacks):
+    """``with committed():`` runs the on-commit callbacks of what the block committed, at its end (a test's
+    own transaction never commits, so the services' after-commit work would not run otherwise)."""
+    return lambda: django_capture_on_commit_callbacks(execute=True)
+
+
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     """A run in which no test passed (all skipped or deselected) fails like an empty one (exit 5)."""
     reporter = session.config.pluginmanager.get_plugin("terminalreporter")

@@ -68,12 +68,6 @@ def version(study: Study) -> int:
     return study_data_version(study_id=study.pk)
 
 
-@pytest.fixture
-def committed(django_capture_on_commit_callbacks):
-    """``with committed():`` runs the on-commit callbacks of what the block committed, at its end."""
-    return lambda: django_capture_on_commit_callbacks(execute=True)
-
-
 def _two_question_study() -> Study:
     owner = ResearcherFactory.create()
     study = study_create(

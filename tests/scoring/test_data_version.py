@@ -33,12 +33,6 @@ def version(study: Study) -> int:
     return study_data_version(study_id=study.pk)
 
 
-@pytest.fixture
-def committed(django_capture_on_commit_callbacks):
-    """``with committed():`` runs the on-commit callbacks of what the block committed, at its end."""
-    return lambda: django_capture_on_commit_callbacks(execute=True)
-
-
 def build_study(*, contexts: int = 3, references: bool = True) -> Study:
     """``contexts`` contexts (with a reference unless told), each answered by two systems."""
     study = StudyFactory.create()
