@@ -22,8 +22,6 @@ from annotation.selectors.studies import (
 from annotation.services.imports import study_import
 from annotation.services.studies import study_create
 from annotation.views_work import study_cards
-from scoring.forms import ScoringRunForm, StudyModelChoiceForm
-from scoring.selectors import scoring_runs_for_study
 
 
 @login_required
@@ -65,9 +63,6 @@ def _study_page(
         "systems": systems_with_counts(study=study),
         "imports": study_imports(study=study)[:10],
         "import_form": import_form or StudyImportForm(study=study),
-        "scoring_form": ScoringRunForm(study=study),
-        "model_form": StudyModelChoiceForm(study=study),
-        "runs": scoring_runs_for_study(study=study)[:10],
     }
     return render(request, "annotation/study_detail.html", context, status=400 if import_form else 200)
 

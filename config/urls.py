@@ -4,6 +4,7 @@ from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
 
 from annotation import views as annotation_views
+from config import health
 
 urlpatterns = [
     path("", annotation_views.home, name="home"),
@@ -18,4 +19,7 @@ urlpatterns = [
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
     path("api/redoc/", SpectacularRedocView.as_view(url_name="api-schema"), name="api-redoc"),
     path("admin/", admin.site.urls),
+    # No login: docker-compose healthchecks and monitoring (config/health.py).
+    path("health/", health.web_health, name="health"),
+    path("health/workers/", health.worker_health, name="health-workers"),
 ]

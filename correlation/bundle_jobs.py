@@ -17,6 +17,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
+from config.broker import task_publish
 from correlation.bundle import report_bundle
 from correlation.models import ReportBundle, ReportSnapshot, SnapshotStatus
 
@@ -95,10 +96,7 @@ def _enqueue(bundle_id: int) -> None:
     from correlation.tasks import bundle_build_task
 
     def send() -> None:
-        try:
-            bundle_build_task.apply_async(args=[bundle_id], queue="cpu", retry=False)
-        except Exception:
-            logger.exception("could not queue bundle %s; is Redis running?", bundle_id)
+        if not task_publish(bundle_build_task, args=[bundle_id], queue="cpu"):
             ReportBundle.objects.filter(pk=bundle_id, status=SnapshotStatus.PENDING).update(
                 status=SnapshotStatus.FAILED,
                 error="no worker could be reached (is Redis running?); try again",

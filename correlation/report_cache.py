@@ -31,6 +31,7 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from annotation.models import Study
+from config.broker import task_publish
 from correlation.code_version import code_version
 from correlation.models import ReportSnapshot, SnapshotStatus
 from correlation.report_builder import DOCUMENT_VERSION, build_report
@@ -244,10 +245,8 @@ def _enqueue(snapshot_id: int) -> None:
     from correlation.tasks import report_build_task
 
     def send() -> None:
-        try:
-            report_build_task.apply_async(args=[snapshot_id], queue="cpu", retry=False)
-        except Exception:  # no broker: the page still works, the report is computed at the next view
-            logger.exception("could not queue report snapshot %s; is Redis running?", snapshot_id)
+        # No broker: the page still answers at once (config.broker), and a later view queues it again.
+        if not task_publish(report_build_task, args=[snapshot_id], queue="cpu"):
             ReportSnapshot.objects.filter(pk=snapshot_id, status=SnapshotStatus.PENDING).update(
                 error="no worker could be reached (is Redis running?); the report will be queued again",
                 heartbeat_at=timezone.now() - timedelta(seconds=settings.DIALEVAL_REPORT_STALE_SECONDS + 1),

@@ -18,13 +18,29 @@ from scoring.metrics.registry import (
     metric_spec,
     system_metric_spec,
 )
-from scoring.models import MetricScore, ReferencesMode, ScoringRun, TokenizerChoice, TrainedModel
-from scoring.selectors import metric_scores_for_study, scoring_runs_for_study, trained_models_all
-from scoring.services import ScoringRequestError, scoring_run_create
+from scoring.models import MetricScore, ReferencesMode, RunStatus, ScoringRun, TokenizerChoice, TrainedModel
+from scoring.selectors import (
+    RunProgress,
+    metric_scores_for_study,
+    scoring_run_progress,
+    scoring_runs_for_study,
+    trained_models_all,
+)
+from scoring.services import ScoringRequestError, scoring_run_cancel, scoring_run_create
 
 
 class ScoringRunSerializer(serializers.ModelSerializer):
-    progress_percent = serializers.IntegerField(read_only=True)
+    progress_done = serializers.SerializerMethodField(
+        help_text="scores computed so far (reply x metric, system x metric), running chunks included"
+    )
+    progress_percent = serializers.SerializerMethodField()
+    progress_unit = serializers.SerializerMethodField(help_text='what progress counts: "scores"')
+    rate_per_second = serializers.SerializerMethodField(help_text="scores per second since the run started")
+    eta_seconds = serializers.SerializerMethodField(help_text="seconds left at the measured rate")
+    chunks = serializers.SerializerMethodField(help_text="the run's chunks, counted per status")
+    existing = serializers.SerializerMethodField(
+        help_text="true when an identical run was already pending or running and is returned instead"
+    )
     trained_models = serializers.SerializerMethodField(
         help_text="the trained models of the learned metrics, by kind: name and content hash"
     )
@@ -32,10 +48,41 @@ class ScoringRunSerializer(serializers.ModelSerializer):
     class Meta:
         model = ScoringRun
         fields = [
-            "id", "study", "metrics", "references", "tokenizer", "trained_models", "status", "progress_done",
-            "progress_total", "progress_percent", "error", "notes", "timings", "attempts", "created_at",
-            "started_at", "finished_at",
+            "id", "study", "metrics", "references", "tokenizer", "recompute", "trained_models", "status",
+            "progress_done", "progress_total", "progress_percent", "progress_unit", "rate_per_second",
+            "eta_seconds", "chunks", "error", "notes", "failures", "timings", "attempts", "existing",
+            "created_at", "started_at", "finished_at",
         ]  # fmt: skip
+
+    def _progress(self, run: ScoringRun) -> RunProgress:
+        cache = self.context.setdefault("progress", {})
+        if run.pk not in cache:
+            cache[run.pk] = scoring_run_progress(run=run)
+        return cache[run.pk]
+
+    def get_progress_done(self, run: ScoringRun) -> int:
+        return self._progress(run).done
+
+    def get_progress_percent(self, run: ScoringRun) -> int:
+        return 100 if run.status == RunStatus.SUCCEEDED else self._progress(run).percent
+
+    def get_progress_unit(self, run: ScoringRun) -> str:
+        return "scores"
+
+    @extend_schema_field(serializers.FloatField(allow_null=True))
+    def get_rate_per_second(self, run: ScoringRun) -> float | None:
+        return self._progress(run).rate_per_second
+
+    @extend_schema_field(serializers.FloatField(allow_null=True))
+    def get_eta_seconds(self, run: ScoringRun) -> float | None:
+        return self._progress(run).eta_seconds
+
+    @extend_schema_field(serializers.DictField(child=serializers.IntegerField()))
+    def get_chunks(self, run: ScoringRun) -> dict[str, int]:
+        return self._progress(run).chunks
+
+    def get_existing(self, run: ScoringRun) -> bool:
+        return run.was_existing
 
     @extend_schema_field(serializers.DictField(child=serializers.DictField(child=serializers.CharField())))
     def get_trained_models(self, run: ScoringRun) -> dict[str, dict[str, str]]:
@@ -64,6 +111,10 @@ class ScoringRunCreateSerializer(serializers.Serializer):
         required=False,
         default=list,
         help_text="trained models (by name) for the learned metrics; default: the study's, else the default",
+    )
+    recompute = serializers.BooleanField(
+        default=False,
+        help_text="score every reply again; by default only replies without a score of the run's signatures",
     )
 
 
@@ -135,7 +186,13 @@ class StudyScoringRunsApi(APIView):
         study = get_object_or_404(studies_visible_to(user=authenticated_user(request)), pk=study_id)
         return ApiResponse(ScoringRunSerializer(scoring_runs_for_study(study=study), many=True).data)
 
-    @extend_schema(request=ScoringRunCreateSerializer, responses={202: ScoringRunSerializer})
+    @extend_schema(
+        request=ScoringRunCreateSerializer,
+        responses={202: ScoringRunSerializer, 200: ScoringRunSerializer},
+        description="Creates a run (202), or returns the identical run already pending or running (200, "
+        '"existing": true). A run created while the task broker is down stays pending, says so in "notes", '
+        "and starts once the broker is back.",
+    )
     def post(self, request: Request, study_id: int) -> ApiResponse:
         study = get_object_or_404(studies_visible_to(user=authenticated_user(request)), pk=study_id)
         serializer = ScoringRunCreateSerializer(data=request.data)
@@ -146,7 +203,13 @@ class StudyScoringRunsApi(APIView):
             )
         except ScoringRequestError as error:
             return ApiResponse({"metrics": [str(error)]}, status=status.HTTP_400_BAD_REQUEST)
-        return ApiResponse(ScoringRunSerializer(run).data, status=status.HTTP_202_ACCEPTED)
+        code = status.HTTP_200_OK if run.was_existing else status.HTTP_202_ACCEPTED
+        return ApiResponse(ScoringRunSerializer(run).data, status=code)
+
+
+def _visible_run(request: Request, run_id: int) -> ScoringRun:
+    visible = ScoringRun.objects.filter(study__in=studies_visible_to(user=authenticated_user(request)))
+    return get_object_or_404(visible, pk=run_id)
 
 
 class ScoringRunDetailApi(APIView):
@@ -154,9 +217,21 @@ class ScoringRunDetailApi(APIView):
 
     @extend_schema(responses=ScoringRunSerializer)
     def get(self, request: Request, run_id: int) -> ApiResponse:
-        visible = ScoringRun.objects.filter(study__in=studies_visible_to(user=authenticated_user(request)))
-        run = get_object_or_404(visible, pk=run_id)
-        return ApiResponse(ScoringRunSerializer(run).data)
+        return ApiResponse(ScoringRunSerializer(_visible_run(request, run_id)).data)
+
+
+class ScoringRunCancelApi(APIView):
+    """Cancel a pending or running run: unfinished chunks stop at their next heartbeat; finished chunks'
+    scores stay. 409 when the run had already ended."""
+
+    permission_classes = [IsResearcher]
+
+    @extend_schema(request=None, responses={200: ScoringRunSerializer, 409: ScoringRunSerializer})
+    def post(self, request: Request, run_id: int) -> ApiResponse:
+        run = _visible_run(request, run_id)
+        cancelled = scoring_run_cancel(run=run, user=authenticated_user(request))
+        code = status.HTTP_200_OK if cancelled else status.HTTP_409_CONFLICT
+        return ApiResponse(ScoringRunSerializer(run).data, status=code)
 
 
 class StudyScoresApi(APIView):

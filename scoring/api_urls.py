@@ -11,5 +11,8 @@ urlpatterns = [
         name="api-study-scoring-runs",
     ),
     path("scoring-runs/<int:run_id>/", api.ScoringRunDetailApi.as_view(), name="api-scoring-run-detail"),
+    path(
+        "scoring-runs/<int:run_id>/cancel/", api.ScoringRunCancelApi.as_view(), name="api-scoring-run-cancel"
+    ),
     path("studies/<int:study_id>/scores/", api.StudyScoresApi.as_view(), name="api-study-scores"),
 ]

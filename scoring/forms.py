@@ -29,6 +29,11 @@ class ScoringRunForm(forms.Form):
         widget=forms.RadioSelect,
         help_text="for every metric that tokenizes, except learned ones (their model's tokenizer)",
     )
+    recompute = forms.BooleanField(
+        required=False,
+        label="Recompute scores that already exist",
+        help_text="by default only replies without a score of the same signature are computed",
+    )
 
     def __init__(self, *args: Any, study: Study | None = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

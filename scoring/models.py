@@ -72,6 +72,24 @@ class RunStatus(models.TextChoices):
     RUNNING = "running", "running"
     SUCCEEDED = "succeeded", "finished"
     FAILED = "failed", "failed"
+    CANCELLED = "cancelled", "cancelled"
+
+
+ACTIVE_RUN_STATUSES = (RunStatus.PENDING, RunStatus.RUNNING)
+
+
+class ChunkStatus(models.TextChoices):
+    PENDING = "pending", "waiting for a worker"
+    RUNNING = "running", "running"
+    DONE = "done", "done"
+    FAILED = "failed", "failed"
+    CANCELLED = "cancelled", "cancelled"
+
+
+class ChunkKind(models.TextChoices):
+    REPLIES = "replies", "one metric family over a slice of the study's replies"
+    SYSTEMS = "systems", "system-level metrics over every system"
+    WHOLE_SET = "whole-set", "whole-set metrics (blends) from the stored raw scores"
 
 
 class ReferencesMode(models.TextChoices):
@@ -138,7 +156,19 @@ class StudyModelChoice(models.Model):
 
 
 class ScoringRun(models.Model):
+    """A request to score a study; the work itself is split into :class:`ScoringChunk` rows.
+
+    ``request_key`` identifies what was asked (study, metrics, references mode, tokenizer, model hashes):
+    at most one pending or running run per key (a partial unique constraint), so the same run started twice
+    at once is one run. ``progress_done`` / ``progress_total`` count scores (reply x metric, system x
+    metric) of finished chunks; running chunks add their own ``units_done``.
+    """
+
     study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="scoring_runs")
+    request_key = models.CharField(max_length=64, null=True, blank=True, db_index=True)
+    recompute = models.BooleanField(
+        default=False, help_text="score every reply again, not only those without a score of the signature"
+    )
     metrics = models.JSONField(default=list, help_text="metric names, as in `manage.py list_metrics`")
     references = models.CharField(max_length=10, choices=ReferencesMode.choices, default=ReferencesMode.MULTI)
     tokenizer = models.CharField(
@@ -158,15 +188,30 @@ class ScoringRun(models.Model):
     trained_models = models.JSONField(
         default=dict, help_text="the trained models used, by kind: {kind: {id, name, hash, path}}"
     )
-    attempts = models.PositiveSmallIntegerField(default=0)
+    signatures = models.JSONField(default=dict, help_text="the signature id of each metric: {name: id}")
+    failures = models.JSONField(
+        default=list, help_text="scores that could not be computed: [{metric, response_id, error}]"
+    )
+    attempts = models.PositiveSmallIntegerField(default=0, help_text="times the run was planned")
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
     created_at = models.DateTimeField(auto_now_add=True)
+    enqueued_at = models.DateTimeField(null=True, blank=True, help_text="last time a task message was sent")
     started_at = models.DateTimeField(null=True, blank=True)
     heartbeat_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
 
+    # Not stored: set by scoring_run_create when it returned a run that was already pending or running.
+    was_existing: bool = False
+
     class Meta:
         ordering = ["-created_at"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["request_key"],
+                condition=models.Q(status__in=["pending", "running"]),
+                name="one_active_run_per_request",
+            )
+        ]
 
     def __str__(self) -> str:
         return f"run {self.pk} of {self.study} ({self.status})"
@@ -179,7 +224,44 @@ class ScoringRun(models.Model):
 
     @property
     def is_finished(self) -> bool:
-        return self.status in {RunStatus.SUCCEEDED, RunStatus.FAILED}
+        return self.status in {RunStatus.SUCCEEDED, RunStatus.FAILED, RunStatus.CANCELLED}
+
+
+class ScoringChunk(models.Model):
+    """One unit of a run's work: a metric family over up to ``DIALEVAL_SCORING_CHUNK_SIZE`` replies, the
+    system-level metrics, or the whole-set blends. Claimed, heartbeated and finished like a run used to be:
+    conditional updates fenced by ``attempts``, so a chunk is computed and stored by one worker at a time and
+    a lost chunk is the only work redone.
+    """
+
+    run = models.ForeignKey(ScoringRun, on_delete=models.CASCADE, related_name="chunks")
+    index = models.PositiveIntegerField()
+    stage = models.PositiveSmallIntegerField(
+        default=0, help_text="1: waits until every stage-0 chunk is done"
+    )
+    kind = models.CharField(max_length=10, choices=ChunkKind.choices, default=ChunkKind.REPLIES)
+    queue = models.CharField(max_length=20, default="cpu", help_text="the Celery queue that computes it")
+    metrics = models.JSONField(default=list)
+    response_ids = models.JSONField(default=list, help_text="the replies of a 'replies' chunk")
+    units = models.PositiveIntegerField(default=0, help_text="scores it computes (replies x metrics)")
+    units_done = models.PositiveIntegerField(default=0)
+    status = models.CharField(max_length=10, choices=ChunkStatus.choices, default=ChunkStatus.PENDING)
+    attempts = models.PositiveSmallIntegerField(default=0)
+    seconds = models.JSONField(default=dict, help_text="compute seconds per metric")
+    undefined = models.JSONField(default=dict, help_text="items without a value, per metric")
+    failures = models.JSONField(default=list, help_text="[{metric, response_id, error}]")
+    error = models.TextField(blank=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["run", "index"]
+        constraints = [models.UniqueConstraint(fields=["run", "index"], name="chunk_unique_per_run_index")]
+        indexes = [models.Index(fields=["run", "status"], name="chunk_run_status")]
+
+    def __str__(self) -> str:
+        return f"chunk {self.index} of run {self.run_id} ({self.kind}, {self.status})"
 
 
 class PerReferenceScore(models.Model):

@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
-from django.db.models import Prefetch, QuerySet
+from django.db.models import Count, Prefetch, QuerySet, Sum
+from django.utils import timezone
 
 from annotation.models import Reference, Response, Study
 from scoring.metrics.registry import available_metric_names, is_variant, metric_spec
 from scoring.models import (
+    ChunkStatus,
     MetricScore,
     MetricSignature,
+    RunStatus,
+    ScoringChunk,
     ScoringRun,
     StudyModelChoice,
     SystemMetricScore,
@@ -26,6 +31,42 @@ def scoring_runs_for_study(*, study: Study) -> QuerySet[ScoringRun]:
 def scoring_run_get(*, run_id: int) -> ScoringRun:
     """One run with its study; raises ``ScoringRun.DoesNotExist``."""
     return ScoringRun.objects.select_related("study", "created_by").get(pk=run_id)
+
+
+@dataclass(frozen=True)
+class RunProgress:
+    """Where a run stands, in scores (reply x metric, system x metric): done, total, the measured rate and
+    the time left at that rate (None until something is done), and its chunks per status."""
+
+    done: int
+    total: int
+    rate_per_second: float | None
+    eta_seconds: float | None
+    chunks: dict[str, int]
+
+    @property
+    def percent(self) -> int:
+        return int(100 * self.done / self.total) if self.total else 0
+
+
+def scoring_run_progress(*, run: ScoringRun) -> RunProgress:
+    """Finished chunks' scores plus what running chunks reported so far (two aggregate queries)."""
+    chunks = {
+        row["status"]: row["count"]
+        for row in ScoringChunk.objects.filter(run_id=run.pk).values("status").annotate(count=Count("id"))
+    }
+    done, total = run.progress_done, run.progress_total
+    if run.status == RunStatus.RUNNING and chunks.get(ChunkStatus.RUNNING):
+        partial = ScoringChunk.objects.filter(run_id=run.pk, status=ChunkStatus.RUNNING).aggregate(
+            done=Sum("units_done")
+        )["done"]
+        done = min(total, done + int(partial or 0))
+    rate = eta = None
+    if run.status == RunStatus.RUNNING and run.started_at is not None and done > 0:
+        elapsed = max(1e-6, (timezone.now() - run.started_at).total_seconds())
+        rate = done / elapsed
+        eta = (total - done) / rate
+    return RunProgress(done=done, total=total, rate_per_second=rate, eta_seconds=eta, chunks=chunks)
 
 
 def metric_scores_for_study(*, study: Study) -> QuerySet[MetricScore]:

@@ -1,52 +1,58 @@
-"""Celery tasks for scoring: thin wrappers that take ids and call a service (scoring.services)."""
+"""Celery tasks for scoring: thin wrappers that take ids and call a service (scoring.services.execution).
+
+- ``scoring.execute_run(run_id)``: plan a pending run into chunks and start its chunk chains.
+- ``scoring.work_on_run(run_id, queue)``: claim one chunk of the run on that queue, compute and store it,
+  pass the baton. Its soft/hard time limits are per chunk (DIALEVAL_CHUNK_SOFT_TIME_LIMIT, _TIME_LIMIT).
+- ``scoring.recover()``: the periodic check, sent by Celery beat (CELERY_BEAT_SCHEDULE) and run when a
+  worker starts.
+"""
 
 from __future__ import annotations
 
 import logging
 from typing import Any
 
-from celery import Task, shared_task
+from celery import shared_task
 from celery.signals import worker_ready
+from django.conf import settings
 
-from scoring.models import RunStatus, ScoringRun
-from scoring.services import scoring_run_execute, scoring_run_takeover_delay, scoring_runs_recover
+from scoring.models import ScoringRun
+from scoring.services import scoring_run_start, scoring_run_work, scoring_runs_recover
 
 logger = logging.getLogger(__name__)
 
-# A duplicate delivery that finds its run held by a live worker checks back once the heartbeat would be
-# stale; this many checks cover a run of more than a day at the default 300 s staleness.
-_MAX_TAKEOVER_CHECKS = 300
+
+@shared_task(name="scoring.execute_run", acks_late=True, reject_on_worker_lost=True)
+def scoring_run_execute_task(run_id: int) -> None:
+    try:
+        scoring_run_start(run_id=run_id)
+    except ScoringRun.DoesNotExist:
+        logger.warning("scoring run %s no longer exists; nothing to do", run_id)
 
 
 @shared_task(
-    name="scoring.execute_run",
-    bind=True,
+    name="scoring.work_on_run",
     acks_late=True,
     reject_on_worker_lost=True,
-    max_retries=_MAX_TAKEOVER_CHECKS,
+    soft_time_limit=settings.DIALEVAL_CHUNK_SOFT_TIME_LIMIT,
+    time_limit=settings.DIALEVAL_CHUNK_TIME_LIMIT,
 )
-def scoring_run_execute_task(self: Task, run_id: int) -> None:
-    """Execute scoring run ``run_id`` (queued on "cpu", or "gpu" by scoring.services.scoring_run_queue).
-
-    When the run is still RUNNING afterwards another worker holds it, e.g. this message was redelivered
-    after a pool process died mid-run while the run's heartbeat is still fresh: come back when it would be
-    stale, so that the run is taken over if its worker is really gone, and nothing happens if it finished.
-    """
+def scoring_run_work_task(run_id: int, queue: str) -> None:
     try:
-        run = scoring_run_execute(run_id=run_id)
+        scoring_run_work(run_id=run_id, queue=queue)
     except ScoringRun.DoesNotExist:
         logger.warning("scoring run %s no longer exists; nothing to do", run_id)
-        return
-    if run.status == RunStatus.RUNNING:
-        delay = scoring_run_takeover_delay(run=run) + 1.0
-        logger.info("scoring run %s is held by another worker; checking again in %.0f s", run_id, delay)
-        raise self.retry(countdown=delay)
+
+
+@shared_task(name="scoring.recover", ignore_result=True)
+def scoring_runs_recover_task() -> None:
+    scoring_runs_recover()
 
 
 @worker_ready.connect
 def scoring_runs_recover_on_worker_start(**kwargs: Any) -> None:
-    """A starting worker picks up runs whose task message was lost (e.g. a broker restarted empty)."""
+    """A starting worker makes the queue agree with the run rows (e.g. a broker restarted empty)."""
     try:
         scoring_runs_recover()
-    except Exception:  # never keep a worker from starting; the runs can be recovered by hand
-        logger.exception("could not recover orphaned scoring runs")
+    except Exception:  # never keep a worker from starting; beat runs the check again
+        logger.exception("could not recover scoring runs")

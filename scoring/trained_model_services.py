@@ -43,6 +43,7 @@ class TrainingRequest:
     device: str | None = None
     language: str = "en"
     cells: Sequence[str] = ()  # BERT-RUBER only; empty: every cell
+    threads: int | None = None  # torch CPU threads while training; None: the training's own default
 
 
 def train_hint(kind: str) -> str:
@@ -238,6 +239,8 @@ def _train(
     if request.kind == RUBER_KIND:
         from scoring.metrics.ruber.training import RuberConfig, train_ruber
 
+        if request.threads is not None:
+            overrides["threads"] = request.threads
         ruber = train_ruber(
             pairs, validation_pairs, config=RuberConfig(**overrides), output_dir=output_dir, progress=progress
         )
@@ -247,6 +250,8 @@ def _train(
 
     if request.cells:
         overrides["cells"] = tuple(request.cells)
+    if request.threads is not None:
+        overrides["torch_threads"] = request.threads
     bert = train_bert_ruber(
         pairs, validation_pairs, config=BertRuberConfig(**overrides), output_dir=output_dir, progress=progress
     )

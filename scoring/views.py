@@ -9,7 +9,8 @@ from django.views.decorators.http import require_POST
 from annotation.permissions import authenticated_user, researcher_required
 from annotation.selectors.studies import studies_visible_to
 from scoring.forms import ScoringRunForm, StudyModelChoiceForm
-from scoring.services import ScoringRequestError, scoring_run_create
+from scoring.models import ScoringRun
+from scoring.services import ScoringRequestError, scoring_run_cancel, scoring_run_create
 from scoring.trained_model_services import TrainedModelError, study_model_choose
 
 
@@ -29,12 +30,30 @@ def scoring_run_start(request: HttpRequest, study_id: int) -> HttpResponse:
             tokenizer=form.cleaned_data["tokenizer"],
             user=authenticated_user(request),
             models=form.model_names(),
+            recompute=form.cleaned_data["recompute"],
         )
     except ScoringRequestError as error:
         messages.error(request, str(error))
     else:
-        messages.success(request, f"Scoring run {run.pk} queued: {', '.join(run.metrics)}.")
+        if run.was_existing:
+            messages.info(
+                request, f"Scoring run {run.pk} with these settings is already {run.get_status_display()}."
+            )
+        else:
+            messages.success(request, f"Scoring run {run.pk} queued: {', '.join(run.metrics)}.")
     return redirect("annotation:study-detail", study_id=study.pk)
+
+
+@researcher_required
+@require_POST
+def scoring_run_cancel_view(request: HttpRequest, run_id: int) -> HttpResponse:
+    visible = ScoringRun.objects.filter(study__in=studies_visible_to(user=authenticated_user(request)))
+    run = get_object_or_404(visible, pk=run_id)
+    if scoring_run_cancel(run=run, user=authenticated_user(request)):
+        messages.success(request, f"Scoring run {run.pk} cancelled; the scores it finished are kept.")
+    else:
+        messages.info(request, f"Scoring run {run.pk} had already ended ({run.get_status_display()}).")
+    return redirect("annotation:study-detail", study_id=run.study_id)
 
 
 @researcher_required

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # `make run`: the whole app on this machine, the same services docker-compose.yml starts, minus PostgreSQL
-# (a SQLite file under var/): Redis broker, one Celery worker on both queues, the Django web server.
+# (a SQLite file under var/): Redis broker, one Celery worker on both queues, Celery beat (the periodic
+# recovery check), the Django web server.
 #
 # Ctrl-C (SIGINT), SIGTERM or SIGHUP stops everything this script started; a Redis it found already answering
 # on the port is reused and left running. Re-running is safe (migrate and demo_setup are idempotent).
@@ -36,7 +37,7 @@ say "migrating the database ($DJANGO_SETTINGS_MODULE)"
 # --- process management ---------------------------------------------------------------------------------
 # Every service runs in its own session (setsid), so its whole process group (Celery's pool children
 # included) can be signalled at once, and a Ctrl-C reaches this script only: cleanup stops the services in
-# order (web, worker, then the broker the worker still talks to).
+# order (web, beat, worker, then the broker they still talk to).
 started_pids=()
 started_names=()
 
@@ -129,6 +130,12 @@ start_service worker "$var_dir/log/worker.log" "$root/.venv/bin/celery" -A confi
   -Q cpu,gpu --concurrency 2 --loglevel INFO
 worker_pid="${started_pids[0]}"
 
+# --- Celery beat ----------------------------------------------------------------------------------------
+# One beat per broker: it sends the periodic tasks of CELERY_BEAT_SCHEDULE (the recovery check) to the worker.
+say "starting Celery beat, the periodic recovery check (log $var_dir/log/beat.log)"
+start_service beat "$var_dir/log/beat.log" "$root/.venv/bin/celery" -A config.celery_app beat \
+  --loglevel INFO --schedule "$var_dir/celerybeat-schedule"
+
 # --- default learned-metric models ----------------------------------------------------------------------
 # RUBER / BERT-RUBER need a trained model; train the defaults from DailyDialog when the corpus is there and
 # a default is missing (a kind that has one is skipped at once). DIALEVAL_TRAIN_DEFAULT_MODELS=0 skips it.
@@ -151,7 +158,9 @@ cat <<EOF
     app:       http://127.0.0.1:$web_port/
     admin:     http://127.0.0.1:$web_port/admin/
     API docs:  http://127.0.0.1:$web_port/api/docs/   (schema: /api/schema/, ReDoc: /api/redoc/)
-    logs:      web in this terminal; worker $var_dir/log/worker.log; redis $var_dir/log/redis.log
+    health:    http://127.0.0.1:$web_port/health/   (workers: /health/workers/)
+    logs:      web in this terminal; worker $var_dir/log/worker.log; beat $var_dir/log/beat.log;
+               redis $var_dir/log/redis.log
                default models: $var_dir/log/train-default-models.log (learned metrics wait for it)
     broker:    $REDIS_URL    database: ${DATABASE_URL:-$var_dir/dialeval.sqlite3}
 

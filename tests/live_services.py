@@ -66,40 +66,12 @@ def _stop_process_group(process: subprocess.Popen[bytes], timeout: float = 15.0)
 @pytest.fixture(scope="session")
 def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """A private redis-server for the session; yields ``redis://127.0.0.1:<port>/0``."""
-    import redis
-
-    if not Path(REDIS_SERVER).exists():
-        pytest.fail(f"{REDIS_SERVER} is missing: install Debian's redis-server for the integration tests")
-    directory = tmp_path_factory.mktemp("redis")
-    log_path = directory / "redis.log"
-    port = free_port()
-    with log_path.open("wb") as log:
-        process = subprocess.Popen(
-            [REDIS_SERVER, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
-            cwd=directory,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-    url = f"redis://127.0.0.1:{port}/0"
-    client = redis.Redis.from_url(url, socket_connect_timeout=1)
-    deadline = time.monotonic() + START_TIMEOUT
+    server = RedisProcess(tmp_path_factory.mktemp("redis"), appendonly=False)
+    server.start()
     try:
-        while True:
-            if process.poll() is not None:
-                pytest.fail(f"redis-server exited with {process.returncode}:\n{log_tail(log_path)}")
-            try:
-                if client.ping():
-                    break
-            except redis.exceptions.ConnectionError:
-                pass
-            if time.monotonic() > deadline:
-                pytest.fail(f"redis-server gave no answer in {START_TIMEOUT:.0f} s:\n{log_tail(log_path)}")
-            time.sleep(0.05)
-        yield url
+        yield server.url
     finally:
-        client.close()
-        _stop_process_group(process)
+        server.stop()
 
 
 def database_url(database: dict[str, Any]) -> str:
@@ -119,9 +91,18 @@ def database_url(database: dict[str, Any]) -> str:
 class CeleryWorkerProcess:
     """One ``celery worker`` subprocess, with its log in a file for assertion messages."""
 
-    def __init__(self, *, redis_url: str, database: dict[str, Any], log_path: Path) -> None:
+    def __init__(
+        self,
+        *,
+        redis_url: str,
+        database: dict[str, Any],
+        log_path: Path,
+        concurrency: int = 1,
+        extra_env: dict[str, str] | None = None,
+    ) -> None:
         self.redis_url = redis_url
         self.log_path = log_path
+        self.concurrency = concurrency
         self.hostname = f"dialeval-test-{uuid.uuid4().hex[:8]}@%h"
         self.env = {
             **os.environ,
@@ -131,13 +112,14 @@ class CeleryWorkerProcess:
             "DIALEVAL_TEST_DB_NAME": str(database["NAME"]),
             "DIALEVAL_RUN_STALE_SECONDS": str(WORKER_STALE_SECONDS),
             "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO_ROOT), os.environ.get("PYTHONPATH")])),
+            **(extra_env or {}),
         }
         self.process: subprocess.Popen[bytes] | None = None
 
     def start(self, timeout: float = START_TIMEOUT) -> None:
         command = [
             str(CELERY), "-A", "config.celery_app", "worker", "-Q", "cpu,gpu", "--pool", "prefork",
-            "--concurrency", "1", "--loglevel", "INFO", "--hostname", self.hostname,
+            "--concurrency", str(self.concurrency), "--loglevel", "INFO", "--hostname", self.hostname,
             "--without-gossip", "--without-mingle", "--without-heartbeat",
         ]  # fmt: skip
         log_start = self.log_path.stat().st_size if self.log_path.exists() else 0  # a restart appends
@@ -166,8 +148,99 @@ class CeleryWorkerProcess:
         if self.process is not None:
             _stop_process_group(self.process)
 
+    def kill_group(self) -> None:
+        """SIGKILL the worker and its pool processes at once (a host crash, ``docker kill``)."""
+        assert self.process is not None
+        os.killpg(self.process.pid, signal.SIGKILL)
+        self.process.wait(timeout=15)
+
+    def pool_pids(self) -> list[int]:
+        """The pool processes (children of the main worker process), from /proc."""
+        assert self.process is not None
+        children = Path(f"/proc/{self.process.pid}/task/{self.process.pid}/children")
+        return [int(pid) for pid in children.read_text().split()] if children.exists() else []
+
     def log(self) -> str:
         return f"--- Celery worker log ({self.log_path}) ---\n{log_tail(self.log_path)}"
+
+
+class CeleryBeatProcess:
+    """``celery beat``: sends the periodic scoring recovery every ``interval`` seconds."""
+
+    def __init__(self, *, worker: CeleryWorkerProcess, directory: Path, interval: int = 2) -> None:
+        self.log_path = directory / "beat.log"
+        self.command = [
+            str(CELERY), "-A", "config.celery_app", "beat", "--loglevel", "INFO",
+            "--schedule", str(directory / "beat-schedule"),
+        ]  # fmt: skip
+        self.env = {**worker.env, "DIALEVAL_RECOVERY_INTERVAL_SECONDS": str(interval)}
+        self.process: subprocess.Popen[bytes] | None = None
+
+    def __enter__(self) -> CeleryBeatProcess:
+        with self.log_path.open("ab") as log:
+            self.process = subprocess.Popen(
+                self.command, cwd=REPO_ROOT, env=self.env, stdout=log, stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )  # fmt: skip
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.process is not None:
+            _stop_process_group(self.process)
+
+    def log(self) -> str:
+        return f"--- Celery beat log ({self.log_path}) ---\n{log_tail(self.log_path)}"
+
+
+class RedisProcess:
+    """A private redis-server on a free port. Fault tests stop it and start it again on the same port, with
+    the append-only file on (as under `make run`), so that queued messages survive the restart."""
+
+    def __init__(self, directory: Path, *, appendonly: bool = True) -> None:
+        self.directory = directory
+        self.appendonly = appendonly
+        self.port = free_port()
+        self.url = f"redis://127.0.0.1:{self.port}/0"
+        self.log_path = directory / "redis.log"
+        self.process: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> None:
+        import redis
+
+        if not Path(REDIS_SERVER).exists():
+            pytest.fail(f"{REDIS_SERVER} is missing: install Debian's redis-server for the integration tests")
+        with self.log_path.open("ab") as log:
+            self.process = subprocess.Popen(
+                [REDIS_SERVER, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
+                 "--appendonly", "yes" if self.appendonly else "no", "--dir", str(self.directory)],
+                cwd=self.directory, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+            )  # fmt: skip
+        client = redis.Redis.from_url(self.url, socket_connect_timeout=1)
+        deadline = time.monotonic() + START_TIMEOUT
+        try:
+            while True:
+                if self.process.poll() is not None:
+                    pytest.fail(
+                        f"redis-server exited with {self.process.returncode}:\n{log_tail(self.log_path)}"
+                    )
+                try:
+                    if client.ping():
+                        return
+                except redis.exceptions.ConnectionError:
+                    pass
+                if time.monotonic() > deadline:
+                    pytest.fail(
+                        f"redis-server gave no answer in {START_TIMEOUT:.0f} s:\n{log_tail(self.log_path)}"
+                    )
+                time.sleep(0.05)
+        finally:
+            client.close()
+
+    def stop(self) -> None:
+        """SIGTERM, as `systemctl restart redis` or `docker restart` would."""
+        if self.process is not None:
+            _stop_process_group(self.process)
+            self.process = None
 
 
 @pytest.fixture(scope="session")
@@ -201,6 +274,7 @@ def celery_worker_process(
     if not celery_worker_session.is_alive():
         celery_worker_session.start()
     settings.CELERY_BROKER_URL = celery_worker_session.redis_url
+    settings.DIALEVAL_RUN_STALE_SECONDS = WORKER_STALE_SECONDS  # this process judges staleness as the worker
     with celery_broker(celery_worker_session.redis_url):
         yield celery_worker_session
 

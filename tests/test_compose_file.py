@@ -7,6 +7,9 @@
 - Every Celery queue the app sends to has a worker; the gpu worker reserves an NVIDIA GPU.
 - The environment the services get is read by the settings, the secret is required, health-gated
   dependencies have health checks.
+- The web server and every worker have a healthcheck the image can run: the web's asks the app's /health/
+  on gunicorn's port with a host Django accepts (run here against a stand-in server), a worker pings its own
+  node; exactly one service runs Celery beat; the health endpoint's queues all have a worker.
 
 Each check is a function that returns the problems it finds; the tests run them on the real files (no
 problems) and on deliberately broken copies (the problem is reported), so none of them can pass vacuously.
@@ -22,10 +25,14 @@ import re
 import shlex
 import subprocess
 import sys
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 import yaml
@@ -270,6 +277,88 @@ def environment_problems(compose_path: Path, settings_dir: Path) -> Problems:
     return problems
 
 
+def healthcheck_argv(service: dict[str, Any]) -> list[str]:
+    """The command of a service's healthcheck ([] when it has none)."""
+    test = service.get("healthcheck", {}).get("test", [])
+    if isinstance(test, str):
+        return shlex.split(test)
+    if test[:1] == ["CMD"]:
+        return list(test[1:])
+    if test[:1] == ["CMD-SHELL"] and len(test) > 1:
+        return shlex.split(test[1])
+    return []
+
+
+def gunicorn_port(service: dict[str, Any]) -> int | None:
+    argv = as_argv(service.get("command", []))
+    for flag in ("-b", "--bind"):
+        if flag in argv and argv.index(flag) + 1 < len(argv):
+            return int(argv[argv.index(flag) + 1].rsplit(":", 1)[1])
+    return None
+
+
+def healthcheck_problems(compose_path: Path, repo: Path) -> Problems:
+    """Web and workers have runnable healthchecks that test the right thing; one beat; health queues served."""
+    from django.urls import Resolver404, resolve
+
+    compose = load_compose(compose_path)
+    services = our_image_services(compose)
+    problems: Problems = []
+
+    web = services.get("web", {})
+    argv = healthcheck_argv(web)
+    urls = re.findall(r"https?://[^'\"\s]+", " ".join(argv))
+    if not urls:
+        problems.append("web has no healthcheck asking the app over HTTP")
+    problems += argv_problems("web healthcheck", argv, repo) if argv else []
+    for url in urls:
+        parts = urlsplit(url)
+        try:
+            name = resolve(parts.path).url_name
+        except Resolver404:
+            name = None
+        if name != "health":
+            problems.append(f"web healthcheck: {parts.path} is not the app's /health/ endpoint")
+        if parts.port != gunicorn_port(web):
+            problems.append(f"web healthcheck: port {parts.port} is not the one gunicorn binds")
+
+    for name, service in services.items():
+        if not worker_queues(service):
+            continue
+        argv = healthcheck_argv(service)
+        if not argv:
+            problems.append(f"{name} has no healthcheck")
+            continue
+        problems += argv_problems(f"{name} healthcheck", argv, repo)
+        # `$$` is compose's escape for `$`: the shell in the container expands the worker's own hostname.
+        if argv[:1] != ["celery"] or "ping" not in argv or "celery@$$HOSTNAME" not in argv:
+            problems.append(f"{name} healthcheck does not ping its own node (celery@$$HOSTNAME)")
+
+    beats = [
+        name for name, service in services.items() if as_argv(service.get("command", []))[3:4] == ["beat"]
+    ]
+    if len(beats) != 1:
+        problems.append(f"{len(beats)} services run Celery beat; exactly one must (each sends every task)")
+    for name in beats:
+        if int(services[name].get("deploy", {}).get("replicas", 1)) != 1:
+            problems.append(f"{name} runs Celery beat with more than one replica")
+        argv = as_argv(services[name]["command"])
+        schedule = argv[argv.index("--schedule") + 1] if "--schedule" in argv else ""
+        if not schedule.startswith(("/tmp/", "/app/var/")):  # where the image's unprivileged user may write
+            problems.append(f"{name}: the beat schedule {schedule!r} is not under /tmp/ or /app/var/")
+
+    consumed = set().union(*(worker_queues(service) for service in compose["services"].values()))
+    for name, service in services.items():
+        value = str(service.get("environment", {}).get("DIALEVAL_HEALTH_QUEUES", ""))
+        default = re.fullmatch(r"\$\{DIALEVAL_HEALTH_QUEUES:-([^}]*)\}", value)
+        for queue in (default.group(1) if default else value).split(","):
+            if queue.strip() and queue.strip() not in consumed:
+                problems.append(
+                    f"service {name}: no worker consumes {queue.strip()!r}, a DIALEVAL_HEALTH_QUEUES"
+                )
+    return problems
+
+
 # --- tests on the real files ---------------------------------------------------------------------------
 
 
@@ -286,7 +375,13 @@ def test_compose_file_follows_the_compose_specification() -> None:
 
 
 def test_every_service_command_runs_in_our_image() -> None:
-    assert set(our_image_services(load_compose(COMPOSE))) == {"migrate", "web", "worker-cpu", "worker-gpu"}
+    assert set(our_image_services(load_compose(COMPOSE))) == {
+        "migrate",
+        "web",
+        "worker-cpu",
+        "worker-gpu",
+        "beat",
+    }
     assert service_command_problems(COMPOSE, REPO) == []
 
 
@@ -303,6 +398,70 @@ def test_every_queue_has_a_worker_and_the_gpu_worker_has_a_gpu() -> None:
 
 def test_services_get_the_environment_the_settings_read() -> None:
     assert environment_problems(COMPOSE, REPO / "config" / "settings") == []
+
+
+def test_healthchecks_and_beat() -> None:
+    services = load_compose(COMPOSE)["services"]
+    assert {"web", "worker-cpu", "worker-gpu"} <= {
+        name for name in services if "healthcheck" in services[name]
+    }
+    assert healthcheck_problems(COMPOSE, REPO) == []
+
+
+@contextmanager
+def stand_in_server(status: int) -> Iterator[tuple[int, list[tuple[str, str]]]]:
+    """An HTTP server on a free port answering `status`; yields the port and the (path, Host) it was asked."""
+    asked: list[tuple[str, str]] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            asked.append((self.path, self.headers.get("Host", "")))
+            self.send_response(status)
+            self.end_headers()
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield server.server_address[1], asked
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.mark.parametrize(
+    ("allowed_hosts", "status", "expected_host", "healthy"),
+    [
+        ("dialeval.example.org,localhost", 200, "dialeval.example.org", True),
+        ("localhost,127.0.0.1", 200, "localhost", True),
+        (".example.org", 200, "example.org", True),
+        ("*", 200, "localhost", True),
+        ("localhost", 500, "localhost", False),  # a failing check: the container is unhealthy
+    ],
+)
+def test_the_web_healthcheck_asks_health_with_a_host_django_accepts(
+    allowed_hosts: str, status: int, expected_host: str, healthy: bool
+) -> None:
+    from django.http.request import validate_host
+
+    argv = healthcheck_argv(load_compose(COMPOSE)["services"]["web"])
+    assert argv[:2] == ["python", "-c"]
+    code = argv[2]
+    assert "127.0.0.1:8000" in code
+    with stand_in_server(status) as (port, asked):
+        result = subprocess.run(
+            [sys.executable, "-c", code.replace("127.0.0.1:8000", f"127.0.0.1:{port}")],
+            env={**os.environ, "DJANGO_ALLOWED_HOSTS": allowed_hosts},
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
+    assert (result.returncode == 0) is healthy, result.stderr
+    assert asked == [("/health/?format=json", expected_host)]
+    assert validate_host(expected_host, allowed_hosts.split(","))
 
 
 # --- the same checks on broken copies ------------------------------------------------------------------
@@ -326,6 +485,10 @@ def queues(path: Path) -> Problems:
 
 def environment(path: Path) -> Problems:
     return environment_problems(path, REPO / "config" / "settings")
+
+
+def health(path: Path) -> Problems:
+    return healthcheck_problems(path, REPO)
 
 
 # (what breaks, text in docker-compose.yml, its broken replacement, the check, what the check must say)
@@ -378,6 +541,51 @@ COMPOSE_BREAKAGES: list[tuple[str, str, str, Callable[[Path], Problems], str]] =
         '    x-healthcheck-removed:\n      test: ["CMD", "redis-cli", "ping"]\n',
         environment,
         "waits for redis to be healthy; it has no healthcheck",
+    ),
+    ("web health path", "/health/?format=json", "/healthz/?format=json", health, "not the app's /health/"),
+    (
+        "web health port",
+        "127.0.0.1:8000/health/",
+        "127.0.0.1:8080/health/",
+        health,
+        "not the one gunicorn binds",
+    ),
+    (
+        "web healthcheck with curl",
+        "        - python\n        - -c\n",
+        "        - curl\n        - -f\n",
+        health,
+        "no installed package provides the command 'curl'",
+    ),
+    ("worker pings another node", "celery@$$HOSTNAME", "celery@worker", health, "does not ping its own node"),
+    (
+        "worker without healthcheck",
+        "    healthcheck: *worker-healthcheck\n",
+        "",
+        health,
+        "worker-gpu has no healthcheck",
+    ),
+    ("no beat", '"beat", "--loglevel"', '"events", "--loglevel"', health, "0 services run Celery beat"),
+    (
+        "beat scaled out",
+        '"/tmp/celerybeat-schedule"]\n',
+        '"/tmp/celerybeat-schedule"]\n    deploy:\n      replicas: 2\n',
+        health,
+        "more than one replica",
+    ),
+    (
+        "beat schedule not writable",
+        '"/tmp/celerybeat-schedule"',
+        '"celerybeat-schedule"',
+        health,
+        "is not under /tmp/ or /app/var/",
+    ),
+    (
+        "health queue unserved",
+        "DIALEVAL_HEALTH_QUEUES:-cpu,gpu",
+        "DIALEVAL_HEALTH_QUEUES:-cpu,tpu",
+        health,
+        "no worker consumes 'tpu'",
     ),
 ]
 

@@ -149,11 +149,26 @@ CELERY_TASK_ACKS_LATE = True  # a task whose worker dies is delivered again ...
 CELERY_TASK_REJECT_ON_WORKER_LOST = True  # ... instead of being lost
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
-CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 6 * 3600}
+# A message reserved by a worker that died comes back after this; the periodic recovery is faster.
+CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 2 * 3600}
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
-# A scoring run still "running" with no heartbeat for this long is taken to have lost its worker.
-DIALEVAL_RUN_STALE_SECONDS = env_int("DIALEVAL_RUN_STALE_SECONDS", 300)
+# Scoring runs (scoring/services): a chunk whose heartbeat is older than this is taken over (its worker
+# died); heartbeats are written every few seconds from inside the metric calls.
+DIALEVAL_RUN_STALE_SECONDS = env_int("DIALEVAL_RUN_STALE_SECONDS", 60)
+DIALEVAL_SCORING_CHUNK_SIZE = env_int("DIALEVAL_SCORING_CHUNK_SIZE", 512)  # replies per chunk and family
+DIALEVAL_SCORING_PARALLEL_CHUNKS = env_int("DIALEVAL_SCORING_PARALLEL_CHUNKS", 4)  # chains per run and queue
+DIALEVAL_SCORING_MAX_ATTEMPTS = env_int("DIALEVAL_SCORING_MAX_ATTEMPTS", 3)  # worker deaths per chunk
+# Per chunk: past the soft limit it is released for another attempt (0: no soft limit); past the hard one
+# its pool process is killed (an attempt). Celery starts the hard limit's timer only after the soft one fires.
+DIALEVAL_CHUNK_SOFT_TIME_LIMIT = env_int("DIALEVAL_CHUNK_SOFT_TIME_LIMIT", 1800)
+DIALEVAL_CHUNK_TIME_LIMIT = env_int("DIALEVAL_CHUNK_TIME_LIMIT", 2100)
+DIALEVAL_RECOVERY_INTERVAL_SECONDS = env_int("DIALEVAL_RECOVERY_INTERVAL_SECONDS", 30)
+CELERY_BEAT_SCHEDULE = {
+    "scoring-recover": {"task": "scoring.recover", "schedule": float(DIALEVAL_RECOVERY_INTERVAL_SECONDS)},
+}
+# A pool process above this resident size (KiB) is replaced after its task (BERT-RUBER holds ~1-2 GB).
+CELERY_WORKER_MAX_MEMORY_PER_CHILD = env_int("CELERY_WORKER_MAX_MEMORY_PER_CHILD", 4_000_000)
 # Correlation reports (correlation/report_cache.py): computed in the request while small, else by a worker.
 # Cells are replies x (metrics + 1) plus ratings; pairs are (reply, reference) metric recomputations for the
 # number-of-references curve and (system, context) diversity pairs.
@@ -182,3 +197,36 @@ LOGGING = {
 
 # Trained learned-metric models (RUBER, BERT-RUBER): one artifact folder each, shared by web and workers.
 DIALEVAL_MODEL_DIR = Path(env_str("DIALEVAL_MODEL_DIR", str(VAR_DIR / "models")))
+
+# CPU threads torch uses in each process that trains or scores (scoring/torch_threads.py, issue 11). 0: the
+# cores the process may use, divided among a Celery worker's pool processes (at least 1 each); `train_metric
+# --threads N` overrides it for one training.
+DIALEVAL_TORCH_THREADS = env_int("DIALEVAL_TORCH_THREADS", 0)
+
+# Health and worker presence (issue 11; config/health.py, scoring/worker_presence.py). /health/ checks the
+# database and the broker; /health/workers/ the broker and a live worker on each of these queues. The gpu
+# queue is optional (GPU-preferring work goes to cpu while no worker with CUDA consumes it), hence only cpu
+# by default; docker-compose.yml, which starts a gpu worker, asks for both.
+INSTALLED_APPS += ["health_check"]
+DIALEVAL_HEALTH_QUEUES = env_list("DIALEVAL_HEALTH_QUEUES", ["cpu"])
+# Each worker rewrites its presence key this often (seconds); the key expires after three intervals.
+DIALEVAL_WORKER_PRESENCE_SECONDS = env_int("DIALEVAL_WORKER_PRESENCE_SECONDS", 10)
+
+# Broker outages (issue 11): a worker rides out a Redis restart, and a web request never waits on a broker
+# that is down (config/broker.py). Measured with a private redis-server stopped for 30 s under a busy worker.
+# Retry the connection for as long as Redis is away: Celery's default gives up after 100 attempts (about
+# 45 minutes at its 30 s cap), and the worker then exits with "Unrecoverable error: OperationalError".
+CELERY_BROKER_CONNECTION_RETRY = True
+CELERY_BROKER_CONNECTION_MAX_RETRIES = None
+# Let a task that is running when the connection drops finish: with Redis its late ack still lands after
+# the reconnect. Cancelling it (Celery 6's planned default) kills the pool process and leaves the message in
+# Redis's unacked set until visibility_timeout, so the work is thrown away and redone hours later.
+CELERY_WORKER_CANCEL_LONG_RUNNING_TASKS_ON_CONNECTION_LOSS = False
+# Without socket timeouts a Redis that accepts connections but does not answer (paused, swapping, a dead
+# host behind NAT) blocks a publishing request or a worker's ack indefinitely; connection refused is
+# immediate either way. kombu checks idle connections every 25 s (health_check_interval) by default.
+CELERY_BROKER_TRANSPORT_OPTIONS = {
+    **CELERY_BROKER_TRANSPORT_OPTIONS,
+    "socket_connect_timeout": 2,
+    "socket_timeout": 5,
+}

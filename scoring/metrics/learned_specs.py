@@ -98,6 +98,7 @@ def ruber_specs() -> list[SpecGroup]:
             version=LEARNED_VERSION,
             compute=_ruber_unreferenced,
             model_kind=RUBER_KIND,
+            prefers_gpu=True,
         ),
     ]
     family = MetricFamily(name="ruber-blends", compute=_ruber_blends)
@@ -163,7 +164,16 @@ def _blend_spec(
         model_kind=kind,
         whole_set=True,
         requires=components,
+        combine=partial(_combine_blend, method=method, components=components),
     )
+
+
+def _combine_blend(
+    values: Mapping[str, Sequence[float | None]], *, method: str, components: tuple[str, str]
+) -> list[float | None]:
+    """The blend ``method`` of stored raw s_R and s_U over the whole set (seed 000, eq. 4 and section 3.3)."""
+    referenced, unreferenced = (values[name] for name in components)
+    return ruber_blends(referenced, unreferenced, methods=[method])[method]
 
 
 def _bert_cell_spec(name: str, cell: str) -> MetricSpec:
@@ -178,6 +188,7 @@ def _bert_cell_spec(name: str, cell: str) -> MetricSpec:
         parameters={"cell": cell, "encoder": DEFAULT_ENCODER} if embedding == "bert" else {"cell": cell},
         uses_tokenizer=embedding == "word2vec",  # BERT cells use the encoder's own word pieces
         model_kind=BERT_RUBER_KIND,
+        prefers_gpu=True,
     )
 
 

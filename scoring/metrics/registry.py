@@ -14,7 +14,7 @@ cells, ``bert-ruber-unreferenced:bert-max-ce``). Variants are computed only when
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from scoring.metrics.bert_ruber_referenced import bert_ruber_referenced_spec
 from scoring.metrics.bleu_family import bleu_specs
@@ -198,8 +198,16 @@ def compute_metrics(
     models: Mapping[str, str] | None = None,
     *,
     tokenizer: str = DEFAULT_TOKENIZER,
+    progress: Callable[[int], None] | None = None,
+    progress_every: int = 64,
 ) -> dict[str, list[float | None]]:
     """``{name: [score per item]}`` for every metric in ``names``, each family computed once.
+
+    ``progress``, when given, is called with the number of items done after every ``progress_every`` items
+    (the items are computed in slices of that size; scores do not depend on the slicing, except for
+    whole-set metrics, which are computed in one call and report once). Scoring workers write their
+    heartbeat from it, so a long model call is never mistaken for a dead worker; an exception it raises
+    (e.g. the run was cancelled) stops the computation.
 
     ``params`` overrides default parameters of the metrics that have them (e.g. ``{"smooth": "method2"}``).
     ``models`` gives learned metrics their trained model: ``{model kind: artifact folder}``. ``tokenizer``
@@ -214,6 +222,23 @@ def compute_metrics(
             f"{len(hypotheses)}, {len(references)}, {len(queries)}"
         )
     specs = metric_specs(names)
+    if (
+        progress is not None
+        and not any(spec.whole_set for spec in specs)
+        and len(hypotheses) > progress_every
+    ):
+        return _compute_in_slices(
+            names,
+            hypotheses,
+            references,
+            queries,
+            language,
+            params,
+            models,
+            tokenizer,
+            progress,
+            progress_every,
+        )
     unused = sorted(set(params or {}) - {key for spec in specs for key in spec.parameters})
     if unused:
         raise ValueError(f"no metric among {', '.join(names)} has the parameter(s) {', '.join(unused)}")
@@ -244,7 +269,58 @@ def compute_metrics(
         )
         for spec in members:
             results[spec.name] = _checked_length(spec.name, scores[spec.name], len(hypotheses))
+    if progress is not None:
+        progress(len(hypotheses))
     return {name: results[name] for name in names}
+
+
+def _compute_in_slices(
+    names: Sequence[str],
+    hypotheses: Sequence[str],
+    references: Sequence[Sequence[str]],
+    queries: Sequence[str],
+    language: str,
+    params: Mapping[str, str] | None,
+    models: Mapping[str, str] | None,
+    tokenizer: str,
+    progress: Callable[[int], None],
+    size: int,
+) -> dict[str, list[float | None]]:
+    results: dict[str, list[float | None]] = {name: [] for name in names}
+    for start in range(0, len(hypotheses), max(1, size)):
+        end = start + max(1, size)
+        part = compute_metrics(
+            names,
+            hypotheses[start:end],
+            references[start:end],
+            queries[start:end],
+            language,
+            params,
+            models,
+            tokenizer=tokenizer,
+        )
+        for name in names:
+            results[name].extend(part[name])
+        progress(min(end, len(hypotheses)))
+    return results
+
+
+def combine_metric(name: str, components: Mapping[str, Sequence[float | None]]) -> list[float | None]:
+    """A whole-set metric's values from its components' values over the whole set (``MetricSpec.combine``).
+
+    ``components`` maps each name in the spec's ``requires`` to one value (or ``None``) per item.
+    """
+    spec = metric_spec(name)
+    if spec.combine is None:
+        raise ValueError(f"{name} is not computed from stored components; compute it with compute_metrics")
+    missing = [component for component in spec.requires if component not in components]
+    if missing:
+        raise ValueError(f"{name} needs the values of {', '.join(missing)}")
+    lengths = {len(components[component]) for component in spec.requires}
+    if len(lengths) > 1:
+        raise ValueError(f"{name}: its components have different numbers of values ({sorted(lengths)})")
+    values = list(spec.combine(components))
+    return _checked_length(name, values, lengths.pop() if lengths else 0)
 
 
 def _own_parameters(

@@ -22,7 +22,7 @@ tokenizer chosen for the call (``scoring.metrics.tokenize.TOKENIZERS``) as the p
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -70,11 +70,15 @@ class MetricSpec:
     family: str = ""  # the MetricFamily that computes it together with its siblings, if any
     parameters: Mapping[str, str] = field(default_factory=dict)  # defaults; all go into the signature
     uses_tokenizer: bool = True  # the tokenizer's name goes into the signature (see the module docstring)
-    needs_gpu: bool = False  # routes scoring runs that include it to the "gpu" queue
+    prefers_gpu: bool = False  # neural: scored on the "gpu" queue when a GPU worker is registered
     artifact_hash: str = ""  # content hash of a fixed embedding file (GloVe, MiniLM) it reads
     model_kind: str = ""  # "ruber" / "bert-ruber": needs a trained model of that kind (see module docstring)
     whole_set: bool = False  # its scores depend on every item scored together: compute in one call
     requires: tuple[str, ...] = ()  # metrics stored with it, e.g. the raw components of a blend
+    # A whole-set metric computed from its ``requires`` components' values alone (RUBER's blends): given
+    # ``{component: [value per item]}`` over the whole set, the metric's values. Scoring runs use it to
+    # blend the stored raw scores instead of running the model a second time.
+    combine: Callable[[Mapping[str, Sequence[float | None]]], Sequence[float | None]] | None = None
 
 
 # The parameter through which a learned metric's compute receives its trained model's artifact folder.

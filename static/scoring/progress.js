@@ -1,7 +1,33 @@
 // Live progress of scoring runs: polls the run's API row once a second until it has finished.
+// Progress counts scores (reply x metric, system x metric), with the time left at the measured rate.
 (function () {
   "use strict";
-  const labels = { pending: "waiting for a worker", running: "running", succeeded: "finished", failed: "failed" };
+  const labels = {
+    pending: "waiting for a worker",
+    running: "running",
+    succeeded: "finished",
+    failed: "failed",
+    cancelled: "cancelled",
+  };
+  const finished = new Set(["succeeded", "failed", "cancelled"]);
+  const number = new Intl.NumberFormat("en");
+
+  function duration(seconds) {
+    if (seconds === null || seconds === undefined) return "";
+    if (seconds < 60) return Math.max(1, Math.round(seconds)) + " s";
+    if (seconds < 3600) return Math.round(seconds / 60) + " min";
+    return (seconds / 3600).toFixed(1) + " h";
+  }
+
+  function box(row, className, tag) {
+    let element = row.querySelector("." + className.split(" ").pop());
+    if (!element) {
+      element = document.createElement(tag || "div");
+      element.className = className;
+      row.querySelector(".run-progress").parentNode.appendChild(element);
+    }
+    return element;
+  }
 
   function poll(row) {
     const url = row.dataset.runUrl;
@@ -11,30 +37,20 @@
         const bar = row.querySelector(".run-progress");
         bar.max = Math.max(run.progress_total, 1);
         bar.value = run.progress_done;
-        row.querySelector(".run-count").textContent = run.progress_done + " / " + run.progress_total;
+        row.querySelector(".run-count").textContent =
+          number.format(run.progress_done) + " of " + number.format(run.progress_total) + " " + run.progress_unit;
+        const eta = row.querySelector(".run-eta");
+        if (eta) eta.textContent = run.status === "running" && run.eta_seconds !== null ? "about " + duration(run.eta_seconds) + " left" : "";
         const status = row.querySelector(".run-status");
         status.textContent = labels[run.status] || run.status;
         status.className = "run-status status-" + run.status;
-        if (run.error) {
-          let box = row.querySelector(".run-error");
-          if (!box) {
-            box = document.createElement("div");
-            box.className = "errorlist run-error";
-            bar.parentNode.appendChild(box);
-          }
-          box.textContent = run.error; // textContent: never interpret server text as HTML
-        }
-        if (run.notes) {
-          let notes = row.querySelector(".run-notes");
-          if (!notes) {
-            notes = document.createElement("div");
-            notes.className = "muted run-notes";
-            bar.parentNode.appendChild(notes);
-          }
-          notes.textContent = run.notes;
-        }
-        if (run.status === "succeeded" || run.status === "failed") {
+        // textContent everywhere: never interpret server text as HTML
+        if (run.error) box(row, "errorlist run-error").textContent = run.error;
+        if (run.notes) box(row, "muted run-notes").textContent = run.notes;
+        if (finished.has(run.status)) {
           row.dataset.finished = "1";
+          const cancel = row.querySelector(".run-cancel");
+          if (cancel) cancel.remove();
           const report = document.getElementById("report-link");
           if (report) report.hidden = false;
         } else {

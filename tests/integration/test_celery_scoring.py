@@ -12,8 +12,10 @@ from django.utils import timezone
 
 from annotation.models import Response, Study
 from scoring.metrics.registry import compute_metrics
-from scoring.models import MetricScore, RunStatus, ScoringRun
-from scoring.services import scoring_run_create, scoring_run_enqueue
+from scoring.models import ChunkStatus, MetricScore, RunStatus, ScoringChunk, ScoringRun
+from scoring.services import scoring_run_create, scoring_runs_recover
+from scoring.services.execution import chains_start
+from scoring.services.planning import scoring_run_plan
 from tests.factories import (
     DialogContextFactory,
     ReferenceFactory,
@@ -71,7 +73,7 @@ def test_a_queued_run_is_scored_by_the_worker(celery_worker_process: CeleryWorke
 
     run = wait_until_finished(run, celery_worker_process)
     assert run.status == RunStatus.SUCCEEDED, f"{run.error}\n{celery_worker_process.log()}"
-    assert run.progress_done == run.progress_total == 8
+    assert run.progress_done == run.progress_total == 24  # scores: 8 replies x 3 metrics
     assert run.attempts == 1
     assert set(run.timings) == set(metrics)
     stored = {
@@ -82,43 +84,37 @@ def test_a_queued_run_is_scored_by_the_worker(celery_worker_process: CeleryWorke
     assert stored.keys() == expected.keys()
     for key, value in expected.items():
         assert stored[key] == pytest.approx(value, abs=1e-12), key
-    assert "scoring.execute_run" in celery_worker_process.log()
+    log = celery_worker_process.log()
+    assert "scoring.execute_run" in log
+    assert "scoring.work_on_run" in log
 
 
-def test_the_worker_takes_over_a_run_whose_worker_died(celery_worker_process: CeleryWorkerProcess) -> None:
-    """A redelivered task finds the run RUNNING with a fresh heartbeat (its worker died a moment ago).
-
-    It must not start a second copy at once, nor give up: it checks back when the heartbeat is stale
-    (5 s for the test worker) and then takes the run over.
-    """
+def test_a_chunk_whose_worker_died_is_taken_over_once_stale(
+    celery_worker_process: CeleryWorkerProcess,
+) -> None:
+    """A chunk RUNNING with a fresh heartbeat (its worker died a moment ago) is left alone until it is
+    stale (5 s for the test worker), then the periodic recovery gives it to a live worker."""
     study = build_study(contexts=2)
-    run = scoring_run_create(study=study, metrics=["bleu-2"], enqueue=False)
-    ScoringRun.objects.filter(pk=run.pk).update(
-        status=RunStatus.RUNNING, attempts=1, started_at=timezone.now(), heartbeat_at=timezone.now()
+    run = scoring_run_create(study=study, metrics=["bleu-2", "rouge-l"], enqueue=False)
+    assert scoring_run_plan(run_id=run.pk)
+    dead = ScoringChunk.objects.filter(run=run).earliest("index")
+    ScoringChunk.objects.filter(pk=dead.pk).update(
+        status=ChunkStatus.RUNNING, attempts=1, started_at=timezone.now(), heartbeat_at=timezone.now()
     )
     started = time.monotonic()
+    chains_start(run_id=run.pk, per_queue=2)  # the other chunk is computed at once
 
-    scoring_run_enqueue(run=run)  # the redelivery
-
-    run = wait_until_finished(run, celery_worker_process, timeout=RUN_TIMEOUT + WORKER_STALE_SECONDS)
+    deadline = time.monotonic() + RUN_TIMEOUT
+    while not ScoringRun.objects.get(pk=run.pk).is_finished:  # this test process plays Celery beat
+        assert time.monotonic() < deadline, celery_worker_process.log()
+        scoring_runs_recover()
+        time.sleep(0.5)
+    run.refresh_from_db()
     assert run.status == RunStatus.SUCCEEDED, f"{run.error}\n{celery_worker_process.log()}"
-    assert run.attempts == 2
+    dead.refresh_from_db()
+    assert dead.attempts == 2
     assert time.monotonic() - started >= WORKER_STALE_SECONDS - 1  # it waited for the heartbeat to go stale
-    assert MetricScore.objects.filter(response__context__study=study).count() == 4
-    assert "is held by another worker" in celery_worker_process.log()
-
-
-def test_a_stale_run_is_taken_over_at_once(celery_worker_process: CeleryWorkerProcess) -> None:
-    study = build_study(contexts=1)
-    run = scoring_run_create(study=study, metrics=["bleu-1"], enqueue=False)
-    long_ago = timezone.now() - timedelta(hours=1)
-    ScoringRun.objects.filter(pk=run.pk).update(status=RunStatus.RUNNING, attempts=3, heartbeat_at=long_ago)
-
-    scoring_run_enqueue(run=run)
-
-    run = wait_until_finished(run, celery_worker_process)
-    assert run.status == RunStatus.SUCCEEDED, f"{run.error}\n{celery_worker_process.log()}"
-    assert run.attempts == 4
+    assert MetricScore.objects.filter(response__context__study=study).count() == 8
 
 
 def test_score_study_command_follows_a_run_on_the_worker(celery_worker_process: CeleryWorkerProcess) -> None:
@@ -131,24 +127,25 @@ def test_score_study_command_follows_a_run_on_the_worker(celery_worker_process: 
 
     run = ScoringRun.objects.get(study=study)
     assert run.status == RunStatus.SUCCEEDED, celery_worker_process.log()
-    assert f"run {run.pk} succeeded: 4 responses in " in out.getvalue()
+    assert f"run {run.pk} succeeded: 4 scores on 4 responses in " in out.getvalue()
     assert MetricScore.objects.filter(response__context__study=study).count() == 4
 
 
 def test_a_starting_worker_recovers_runs_whose_message_was_lost(
     celery_worker_process: CeleryWorkerProcess,
 ) -> None:
-    """Runs with no task message (a broker restarted empty) are queued again when a worker starts."""
+    """Runs with no task message (a broker restarted empty) are sent again when a worker starts: a pending
+    run never sent, and a running run whose chunk's worker died long ago."""
     study = build_study(contexts=2)
     long_ago = timezone.now() - timedelta(minutes=10)
     orphaned = scoring_run_create(study=study, metrics=["bleu-1"], references="single", enqueue=False)
     stale = scoring_run_create(study=study, metrics=["bleu-2"], references="single", enqueue=False)
-    fresh = scoring_run_create(study=study, metrics=["bleu-3"], references="single", enqueue=False)
     ScoringRun.objects.filter(pk=orphaned.pk).update(created_at=long_ago)
-    # A run whose worker died mid-run: RUNNING, with a heartbeat older than the stale limit.
-    ScoringRun.objects.filter(pk=stale.pk).update(
-        created_at=long_ago, status=RunStatus.RUNNING, attempts=1, heartbeat_at=long_ago
+    assert scoring_run_plan(run_id=stale.pk)
+    ScoringChunk.objects.filter(run=stale).update(
+        status=ChunkStatus.RUNNING, attempts=1, heartbeat_at=long_ago
     )
+    ScoringRun.objects.filter(pk=stale.pk).update(created_at=long_ago, enqueued_at=long_ago)
 
     celery_worker_process.stop()
     celery_worker_process.start()
@@ -157,7 +154,4 @@ def test_a_starting_worker_recovers_runs_whose_message_was_lost(
         finished = wait_until_finished(run, celery_worker_process)
         assert finished.status == RunStatus.SUCCEEDED, f"{finished.error}\n{celery_worker_process.log()}"
         assert finished.progress_done == 4
-    assert ScoringRun.objects.get(pk=stale.pk).attempts == 2  # taken over, not started from nothing
-    time.sleep(1.0)
-    fresh.refresh_from_db()
-    assert fresh.status == RunStatus.PENDING  # within its grace period: its message may still be on the way
+    assert ScoringChunk.objects.get(run=stale).attempts == 2  # taken over, not started from nothing

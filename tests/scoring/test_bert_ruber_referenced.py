@@ -105,7 +105,7 @@ def test_spec_and_compute() -> None:
     assert spec.name == BERT_RUBER_REFERENCED
     assert spec.needs_references
     assert not spec.uses_tokenizer
-    assert not spec.needs_gpu
+    assert spec.prefers_gpu
     assert dict(spec.parameters) == {"encoder": "all-minilm-l6-v2", "refagg": "max"}
     assert spec.artifact_hash == minilm_artifact_hash()
     assert len(spec.artifact_hash) == 64

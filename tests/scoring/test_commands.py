@@ -58,7 +58,7 @@ def test_score_study_sync_computes_and_reports(study) -> None:
     assert run.references == "multi"
     assert MetricScore.objects.filter(response__context__study=study).count() == 6
     assert f"run {run.pk}: bleu-1, bleu-2 on 3 responses of 'command study' (multi references)" in output
-    assert f"run {run.pk} succeeded: 3 responses in " in output
+    assert f"run {run.pk} succeeded: 6 scores on 3 responses in " in output
 
 
 def test_score_study_all_metrics_single_reference_by_id(study) -> None:
@@ -118,13 +118,16 @@ def test_score_study_prints_warnings_of_a_succeeded_run(study) -> None:
 
 
 def test_score_study_exits_with_the_error_of_a_failed_run(study, monkeypatch: pytest.MonkeyPatch) -> None:
-    def not_a_number(hypotheses, references, queries, language, params):
-        return [float("nan")] * len(hypotheses)
+    def broken(hypotheses, references, queries, language, params):
+        raise ValueError("the model is missing")
 
     spec = MetricSpec(
-        name="nan-metric", description="test", needs_references=False, version="0", compute=not_a_number
+        name="broken-metric", description="test", needs_references=False, version="0", compute=broken
     )
     monkeypatch.setitem(registry._SPECS, spec.name, spec)
-    with pytest.raises(CommandError, match=r"run \d+ failed: ValueError: nan-metric gave the value nan"):
-        run_command("score_study", "command study", "--metrics", "nan-metric", "--sync")
+    expected = (
+        r"run \d+ failed: ChunkComputeError: broken-metric failed on every reply of the chunk: ValueError"
+    )
+    with pytest.raises(CommandError, match=expected):
+        run_command("score_study", "command study", "--metrics", "broken-metric", "--sync")
     assert ScoringRun.objects.get().status == RunStatus.FAILED

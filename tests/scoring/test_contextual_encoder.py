@@ -10,6 +10,7 @@ from scoring.metrics.contextual_encoder import (
     MINILM_DIMENSION,
     MINILM_NAME,
     ContextualEncoder,
+    device_settings,
     max_pool,
     mean_pool,
     minilm_artifact_hash,
@@ -117,3 +118,58 @@ def test_mean_and_max_pool_by_hand() -> None:
         mean_pool(np.zeros((0, 3)))
     with pytest.raises(ValueError, match="non-empty"):
         max_pool(np.zeros(3))
+
+
+@pytest.mark.parametrize("device", ["cuda", "cuda:1"])
+def test_cuda_settings_autocast_the_encoder_to_bf16_with_large_batches(device: str) -> None:
+    settings = device_settings(device)
+    assert settings.is_cuda
+    assert settings.encoder_autocast_dtype == "bfloat16"
+    assert 256 <= settings.encoder_batch_size <= 4096
+    assert settings.scorer_batch_size > 256
+    assert settings.scorer_autocast_dtype is None  # the heads stay float32 (see DeviceSettings)
+    # a GPU without bfloat16 (before Ampere) keeps float32 and the large batches
+    older = device_settings(device, bf16_supported=False)
+    assert older.encoder_autocast_dtype is None
+    assert older.encoder_batch_size == settings.encoder_batch_size
+
+
+@pytest.mark.parametrize("device", ["cpu", "mps"])
+def test_other_devices_keep_float32_and_the_cpu_batches(device: str) -> None:
+    settings = device_settings(device)
+    assert not settings.is_cuda
+    assert (settings.encoder_autocast_dtype, settings.scorer_autocast_dtype) == (None, None)
+    assert (settings.encoder_batch_size, settings.scorer_batch_size) == (64, 256)
+
+
+def test_a_cpu_encoder_takes_the_cpu_settings_unless_given() -> None:
+    encoder = minilm_encoder(device="cpu")
+    assert (encoder.batch_size, encoder.autocast_dtype) == (64, None)
+    assert minilm_encoder(device="cpu", batch_size=8).batch_size == 8
+    assert minilm_encoder(device="cpu", autocast=True).autocast_dtype is None  # never on the CPU
+    assert minilm_encoder(device="cuda", autocast=False).autocast_dtype is None
+    with pytest.raises(ValueError, match="batch_size"):
+        minilm_encoder(device="cpu", batch_size=0)
+
+
+def _cuda() -> bool:
+    import torch
+
+    return torch.cuda.is_available()
+
+
+@pytest.mark.skipif(not _cuda(), reason="needs a CUDA GPU (bench/gpu_bert_ruber.py runs on one)")
+def test_cuda_bf16_token_vectors_agree_with_cpu_float32(encoder: ContextualEncoder) -> None:
+    sentences = [LONG, "Hi .", "What time does the train leave ?", "", "Thanks a lot !"] * 3
+    gpu = minilm_encoder(device="cuda")
+    assert (gpu.batch_size, gpu.autocast_dtype) == (device_settings("cuda").encoder_batch_size, "bfloat16")
+    for got, expected in zip(gpu.encode_tokens(sentences), encoder.encode_tokens(sentences), strict=True):
+        assert got.dtype == np.float32
+        assert got.shape == expected.shape
+        if len(expected):
+            mean_got, mean_expected = got.mean(axis=0), expected.mean(axis=0)
+            cosine = mean_got @ mean_expected / np.linalg.norm(mean_got) / np.linalg.norm(mean_expected)
+            assert cosine > 0.995
+    fp32 = minilm_encoder(device="cuda", autocast=False).encode_tokens(sentences[:5])
+    for got, expected in zip(fp32, encoder.encode_tokens(sentences[:5]), strict=True):
+        np.testing.assert_allclose(got, expected, atol=2e-3)

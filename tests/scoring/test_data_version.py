@@ -15,8 +15,17 @@ from django.core.management import call_command
 
 from annotation.models import Study
 from annotation.services.data_version import study_data_version
-from scoring.models import MetricScore, MetricSignature, RunStatus, ScoringRun, SystemMetricScore
-from scoring.services import scoring_run_create, scoring_run_execute
+from scoring.metrics.registry import compute_metrics
+from scoring.models import (
+    ChunkStatus,
+    MetricScore,
+    MetricSignature,
+    RunStatus,
+    ScoringChunk,
+    ScoringRun,
+    SystemMetricScore,
+)
+from scoring.services import chunks, scoring_run_create, scoring_run_execute
 from tests.factories import (
     DialogContextFactory,
     ReferenceFactory,
@@ -46,12 +55,12 @@ def build_study(*, contexts: int = 3, references: bool = True) -> Study:
     return study
 
 
-def run(study: Study, metrics: list[str], batch_size: int = 256) -> ScoringRun:
-    created = scoring_run_create(study=study, metrics=metrics, enqueue=False)
-    return scoring_run_execute(run_id=created.pk, batch_size=batch_size)
+def run(study: Study, metrics: list[str], *, recompute: bool = False) -> ScoringRun:
+    created = scoring_run_create(study=study, metrics=metrics, enqueue=False, recompute=recompute)
+    return scoring_run_execute(run_id=created.pk)
 
 
-def test_a_run_bumps_once_per_committed_batch_of_scores(committed) -> None:
+def test_a_run_bumps_once_per_committed_chunk_of_scores(committed, settings) -> None:
     study = build_study(contexts=3)  # 6 responses
     before = version(study)
     with committed():
@@ -59,34 +68,49 @@ def test_a_run_bumps_once_per_committed_batch_of_scores(committed) -> None:
     assert done.status == RunStatus.SUCCEEDED
     assert MetricScore.objects.filter(response__context__study=study).count() == 12
     assert version(study) == before + 1
+    settings.DIALEVAL_SCORING_CHUNK_SIZE = 4
     with committed():
-        run(study, ["bleu-1"], batch_size=4)  # two batches: a report read between them is stale after
+        run(study, ["bleu-1"], recompute=True)  # two chunks: a report read between them is stale after
     assert version(study) == before + 3
 
 
-def test_system_level_scores_bump_once_per_metric_written(committed) -> None:
+def test_system_level_scores_bump_once_per_chunk_written(committed) -> None:
     study = build_study(contexts=3)
     before = version(study)
     with committed():
         done = run(study, ["distinct-1", "distinct-2"])
     assert done.status == RunStatus.SUCCEEDED
     assert SystemMetricScore.objects.filter(system__study=study).count() == 4
-    assert version(study) == before + 2
+    assert version(study) == before + 1  # both system-level metrics are one chunk
 
 
-def test_a_batch_rolled_back_by_a_lost_claim_bumps_nothing(committed) -> None:
-    study = build_study(contexts=3)
+def test_a_chunk_that_lost_its_claim_stores_nothing_and_bumps_nothing(
+    committed, settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    settings.DIALEVAL_SCORING_CHUNK_SIZE = 2
+    study = build_study(contexts=3)  # 6 responses: three chunks of bleu-1
     created = scoring_run_create(study=study, metrics=["bleu-1"], enqueue=False)
+    calls: list[int] = []
 
-    def another_worker_takes_over(done: int, total: int) -> None:
-        ScoringRun.objects.filter(pk=created.pk).update(attempts=99)
+    def taken_over_during_the_second_chunk(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 2:  # what another worker's claim of this stale chunk does to its row
+            ScoringChunk.objects.filter(run=created, status=ChunkStatus.RUNNING).update(attempts=99)
+        return compute_metrics(*args, **kwargs)
 
+    monkeypatch.setattr(chunks, "compute_metrics", taken_over_during_the_second_chunk)
     before = version(study)
     with committed():
-        result = scoring_run_execute(run_id=created.pk, progress=another_worker_takes_over, batch_size=2)
-    assert result.attempts == 99  # the second batch found the run no longer its own and rolled back
-    assert MetricScore.objects.filter(response__context__study=study).count() == 2
-    assert version(study) == before + 1  # the first batch's scores, committed, and nothing after
+        result = scoring_run_execute(run_id=created.pk)
+    assert result.status == RunStatus.RUNNING  # the taken-over chunk belongs to its new owner now
+    lost = ScoringChunk.objects.get(run=created, attempts=99)
+    assert lost.status == ChunkStatus.RUNNING
+    stored = set(
+        MetricScore.objects.filter(response__context__study=study).values_list("response_id", flat=True)
+    )
+    assert stored.isdisjoint(lost.response_ids)
+    assert len(stored) == 4
+    assert version(study) == before + 2  # the two chunks that committed, nothing for the lost one
 
 
 def test_creating_a_run_and_a_run_that_stores_nothing_bump_nothing(committed) -> None:

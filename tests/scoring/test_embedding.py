@@ -282,7 +282,7 @@ def test_specs() -> None:
         assert spec.family == family.name
         assert spec.needs_references is True
         assert spec.uses_tokenizer is True
-        assert spec.needs_gpu is False
+        assert spec.prefers_gpu is False
         assert spec.version == METRICS_VERSION
         assert dict(spec.parameters) == {"vectors": "glove-6b-50d", "refagg": "max"}
         assert spec.artifact_hash == glove_6b_50d().content_hash

@@ -20,7 +20,7 @@ from scoring.metrics.ruber.corpus import read_corpus, split_validation
 from scoring.metrics.ruber.training import RuberArtifact, RuberConfig, train_ruber
 from scoring.metrics.ruber.word2vec import Word2VecConfig
 from scoring.models import MetricScore, RunStatus, ScoringRun, TrainedModel
-from scoring.services import ScoringRequestError, scoring_run_create, scoring_run_execute
+from scoring.services import ScoringRequestError, scoring_run_cancel, scoring_run_create, scoring_run_execute
 from scoring.trained_model_services import study_model_choose, trained_model_register
 from tests.factories import (
     DialogContextFactory,
@@ -213,6 +213,7 @@ def test_study_choice_and_default_resolve_in_order(trained: TrainedModel, tmp_pa
     study = topic_study()
     run = scoring_run_create(study=study, metrics=["ruber-unreferenced"], enqueue=False)
     assert run.trained_models["ruber"]["name"] == "other-ruber"
+    scoring_run_cancel(run=run)  # else the next request (the same artifact hash) would return this run
     study_model_choose(study=study, trained_model=trained, kind="ruber")
     run = scoring_run_create(study=study, metrics=["ruber-unreferenced"], enqueue=False)
     assert run.trained_models["ruber"]["name"] == "tiny-ruber"
@@ -252,7 +253,7 @@ def test_score_study_model_option_and_list_models(trained: TrainedModel) -> None
         "score_study", "learned study", "--metrics", "ruber-unreferenced", "--model", "tiny-ruber", "--sync"
     )
     assert f"ruber model: tiny-ruber ({trained.content_hash[:12]})" in output
-    assert "succeeded: 12 responses" in output
+    assert "succeeded: 12 scores on 12 responses" in output
     listing = run_command("list_models")
     assert listing.startswith(f"tiny-ruber\truber\t{trained.content_hash[:12]}\t-\t")
 

@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import math
-from datetime import timedelta
 
 import pytest
 from django.conf import settings
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
-from django.utils import timezone
 from nltk.translate.bleu_score import SmoothingFunction
 from nltk.translate.bleu_score import sentence_bleu as nltk_sentence_bleu
 
@@ -21,10 +19,9 @@ from scoring.models import MetricScore, MetricSignature, RunStatus, ScoringRun
 from scoring.selectors import metric_scores_for_study, metric_signatures_for_study
 from scoring.services import (
     ScoringRequestError,
+    chunk_queue,
     scoring_run_create,
     scoring_run_execute,
-    scoring_run_queue,
-    scoring_run_takeover_delay,
 )
 from tests.factories import (
     DialogContextFactory,
@@ -74,9 +71,13 @@ def scores_by(study: Study, metric: str) -> dict[int, float]:
     }
 
 
-def run_sync(study: Study, metrics: list[str], references: str = "multi", **kwargs: object) -> ScoringRun:
-    run = scoring_run_create(study=study, metrics=metrics, references=references, enqueue=False)
-    return scoring_run_execute(run_id=run.pk, **kwargs)  # type: ignore[arg-type]
+def run_sync(
+    study: Study, metrics: list[str], references: str = "multi", *, recompute: bool = False
+) -> ScoringRun:
+    run = scoring_run_create(
+        study=study, metrics=metrics, references=references, enqueue=False, recompute=recompute
+    )
+    return scoring_run_execute(run_id=run.pk)
 
 
 def test_sync_run_stores_nltk_equal_scores_with_signatures() -> None:
@@ -85,7 +86,7 @@ def test_sync_run_stores_nltk_equal_scores_with_signatures() -> None:
 
     assert run.status == RunStatus.SUCCEEDED, run.error
     assert run.error == ""
-    assert run.progress_done == run.progress_total == 6
+    assert run.progress_done == run.progress_total == 18  # scores: 6 replies x 3 metrics
     assert run.attempts == 1
     assert run.started_at
     assert run.finished_at
@@ -144,7 +145,7 @@ def test_single_falls_back_to_the_first_reference_and_skips_contexts_without_one
     run = run_sync(study, ["bleu-1", "bleu-2"], "single")
 
     assert run.status == RunStatus.SUCCEEDED
-    assert run.progress_done == run.progress_total == 2  # the skipped response still counts as processed
+    assert run.progress_done == run.progress_total == 2  # 1 reply x 2 metrics; the other has no reference
     assert run.error == ""
     assert run.notes == "1 response(s) have no reference, so bleu-1, bleu-2 were not computed for them"
     assert scores_by(study, "bleu-1") == {scored.pk: pytest.approx(1.0)}
@@ -162,8 +163,9 @@ def test_executing_twice_keeps_one_row_per_response_and_signature() -> None:
     assert again.attempts == 1
     assert again.finished_at == finished_at
 
-    rerun = run_sync(study, ["bleu-3", "bleu-1"])  # a new run of the same metrics rewrites the same rows
+    rerun = run_sync(study, ["bleu-3", "bleu-1"], recompute=True)  # rewrites the same rows
     assert rerun.status == RunStatus.SUCCEEDED
+    assert rerun.progress_total == 12
     assert {(s.response_id, s.signature_id): s.value for s in MetricScore.objects.all()} == first
     assert MetricScore.objects.count() == 12
 
@@ -174,7 +176,7 @@ def test_a_rerun_updates_values_in_place() -> None:
     response = Response.objects.get(context__study=study, system__name="short")
     before = MetricScore.objects.get(response=response)
     Response.objects.filter(pk=response.pk).update(text=ORIGINAL)
-    run_sync(study, ["bleu-1"])
+    run_sync(study, ["bleu-1"], recompute=True)
     after = MetricScore.objects.get(response=response)
     assert after.pk == before.pk
     assert before.value < 1.0
@@ -182,70 +184,101 @@ def test_a_rerun_updates_values_in_place() -> None:
     assert after.computed_at >= before.computed_at
 
 
-def test_a_run_whose_worker_died_is_taken_over_once_stale() -> None:
+def test_a_second_run_computes_only_the_missing_scores() -> None:
     study = build_study(contexts=1)
-    run = scoring_run_create(study=study, metrics=["bleu-2"], enqueue=False)
-    stale = timezone.now() - timedelta(seconds=settings.DIALEVAL_RUN_STALE_SECONDS + 5)
-    ScoringRun.objects.filter(pk=run.pk).update(status=RunStatus.RUNNING, attempts=1, heartbeat_at=stale)
+    first = run_sync(study, ["bleu-1", "bleu-2"])
+    assert first.progress_total == 6
+    context = study.contexts.get()
+    late = ResponseFactory.create(context=context, system__study=study, text="a late reply")
 
-    taken = scoring_run_execute(run_id=run.pk)
+    second = run_sync(study, ["bleu-2", "bleu-1"])
 
-    assert taken.status == RunStatus.SUCCEEDED
-    assert taken.attempts == 2
-    assert MetricScore.objects.filter(response__context__study=study).count() == 3
-
-
-def test_a_run_with_a_live_heartbeat_is_left_alone() -> None:
-    study = build_study(contexts=1)
-    run = scoring_run_create(study=study, metrics=["bleu-2"], enqueue=False)
-    ScoringRun.objects.filter(pk=run.pk).update(
-        status=RunStatus.RUNNING, attempts=1, heartbeat_at=timezone.now()
+    assert second.status == RunStatus.SUCCEEDED, second.error
+    assert second.progress_total == 2  # the late reply's two scores; the other six are stored already
+    assert set(scores_by(study, "bleu-1")) == set(
+        Response.objects.filter(context__study=study).values_list("pk", flat=True)
     )
-
-    untouched = scoring_run_execute(run_id=run.pk)
-
-    assert untouched.status == RunStatus.RUNNING
-    assert untouched.attempts == 1
-    assert not MetricScore.objects.exists()
-    delay = scoring_run_takeover_delay(run=untouched)
-    assert settings.DIALEVAL_RUN_STALE_SECONDS - 5 < delay <= settings.DIALEVAL_RUN_STALE_SECONDS
+    assert late.pk in scores_by(study, "bleu-2")
 
 
-def test_an_attempt_that_lost_its_claim_stops_without_touching_the_run() -> None:
-    study = build_study(contexts=3)  # 9 responses, in batches of 2
-    run = scoring_run_create(study=study, metrics=["bleu-1"], enqueue=False)
-    seen: list[int] = []
-
-    def another_worker_takes_over(done: int, total: int) -> None:
-        seen.append(done)
-        if len(seen) == 1:  # what a second worker's claim does to the row after the first batch
-            ScoringRun.objects.filter(pk=run.pk).update(attempts=2, progress_done=0)
-
-    result = scoring_run_execute(run_id=run.pk, progress=another_worker_takes_over, batch_size=2)
-
-    assert seen == [2]  # the next batch found the run no longer its own, and stopped
-    assert result.status == RunStatus.RUNNING  # neither failed nor finished by the attempt that lost it
-    assert result.attempts == 2
-    assert result.progress_done == 0
-    assert result.error == ""
-    assert MetricScore.objects.count() == 2  # the first batch's scores (valid) stay; nothing after
-
-
-def test_a_failing_run_stores_a_readable_error() -> None:
+def test_the_same_request_twice_is_one_run_and_a_finished_one_does_not_block_the_next() -> None:
     study = build_study(contexts=1)
-    run = scoring_run_create(study=study, metrics=["bleu-1"], enqueue=False)
-    ScoringRun.objects.filter(pk=run.pk).update(metrics=["bleu-1", "gone-metric"])  # unregistered since
+    first = scoring_run_create(study=study, metrics=["bleu-1", "bleu-2"], enqueue=False)
+    again = scoring_run_create(study=study, metrics=["bleu-2", "bleu-1", "bleu-1"], enqueue=False)
+    other = scoring_run_create(study=study, metrics=["bleu-1"], references="single", enqueue=False)
 
-    failed = scoring_run_execute(run_id=run.pk)  # does not raise
+    assert again.pk == first.pk
+    assert again.was_existing
+    assert not first.was_existing
+    assert other.pk != first.pk  # a different request (references mode) is a different run
+    assert ScoringRun.objects.count() == 2
+    scoring_run_execute(run_id=first.pk)
+    later = scoring_run_create(study=study, metrics=["bleu-1", "bleu-2"], enqueue=False)
+    assert later.pk != first.pk
+    assert not later.was_existing
+
+
+def test_a_metric_raising_on_one_reply_records_it_and_scores_the_rest(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def fragile(hypotheses, references, queries, language, params):
+        if any("boom" in text for text in hypotheses):
+            raise RuntimeError("cannot score a reply that says boom")
+        return [float(len(text)) for text in hypotheses]
+
+    spec = MetricSpec(
+        name="fragile", description="test", needs_references=False, version="0", compute=fragile
+    )
+    monkeypatch.setitem(registry._SPECS, spec.name, spec)
+    study = build_study(contexts=2)
+    bad = Response.objects.filter(context__study=study).earliest("pk")
+    Response.objects.filter(pk=bad.pk).update(text="boom")
+
+    run = run_sync(study, ["fragile"])
+
+    assert run.status == RunStatus.SUCCEEDED, run.error
+    assert run.failures == [
+        {
+            "metric": "fragile",
+            "response_id": bad.pk,
+            "error": "RuntimeError: cannot score a reply that says boom",
+        }
+    ]
+    assert "1 score(s) could not be computed, on 1 reply(ies)" in run.notes
+    stored = scores_by(study, "fragile")
+    assert bad.pk not in stored
+    expected = {
+        r.pk: float(len(r.text)) for r in Response.objects.filter(context__study=study).exclude(pk=bad.pk)
+    }
+    assert stored == expected
+
+
+def test_a_failing_run_stores_a_readable_error_naming_the_reply(monkeypatch: pytest.MonkeyPatch) -> None:
+    def broken(hypotheses, references, queries, language, params):
+        raise OSError("the model file is missing")
+
+    spec = MetricSpec(name="broken", description="test", needs_references=False, version="0", compute=broken)
+    monkeypatch.setitem(registry._SPECS, spec.name, spec)
+    study = build_study(contexts=1)
+
+    failed = run_sync(study, ["bleu-1", "broken"])  # does not raise
 
     assert failed.status == RunStatus.FAILED
     assert failed.finished_at is not None
     first_line = failed.error.splitlines()[0]
-    assert first_line.startswith("UnknownMetricError: unknown metric 'gone-metric'; known metrics: bleu-1")
+    assert (
+        first_line
+        == "ChunkComputeError: broken failed on every reply of the chunk: OSError: the model file is missing"
+    )
+    first = Response.objects.filter(context__study=study).order_by("context_id", "id")[0]
+    assert f"first failing reply: reply {first.pk} (system " in failed.error
     assert "Traceback (most recent call last)" in failed.error
+    assert failed.chunks.filter(status="failed").count() == 1
 
 
-def test_a_metric_returning_nan_fails_the_run_naming_the_metric(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_metric_returning_nan_is_recorded_naming_the_metric_and_reply(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     def not_a_number(hypotheses, references, queries, language, params):
         return [math.nan for _ in hypotheses]
 
@@ -255,10 +288,12 @@ def test_a_metric_returning_nan_fails_the_run_naming_the_metric(monkeypatch: pyt
     monkeypatch.setitem(registry._SPECS, spec.name, spec)
     study = build_study(contexts=1)
 
-    failed = run_sync(study, ["nan-metric"])
+    run = run_sync(study, ["nan-metric"])
 
-    assert failed.status == RunStatus.FAILED
-    assert failed.error.splitlines()[0].startswith("ValueError: nan-metric gave the value nan for response ")
+    assert run.status == RunStatus.SUCCEEDED
+    assert len(run.failures) == 3
+    assert {failure["error"] for failure in run.failures} == {"the metric gave the value nan"}
+    assert not MetricScore.objects.exists()
 
 
 @pytest.mark.parametrize(
@@ -295,7 +330,7 @@ def test_create_expands_all_and_drops_duplicates() -> None:
     run = scoring_run_create(study=study, metrics=["bleu-2", "bleu-1", "bleu-2"], enqueue=False)
     assert run.metrics == ["bleu-2", "bleu-1"]
     assert run.status == RunStatus.PENDING
-    assert run.progress_total == 3
+    assert run.progress_total == 0  # planned by the worker
 
 
 def test_create_enqueues_only_after_commit(django_capture_on_commit_callbacks) -> None:
@@ -304,22 +339,17 @@ def test_create_enqueues_only_after_commit(django_capture_on_commit_callbacks) -
         scoring_run_create(study=study, metrics=["bleu-1"], enqueue=False)
     assert callbacks == []
     with django_capture_on_commit_callbacks(execute=False) as callbacks:
-        scoring_run_create(study=study, metrics=["bleu-1"])
+        scoring_run_create(study=study, metrics=["bleu-2"])
     assert len(callbacks) == 1
 
 
-def test_queue_routing_hook(monkeypatch: pytest.MonkeyPatch) -> None:
-    assert scoring_run_queue(metrics=["bleu-1", "bleu-4"]) == settings.CELERY_TASK_DEFAULT_QUEUE == "cpu"
-    spec = MetricSpec(
-        name="learned-metric",
-        description="test",
-        needs_references=False,
-        version="0",
-        compute=lambda hypotheses, references, queries, language, params: [0.0] * len(hypotheses),
-        needs_gpu=True,
-    )
-    monkeypatch.setitem(registry._SPECS, spec.name, spec)
-    assert scoring_run_queue(metrics=["bleu-1", "learned-metric"]) == "gpu"
+def test_queue_routing_sends_gpu_preferring_metrics_to_gpu_only_when_a_gpu_worker_is_live(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    assert chunk_queue(metrics=["bleu-1", "bleu-4"], gpu_available=True) == settings.CELERY_TASK_DEFAULT_QUEUE
+    assert chunk_queue(metrics=["bert-ruber-referenced"], gpu_available=True) == "gpu"
+    assert chunk_queue(metrics=["bert-ruber-referenced"], gpu_available=False) == "cpu"
+    assert chunk_queue(metrics=["ruber-referenced"], gpu_available=True) == "cpu"  # word2vec: no GPU gain
 
 
 def test_a_run_with_tokenizer_none_scores_whitespace_tokens_under_tok_none() -> None:
@@ -398,15 +428,27 @@ def test_queries_do_not_grow_with_the_number_of_responses() -> None:
         return len(captured)
 
     queries_for(1)  # creates the signature rows, which later runs reuse
-    assert queries_for(2) == queries_for(12)  # 6 vs 36 responses, one batch each: no per-response query
+    assert queries_for(2) == queries_for(12)  # 6 vs 36 responses, one chunk each: no per-response query
 
 
 @pytest.mark.django_db(transaction=True)
-def test_an_unreachable_broker_fails_the_run_instead_of_leaving_it_pending() -> None:
+def test_an_unreachable_broker_leaves_the_run_pending_saying_so_and_recovery_sends_it_later(
+    redis_server: str,
+) -> None:
+    from scoring.services import scoring_runs_recover
+
     study = build_study(contexts=1)
     with celery_broker(f"redis://127.0.0.1:{free_port()}/0"):  # nothing listens there
-        run = scoring_run_create(study=study, metrics=["bleu-1"])  # commits, then tries to enqueue
+        run = scoring_run_create(study=study, metrics=["bleu-1"])  # commits, then tries to send
+        run.refresh_from_db()
+        assert run.status == RunStatus.PENDING
+        assert run.enqueued_at is None
+        assert run.notes.startswith("not queued yet: the task broker (Redis) is unreachable")
+        assert scoring_runs_recover(pending_grace_seconds=0).sent_runs == []  # still down: still pending
+    with celery_broker(redis_server):  # the broker is back
+        report = scoring_runs_recover(pending_grace_seconds=0)
     run.refresh_from_db()
-    assert run.status == RunStatus.FAILED
-    assert run.error.startswith("could not queue the run: the task broker is unreachable (")
-    assert "is Redis running?" in run.error
+    assert report.sent_runs == [run.pk]
+    assert run.status == RunStatus.PENDING
+    assert run.enqueued_at is not None
+    assert run.notes == ""

@@ -168,7 +168,8 @@ def test_a_run_stores_one_value_per_system_from_its_samples() -> None:
     )
     run = scoring_run_execute(run_id=run.pk)
     assert run.status == RunStatus.SUCCEEDED, run.error
-    assert run.progress_done == run.progress_total == 2 * 7  # per-response phase, then the system phase
+    # scores: 7 replies x bleu-2, then 2 systems x the 3 system-level metrics
+    assert run.progress_done == run.progress_total == 7 + 2 * 3
     assert "self-bleu-2 has no value for 1 system(s)" in run.notes
 
     stored = {

@@ -11,8 +11,11 @@ data that is already tokenized; the default is the study language's tokenizer (e
 Learned metrics (RUBER, BERT-RUBER) use the trained model named by --model (repeat it for one model of
 each kind), else the study's chosen model, else the default model of that kind (`manage.py list_models`).
 
-Without --sync the run is queued for a worker and this command follows its progress until it finishes.
-Exits non-zero with the run's error when the run fails.
+Without --sync the run is queued for a worker and this command follows its progress until it finishes;
+an identical run already pending or running is followed instead of starting a second one. Only replies
+without a score of the run's signatures are computed unless --recompute is given. Progress counts scores
+(reply x metric). Exits non-zero with the run's error when the run fails or is cancelled
+(`manage.py cancel_scoring_run RUN`).
 """
 
 from __future__ import annotations
@@ -25,8 +28,9 @@ from tqdm import tqdm
 
 from annotation.models import Study
 from scoring.models import ReferencesMode, RunStatus, ScoringRun, TokenizerChoice
-from scoring.selectors import scoring_run_get
+from scoring.selectors import scoring_run_get, scoring_run_progress, study_response_count
 from scoring.services import ScoringRequestError, scoring_run_create, scoring_run_execute
+from scoring.torch_threads import threads_argument, torch_threads_configure, torch_threads_default
 
 
 class Command(BaseCommand):
@@ -53,6 +57,15 @@ class Command(BaseCommand):
             help="a trained model for the learned metrics (repeatable: one per kind); see list_models",
         )
         parser.add_argument("--sync", action="store_true", help="compute here instead of in a Celery worker")
+        parser.add_argument(
+            "--recompute", action="store_true", help="score every reply again, not only those without a score"
+        )
+        parser.add_argument(
+            "--threads",
+            type=threads_argument,
+            help="with --sync: torch CPU threads (default: DIALEVAL_TORCH_THREADS, else the cores this process "
+            "may use)",
+        )
         parser.add_argument("--poll", type=float, default=1.0, help="seconds between progress checks")
         parser.add_argument(
             "--timeout",
@@ -71,11 +84,17 @@ class Command(BaseCommand):
                 enqueue=not options["sync"],
                 models=options["models"],
                 tokenizer=options["tokenizer"],
+                recompute=options["recompute"],
             )
         except ScoringRequestError as error:
             raise CommandError(str(error)) from None
+        replies = study_response_count(study=study)
+        if run.was_existing:
+            self.stdout.write(
+                f"an identical run is already {run.get_status_display()}: following run {run.pk}"
+            )
         self.stdout.write(
-            f"run {run.pk}: {', '.join(run.metrics)} on {run.progress_total} responses "
+            f"run {run.pk}: {', '.join(run.metrics)} on {replies} responses "
             f"of {study.name!r} ({run.references} references)"
         )
         if run.tokenizer != TokenizerChoice.DEFAULT:
@@ -83,12 +102,22 @@ class Command(BaseCommand):
         for kind, model in run.trained_models.items():
             self.stdout.write(f"  {kind} model: {model['name']} ({str(model['hash'])[:12]})")
         started = time.monotonic()
+        if options["sync"]:
+            threads = torch_threads_configure(options["threads"] or torch_threads_default())
+            self.stdout.write(f"  torch threads: {threads}")
         run = self._execute(run) if options["sync"] else self._wait(run, options["poll"], options["timeout"])
         if run.status == RunStatus.FAILED:
             raise CommandError(f"run {run.pk} failed: {run.error}")
+        if run.status == RunStatus.CANCELLED:
+            raise CommandError(f"run {run.pk} was cancelled: {run.notes}")
+        if run.status != RunStatus.SUCCEEDED:  # --sync beside live workers that hold some chunks
+            raise CommandError(
+                f"run {run.pk} is still {run.get_status_display()}: workers hold its other chunks"
+            )
         self.stdout.write(
             self.style.SUCCESS(
-                f"run {run.pk} succeeded: {run.progress_done} responses in {time.monotonic() - started:.1f} s"
+                f"run {run.pk} succeeded: {run.progress_total} scores on {replies} responses in "
+                f"{time.monotonic() - started:.1f} s"
             )
         )
         if run.notes:  # e.g. responses without references
@@ -103,7 +132,7 @@ class Command(BaseCommand):
         return study
 
     def _execute(self, run: ScoringRun) -> ScoringRun:
-        with tqdm(total=run.progress_total, unit="response", desc=f"run {run.pk}") as bar:
+        with tqdm(total=run.progress_total, unit="score", desc=f"run {run.pk}") as bar:
 
             def progress(done: int, total: int) -> None:
                 bar.total = total
@@ -113,11 +142,12 @@ class Command(BaseCommand):
 
     def _wait(self, run: ScoringRun, poll: float, timeout: float) -> ScoringRun:
         started = time.monotonic()
-        with tqdm(total=run.progress_total, unit="response", desc=f"run {run.pk}") as bar:
+        with tqdm(total=run.progress_total, unit="score", desc=f"run {run.pk}") as bar:
             while True:
                 run = scoring_run_get(run_id=run.pk)
-                bar.total = run.progress_total
-                bar.update(run.progress_done - bar.n)
+                state = scoring_run_progress(run=run)
+                bar.total = state.total
+                bar.update(state.done - bar.n)
                 bar.set_postfix_str(run.get_status_display())
                 if run.is_finished:
                     return run

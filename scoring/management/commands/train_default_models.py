@@ -2,6 +2,7 @@
 
     manage.py train_default_models                  # both kinds, skipping a kind that has a default already
     manage.py train_default_models --kinds ruber --force
+    manage.py train_default_models --threads 1      # torch on 1 CPU thread (a machine busy with other work)
 
 The learned metrics of a study that chooses no model use these (issue 3: "the default model, trained from
 ../shared/data/dailydialog when present"). `make run` starts this in the background when the corpus is there
@@ -21,6 +22,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from scoring.metrics.learned_specs import BERT_RUBER_KIND, FACTORIAL_CELLS, MODEL_KINDS
 from scoring.models import TrainedModel
+from scoring.torch_threads import threads_argument
 
 DEFAULT_BERT_RUBER_CELLS = [cell for cell in FACTORIAL_CELLS if "-rnn-" not in cell]
 
@@ -34,6 +36,11 @@ class Command(BaseCommand):
         )
         parser.add_argument("--force", action="store_true", help="train even if a default model exists")
         parser.add_argument("--max-pairs", type=int, help="train on the first N pairs only")
+        parser.add_argument(
+            "--threads",
+            type=threads_argument,
+            help="torch CPU threads (default: DIALEVAL_TORCH_THREADS, else the cores this process may use)",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         corpus = settings.SHARED_DATA_DIR / "dailydialog"
@@ -63,6 +70,8 @@ class Command(BaseCommand):
             ]
             if options["max_pairs"]:
                 arguments += ["--max-pairs", str(options["max_pairs"])]
+            if options["threads"]:
+                arguments += ["--threads", str(options["threads"])]
             if kind == BERT_RUBER_KIND:
                 arguments += ["--cells", ",".join(DEFAULT_BERT_RUBER_CELLS)]
             call_command("train_metric", *arguments, stdout=self.stdout, stderr=self.stderr)

@@ -8,6 +8,8 @@ unreferenced factorial cells over MiniLM and word2vec (seed 001, section 2.1). E
 corpus's validation split when there is one (``--validation``; given DailyDialog's folder, training
 uses its ``train/`` split and early stopping its ``validation/`` split), else 5% of the pairs held out with a fixed seed. --default makes the
 model the one studies use when they choose none. A progress bar shows the loss; CUDA is used when present.
+--threads sets torch's CPU threads (default: settings.DIALEVAL_TORCH_THREADS, else every core this process
+may use; give 1 on a machine busy with other work, issue 11).
 """
 
 from __future__ import annotations
@@ -24,6 +26,12 @@ from scoring.metrics.ruber.corpus import (
     CorpusError,
     read_corpus,
     split_validation,
+)
+from scoring.torch_threads import (
+    threads_argument,
+    torch_threads_apply,
+    torch_threads_default,
+    torch_threads_source,
 )
 from scoring.trained_model_services import TrainedModelError, TrainingRequest, trained_model_train
 
@@ -46,6 +54,11 @@ class Command(BaseCommand):
             help=f"BERT-RUBER cells to train, comma-separated (default all: {','.join(FACTORIAL_CELLS)})",
         )
         parser.add_argument("--default", action="store_true", help="make it the default model of its kind")
+        parser.add_argument(
+            "--threads",
+            type=threads_argument,
+            help="torch CPU threads (default: DIALEVAL_TORCH_THREADS, else the cores this process may use)",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         if options["device"] == "cuda":
@@ -63,6 +76,9 @@ class Command(BaseCommand):
                 )
             if cells and options["kind"] != "bert-ruber":
                 raise CommandError("--cells applies to bert-ruber only")
+            threads = torch_threads_apply(options["threads"] or torch_threads_default())
+            source = "--threads" if options["threads"] else torch_threads_source()
+            self.stdout.write(f"torch threads: {threads} ({source})")
             self.stdout.write(
                 f"training {options['kind']} on {len(pairs)} pairs ({len(validation)} for validation): {description}"
             )
@@ -75,6 +91,7 @@ class Command(BaseCommand):
                     device=options["device"],
                     language=options["language"],
                     cells=cells,
+                    threads=threads,
                 ),
                 pairs=pairs,
                 validation_pairs=validation,

@@ -34,7 +34,7 @@ import numpy as np
 
 from scoring.metrics.bert_ruber.cells import BERT, DEFAULT_CELL, parse_cell
 from scoring.metrics.bert_ruber.features import SentenceTable, encoder_table, word2vec_table
-from scoring.metrics.contextual_encoder import TokenEncoder
+from scoring.metrics.contextual_encoder import DeviceSettings, TokenEncoder, device_settings
 from scoring.metrics.ruber.artifact import (  # the file names RUBER's artifacts use, shared
     CONFIG_FILE,
     CURVE_FILE,
@@ -132,6 +132,11 @@ class BertRuberModel:
         self.max_length = int(config["max_length"])
 
     @property
+    def settings(self) -> DeviceSettings:
+        """Batch size and autocast of the scorer heads on :attr:`device` (``device_settings``)."""
+        return device_settings(str(self.device))
+
+    @property
     def artifact_hash(self) -> str:
         return self.content_hash
 
@@ -159,6 +164,8 @@ class BertRuberModel:
             np.array([row[text] for text in queries], dtype=np.int64),
             np.array([row[text] for text in replies], dtype=np.int64),
             device=self.device,
+            batch_size=self.settings.scorer_batch_size,
+            autocast_dtype=self.settings.scorer_autocast_dtype,
         )
 
     def _table(self, texts: Sequence[str], *, embedding: str, with_tokens: bool) -> SentenceTable:

@@ -27,10 +27,11 @@ import numpy as np
 import torch
 from numpy.typing import NDArray
 from torch import nn
-from torch.nn.utils.rnn import PackedSequence, pack_sequence
+from torch.nn.utils.rnn import PackedSequence, pack_padded_sequence
 
 from scoring.metrics.bert_ruber.cells import RANKING, Cell
 from scoring.metrics.bert_ruber.features import SentenceTable
+from scoring.metrics.contextual_encoder import CPU_SCORER_BATCH_SIZE, autocast
 
 SentenceInput = torch.Tensor | PackedSequence
 
@@ -126,8 +127,18 @@ def sentence_inputs(
     lengths = table.lengths[rows]
     starts = table.offsets[rows]
     gathered = np.concatenate([np.arange(s, s + n) for s, n in zip(starts, lengths, strict=True)])
-    flat = torch.from_numpy(np.asarray(table.tokens[gathered], dtype=np.float32)).to(device)
-    return pack_sequence(list(torch.split(flat, lengths.tolist())), enforce_sorted=False)
+    # Padded on the host and copied once: on CUDA, padding a list of B tensors (pack_sequence) is B
+    # small copies on the device. The packed data is the same values either way.
+    padded = np.zeros((len(rows), int(lengths.max()), table.dimension), dtype=np.float32)
+    ends = np.cumsum(lengths)
+    positions = np.arange(len(gathered)) - np.repeat(ends - lengths, lengths)
+    padded[np.repeat(np.arange(len(rows)), lengths), positions] = table.tokens[gathered]
+    return pack_padded_sequence(
+        torch.from_numpy(padded).to(device),
+        torch.from_numpy(lengths),
+        batch_first=True,
+        enforce_sorted=False,
+    )
 
 
 def score_rows(
@@ -137,12 +148,18 @@ def score_rows(
     reply_rows: NDArray[np.int64],
     *,
     device: torch.device,
-    batch_size: int = 256,
+    batch_size: int = CPU_SCORER_BATCH_SIZE,
+    autocast_dtype: str | None = None,
 ) -> list[float]:
-    """Scores of (query_rows[i], reply_rows[i]) pairs of ``table``, batched, without gradients."""
+    """Scores of (query_rows[i], reply_rows[i]) pairs of ``table``, batched, without gradients.
+
+    ``autocast_dtype`` ("bfloat16") runs the head under ``torch.autocast`` on ``device``; scores are
+    returned as float32 values either way. :class:`~scoring.metrics.contextual_encoder.DeviceSettings`
+    chooses both per device (float32 everywhere, larger batches on CUDA).
+    """
     head.eval()
     scores: list[float] = []
-    with torch.no_grad():
+    with torch.no_grad(), autocast(device.type, autocast_dtype):
         for start in range(0, len(query_rows), batch_size):
             query = head.encode_query(
                 sentence_inputs(table, query_rows[start : start + batch_size], head.cell, device)
@@ -150,5 +167,5 @@ def score_rows(
             reply = head.encode_reply(
                 sentence_inputs(table, reply_rows[start : start + batch_size], head.cell, device)
             )
-            scores.extend(head.score(query, reply).cpu().tolist())
+            scores.extend(head.score(query, reply).float().cpu().tolist())
     return scores

@@ -27,6 +27,12 @@ Margin 0.5 and sentences cut to 40 tokens for the GRU are RUBER's choices here
 
 Determinism: fixed seeds (Python, torch, gensim with one worker); on CUDA, GRU kernels may differ in the
 last bits between runs.
+
+Devices (issue 11): ``config.device`` (default CUDA when torch sees it). On CUDA the encoder runs under
+bfloat16 autocast with large batches (``contextual_encoder.device_settings``), validation is scored in
+large batches, Adam is the fused CUDA kernel, and the epoch's loss is summed on the device (float64,
+read once per epoch rather than once per step); the heads, losses and optimiser stay float32. On the
+CPU every step is computed as before, and artifacts are bit-identical to those of earlier versions.
 """
 
 from __future__ import annotations
@@ -51,7 +57,7 @@ from scoring.metrics.bert_ruber.artifact import (
 )
 from scoring.metrics.bert_ruber.cells import ALL_CELLS, BERT, RANKING, WORD2VEC, Cell, parse_cells
 from scoring.metrics.bert_ruber.features import SentenceTable, encoder_table, word2vec_table
-from scoring.metrics.contextual_encoder import TokenEncoder
+from scoring.metrics.contextual_encoder import TokenEncoder, device_settings
 from scoring.metrics.ruber.artifact import write_shared_files
 from scoring.metrics.ruber.corpus import CorpusError, QueryReplyPair, training_provenance, utterances
 from scoring.metrics.ruber.ranking import negative_indices
@@ -65,6 +71,7 @@ if TYPE_CHECKING:
 
 ARTIFACT_FORMAT = 1
 BUCKET_WINDOW = 50  # batches per length-sorted window of the RNN cells
+PROGRESS_EVERY = 20  # batches between updates of the progress bar's running loss (each reads the GPU)
 
 
 @dataclass(frozen=True)
@@ -246,7 +253,10 @@ def _train_cell(
     )
     head.set_input_statistics(*_input_statistics(table, cell, np.unique(np.concatenate(train))))
     head.to(device)
-    optimiser = torch.optim.Adam(head.parameters(), lr=config.learning_rate)
+    settings = device_settings(str(device))
+    # the fused kernel does Adam's update of every parameter in one launch; the CPU keeps its default
+    fused: dict[str, Any] = {"fused": True} if settings.is_cuda else {}
+    optimiser = torch.optim.Adam(head.parameters(), lr=config.learning_rate, **fused)
     scheduler = torch.optim.lr_scheduler.ReduceLROnPlateau(
         optimiser, mode="max", factor=config.lr_decay, patience=config.lr_patience
     )
@@ -259,9 +269,12 @@ def _train_cell(
         epoch_started = time.perf_counter()
         head.train()
         batches = _epoch_batches(cell, table, train_q, train_r, config.batch_size, generator)
-        total, count = 0.0, 0
+        # sum of loss x batch size, in float64 on the device: the same IEEE operations as summing
+        # float(loss.item()) * size in Python, without waiting for the GPU at every step
+        summed = torch.zeros((), dtype=torch.float64, device=device)
+        count = 0
         bar = tqdm(batches, desc=f"{cell.name} epoch {epoch}", disable=not progress, leave=False)
-        for batch in bar:
+        for step, batch in enumerate(bar, start=1):
             size = len(batch)
             query = head.encode_query(sentence_inputs(table, train_q[batch], cell, device))
             reply = head.encode_reply(sentence_inputs(table, train_r[batch], cell, device))
@@ -271,12 +284,18 @@ def _train_cell(
             optimiser.zero_grad()
             loss.backward()
             optimiser.step()
-            total += float(loss.item()) * size
+            summed += loss.detach().double() * size
             count += size
-            bar.set_postfix(loss=f"{total / count:.4f}")
+            if progress and (step % PROGRESS_EVERY == 0 or step == len(batches)):
+                bar.set_postfix(loss=f"{float(summed) / count:.4f}")
         bar.close()
-        true_scores = np.array(score_rows(head, table, valid_q, valid_r, device=device))
-        false_scores = np.array(score_rows(head, table, valid_q, valid_n, device=device))
+        total = float(summed)
+        true_scores = np.array(
+            score_rows(head, table, valid_q, valid_r, device=device, batch_size=settings.scorer_batch_size)
+        )
+        false_scores = np.array(
+            score_rows(head, table, valid_q, valid_n, device=device, batch_size=settings.scorer_batch_size)
+        )
         accuracy = float(np.mean(true_scores > false_scores))  # ties count as failures
         curve.append(
             {

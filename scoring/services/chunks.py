@@ -1,0 +1,533 @@
+"""Computing a run chunk by chunk: claim, heartbeat, compute, store, and finish the run.
+
+The healthchecks pattern, per chunk: a chunk is claimed with a conditional UPDATE (PENDING, or RUNNING with
+a heartbeat older than ``settings.DIALEVAL_RUN_STALE_SECONDS``: its worker died), and ``attempts`` is a
+fencing token: every later write of the attempt is conditional on it, so a worker that lost its chunk (taken
+over, or the run cancelled) stops instead of writing. Heartbeats are written from inside the metric call
+(the metric core's progress callback), so a long model call is not mistaken for a dead worker.
+
+Transactions are short (SQLite-safe, the same code on PostgreSQL): a chunk reads its replies in one query,
+computes outside any transaction, and stores its scores together with its DONE mark in one transaction; no
+cursor is held across commits, so volunteers can rate while workers score.
+
+Failures:
+- a metric that raises on some replies: the chunk is computed again reply by reply, the failing replies are
+  recorded (metric, reply, error) in the chunk's and then the run's ``failures``, and the rest is stored;
+- a metric that raises on every reply of a chunk (a missing model, a bug): the chunk and the run FAIL with
+  the error and the first reply that caused it; the run's other chunks are cancelled;
+- a worker that dies (killed, out of memory, over the hard time limit): the chunk is taken over once stale,
+  at most ``settings.DIALEVAL_SCORING_MAX_ATTEMPTS`` times; then the run FAILS saying so.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import Any
+
+from celery.exceptions import SoftTimeLimitExceeded
+from django.conf import settings
+from django.db import transaction
+from django.db.models import F, Prefetch, Q
+from django.utils import timezone
+
+from annotation.models import Reference, Response, System
+from annotation.services.data_version import study_data_changed
+from scoring.metrics.registry import combine_metric, compute_metrics, compute_system_metric, metric_spec
+from scoring.metrics.system_specs import ContextOutputs
+from scoring.models import (
+    ChunkKind,
+    ChunkStatus,
+    MetricScore,
+    MetricSignature,
+    RunStatus,
+    ScoringChunk,
+    ScoringRun,
+    SystemMetricScore,
+)
+from scoring.services.errors import error_summary, error_text
+from scoring.services.references_policy import references_for_mode
+from scoring.trained_model_services import run_model_paths
+
+logger = logging.getLogger(__name__)
+
+_MAX_FAILURES_KEPT = 200  # per run: enough to see the pattern, bounded for the page and the row
+
+ProgressCallback = Callable[[int, int], None]  # (scores done, scores in total) of the run
+
+
+class ChunkLostError(Exception):
+    """This attempt no longer owns its chunk (taken over, or the run was cancelled); stop without writing."""
+
+
+class ChunkComputeError(Exception):
+    """A metric failed on every reply of a chunk; ``response_id`` is the first reply that failed."""
+
+    def __init__(self, message: str, *, response_id: int | None = None) -> None:
+        super().__init__(message)
+        self.response_id = response_id
+
+
+@dataclass
+class ClaimedChunk:
+    chunk: ScoringChunk
+    attempt: int
+
+
+@dataclass
+class _Outcome:
+    score_rows: list[MetricScore] = field(default_factory=list)
+    system_rows: list[SystemMetricScore] = field(default_factory=list)
+    seconds: dict[str, float] = field(default_factory=dict)
+    undefined: dict[str, int] = field(default_factory=dict)
+    failures: list[dict[str, Any]] = field(default_factory=list)
+
+
+def stale_before() -> Any:
+    return timezone.now() - timedelta(seconds=settings.DIALEVAL_RUN_STALE_SECONDS)
+
+
+def claimable_q() -> Q:
+    """Chunks a worker may take: waiting, or running under a worker whose heartbeat went stale."""
+    return Q(status=ChunkStatus.PENDING) | Q(status=ChunkStatus.RUNNING, heartbeat_at__lt=stale_before())
+
+
+def chunk_claim_next(*, run_id: int, queue: str | None) -> ClaimedChunk | None:
+    """Claim the next chunk of run ``run_id`` on ``queue`` (any queue when None); None when there is none.
+
+    Stage-1 chunks (blends) wait until every stage-0 chunk is done. A stale chunk that already used every
+    attempt is failed here (and the run with it) instead of being claimed again.
+    """
+    if not ScoringRun.objects.filter(pk=run_id, status=RunStatus.RUNNING).exists():
+        return None
+    chunks = ScoringChunk.objects.filter(run_id=run_id)
+    if queue is not None:
+        chunks = chunks.filter(queue=queue)
+    stage_zero_open = (
+        ScoringChunk.objects.filter(run_id=run_id, stage=0).exclude(status=ChunkStatus.DONE).exists()
+    )
+    for candidate in chunks.filter(claimable_q()).order_by("stage", "index")[:50]:
+        if candidate.stage > 0 and stage_zero_open:
+            return None
+        if candidate.attempts >= settings.DIALEVAL_SCORING_MAX_ATTEMPTS:
+            chunk_fail_exhausted(chunk=candidate)
+            return None
+        now = timezone.now()
+        claimed = (
+            ScoringChunk.objects.filter(pk=candidate.pk, attempts=candidate.attempts)
+            .filter(claimable_q())
+            .update(
+                status=ChunkStatus.RUNNING,
+                attempts=F("attempts") + 1,
+                started_at=now,
+                heartbeat_at=now,
+                units_done=0,
+            )
+        )
+        if claimed:
+            candidate.refresh_from_db()
+            return ClaimedChunk(chunk=candidate, attempt=candidate.attempts)
+    return None
+
+
+def chunk_execute(*, claimed: ClaimedChunk) -> None:
+    """Compute and store a claimed chunk; a deterministic error fails the chunk and its run.
+
+    Raises :class:`ChunkLostError` when the chunk was taken over or cancelled meanwhile (nothing stored),
+    and lets ``SoftTimeLimitExceeded`` through (the caller releases the chunk for another attempt).
+    """
+    chunk = claimed.chunk
+    fence = _Fence(chunk=chunk, attempt=claimed.attempt)
+    run = ScoringRun.objects.select_related("study").get(pk=chunk.run_id)
+    try:
+        if chunk.kind == ChunkKind.REPLIES:
+            outcome = _compute_replies(chunk, run, fence)
+        elif chunk.kind == ChunkKind.SYSTEMS:
+            outcome = _compute_systems(chunk, run)
+        else:
+            outcome = _compute_whole_set(chunk, run)
+    except (ChunkLostError, SoftTimeLimitExceeded):
+        raise
+    except Exception as error:
+        logger.exception("chunk %s of scoring run %s failed", chunk.index, chunk.run_id)
+        chunk_fail(claimed=claimed, error=error)
+        return
+    _store(claimed, run, outcome)
+
+
+def chunk_release(*, claimed: ClaimedChunk, reason: str) -> None:
+    """Give a chunk back for another attempt (e.g. over the soft time limit), keeping why in ``error``."""
+    ScoringChunk.objects.filter(
+        pk=claimed.chunk.pk, status=ChunkStatus.RUNNING, attempts=claimed.attempt
+    ).update(status=ChunkStatus.PENDING, error=reason, units_done=0, heartbeat_at=timezone.now())
+
+
+def chunk_fail(*, claimed: ClaimedChunk, error: BaseException) -> None:
+    """Fail the chunk and its run with ``error`` (one readable line first, then the traceback's tail)."""
+    chunk = claimed.chunk
+    response_id = getattr(error, "response_id", None)
+    where = _chunk_description(chunk)
+    if response_id is not None:
+        where += f"; first failing reply: {_reply_description(response_id)}"
+    text = error_text(error, where=where)
+    _fail(chunk_id=chunk.pk, attempt=claimed.attempt, run_id=chunk.run_id, chunk_error=text, run_error=text)
+
+
+def chunk_fail_exhausted(*, chunk: ScoringChunk) -> None:
+    """Fail a stale chunk whose worker died on every allowed attempt (and its run), saying so."""
+    limit = settings.DIALEVAL_SCORING_MAX_ATTEMPTS
+    text = (
+        f"the worker computing {_chunk_description(chunk)} stopped {chunk.attempts} time(s) without finishing "
+        f"(the limit is {limit}; DIALEVAL_SCORING_MAX_ATTEMPTS): it was killed, ran out of memory "
+        f"(worker_max_memory_per_child) or passed the hard time limit (DIALEVAL_CHUNK_TIME_LIMIT = "
+        f"{settings.DIALEVAL_CHUNK_TIME_LIMIT} s); last heartbeat {chunk.heartbeat_at:%Y-%m-%d %H:%M:%S} UTC"
+    )
+    if chunk.error:
+        text += f"\n\nlast recorded error: {chunk.error}"
+    _fail(chunk_id=chunk.pk, attempt=chunk.attempts, run_id=chunk.run_id, chunk_error=text, run_error=text)
+
+
+def scoring_run_advance(*, run_id: int) -> bool:
+    """Finish the run if every chunk is done; return whether it finished now."""
+    if ScoringChunk.objects.filter(run_id=run_id).exclude(status=ChunkStatus.DONE).exists():
+        return False
+    run = ScoringRun.objects.filter(pk=run_id, status=RunStatus.RUNNING).first()
+    if run is None:
+        return False
+    chunks = list(
+        ScoringChunk.objects.filter(run_id=run_id).only("seconds", "undefined", "failures", "metrics")
+    )
+    timings: dict[str, float] = dict.fromkeys(run.metrics, 0.0)
+    undefined: dict[str, int] = {}
+    failures: list[dict[str, Any]] = []
+    for chunk in chunks:
+        for name, seconds in chunk.seconds.items():
+            timings[name] = timings.get(name, 0.0) + float(seconds)
+        for name, count in chunk.undefined.items():
+            undefined[name] = undefined.get(name, 0) + int(count)
+        failures.extend(chunk.failures)
+    notes = [run.notes] if run.notes else []
+    for name, count in undefined.items():
+        what = "system(s)" if name in _system_metric_names(chunks) else "response(s)"
+        notes.append(f"{name} has no value for {count} {what} (e.g. no word with a vector, one output)")
+    if failures:
+        replies = len({failure["response_id"] for failure in failures})
+        notes.append(
+            f"{len(failures)} score(s) could not be computed, on {replies} reply(ies): see the failures"
+        )
+    now = timezone.now()
+    finished = ScoringRun.objects.filter(pk=run_id, status=RunStatus.RUNNING).update(
+        status=RunStatus.SUCCEEDED,
+        finished_at=now,
+        heartbeat_at=now,
+        progress_done=F("progress_total"),
+        timings=timings,
+        failures=failures[:_MAX_FAILURES_KEPT],
+        notes="\n".join(notes),
+    )
+    if finished:
+        logger.info("scoring run %s succeeded (%d chunk(s))", run_id, len(chunks))
+    return bool(finished)
+
+
+# --- computing ----------------------------------------------------------------------------------------
+
+
+class _Fence:
+    """Heartbeats of one chunk attempt, at most every few seconds; raises ChunkLostError when it lost it."""
+
+    def __init__(self, *, chunk: ScoringChunk, attempt: int) -> None:
+        self.chunk_id = chunk.pk
+        self.attempt = attempt
+        self.metrics = max(1, len(chunk.metrics))
+        self.units = chunk.units
+        self.interval = min(5.0, settings.DIALEVAL_RUN_STALE_SECONDS / 4)
+        self.last = time.monotonic()
+        self.offset = 0  # items done before the current metric call (item-by-item fallback)
+
+    def beat(self, items_done: int, *, force: bool = False) -> None:
+        now = time.monotonic()
+        if not force and now - self.last < self.interval:
+            return
+        self.last = now
+        updated = ScoringChunk.objects.filter(
+            pk=self.chunk_id, status=ChunkStatus.RUNNING, attempts=self.attempt
+        ).update(
+            heartbeat_at=timezone.now(), units_done=min(self.units, (self.offset + items_done) * self.metrics)
+        )
+        if not updated:
+            raise ChunkLostError
+
+
+def _compute_replies(chunk: ScoringChunk, run: ScoringRun, fence: _Fence) -> _Outcome:
+    by_id = {
+        response.pk: response
+        for response in Response.objects.filter(pk__in=chunk.response_ids)
+        .select_related("context")
+        .prefetch_related(Prefetch("context__references", queryset=Reference.objects.order_by("id")))
+    }
+    items = [
+        by_id[response_id] for response_id in chunk.response_ids if response_id in by_id
+    ]  # deleted: gone
+    names = list(chunk.metrics)
+    references = [references_for_mode(item.context.references.all(), run.references) for item in items]
+    if any(metric_spec(name).needs_references for name in names):
+        kept = [index for index, refs in enumerate(references) if refs]
+        items, references = [items[index] for index in kept], [references[index] for index in kept]
+    outcome = _Outcome()
+    if not items:
+        return outcome
+    models = run_model_paths(run.trained_models)
+    started = time.perf_counter()
+
+    def compute(
+        indices: Sequence[int], progress: Callable[[int], None] | None
+    ) -> dict[str, list[float | None]]:
+        return compute_metrics(
+            names,
+            [items[index].text for index in indices],
+            [references[index] for index in indices],
+            [items[index].context.query for index in indices],
+            run.study.language,
+            models=models,
+            tokenizer=run.tokenizer,
+            progress=progress,
+        )
+
+    everything = list(range(len(items)))
+    try:
+        scores = compute(everything, fence.beat)
+        ok = everything
+    except (ChunkLostError, SoftTimeLimitExceeded):
+        raise
+    except Exception as batch_error:
+        logger.warning("chunk %s of run %s: %s; retrying reply by reply", chunk.index, run.pk, batch_error)
+        scores, ok = _compute_one_by_one(items, names, compute, fence, outcome)
+        if not ok:
+            first = outcome.failures[0]
+            raise ChunkComputeError(
+                f"{', '.join(names)} failed on every reply of the chunk: {first['error']}",
+                response_id=first["response_id"],
+            ) from batch_error
+    seconds = time.perf_counter() - started
+    signatures = _signatures(run, names)
+    for name in names:
+        outcome.seconds[name] = seconds / len(names)
+        for index, value in zip(ok, scores[name], strict=True):
+            if value is None:  # no value for this item: nothing stored, counted in the run's notes
+                outcome.undefined[name] = outcome.undefined.get(name, 0) + 1
+            elif not math.isfinite(value):  # SQLite would store NaN as NULL and fail; record it instead
+                outcome.failures.append(
+                    _failure(name, items[index].pk, f"the metric gave the value {value!r}")
+                )
+            else:
+                outcome.score_rows.append(
+                    MetricScore(response=items[index], signature=signatures[name], value=float(value))
+                )
+    return outcome
+
+
+def _compute_one_by_one(
+    items: Sequence[Response],
+    names: Sequence[str],
+    compute: Callable[[Sequence[int], Callable[[int], None] | None], dict[str, list[float | None]]],
+    fence: _Fence,
+    outcome: _Outcome,
+) -> tuple[dict[str, list[float | None]], list[int]]:
+    """Each reply on its own: the scores of those that work, and a failure record for each that does not."""
+    scores: dict[str, list[float | None]] = {name: [] for name in names}
+    ok: list[int] = []
+    for index, item in enumerate(items):
+        fence.beat(index)
+        try:
+            one = compute([index], None)
+        except (ChunkLostError, SoftTimeLimitExceeded):
+            raise
+        except Exception as error:
+            outcome.failures.append(_failure(", ".join(names), item.pk, error_summary(error)))
+            if len(outcome.failures) >= 5 and not ok:  # the first five all failed: not a per-reply problem
+                return scores, ok
+            continue
+        ok.append(index)
+        for name in names:
+            scores[name].extend(one[name])
+    return scores, ok
+
+
+def _compute_systems(chunk: ScoringChunk, run: ScoringRun) -> _Outcome:
+    """One value per system and metric, from the system's outputs grouped by context."""
+    per_system: dict[int, dict[int, list[str]]] = {}
+    references: dict[int, list[str]] = {}
+    responses = (
+        Response.objects.filter(context__study_id=run.study_id)
+        .select_related("context")
+        .prefetch_related(Prefetch("context__references", queryset=Reference.objects.order_by("id")))
+        .order_by("context_id", "id")
+    )
+    for response in responses:
+        per_system.setdefault(response.system_id, {}).setdefault(response.context_id, []).append(
+            response.text
+        )
+        if response.context_id not in references:
+            references[response.context_id] = references_for_mode(
+                response.context.references.all(), run.references
+            )
+    systems = {system.pk: system for system in System.objects.filter(pk__in=per_system)}
+    signatures = _signatures(run, chunk.metrics)
+    outcome = _Outcome()
+    for name in chunk.metrics:
+        started = time.perf_counter()
+        for system_id, contexts in per_system.items():
+            score = compute_system_metric(
+                name,
+                [ContextOutputs(outputs, references[context_id]) for context_id, outputs in contexts.items()],
+                run.study.language,
+                tokenizer=run.tokenizer,
+            )
+            if score.value is None:
+                outcome.undefined[name] = outcome.undefined.get(name, 0) + 1
+                continue
+            outcome.system_rows.append(
+                SystemMetricScore(
+                    system=systems[system_id],
+                    signature=signatures[name],
+                    value=score.value,
+                    items=score.items,
+                )
+            )
+        outcome.seconds[name] = time.perf_counter() - started
+    return outcome
+
+
+def _compute_whole_set(chunk: ScoringChunk, run: ScoringRun) -> _Outcome:
+    """Whole-set metrics (RUBER's blends, normalised over the scored set) from the stored raw components of
+    every reply of the study that has a reference: no second model pass."""
+    outcome = _Outcome()
+    items = list(
+        Response.objects.filter(context__study_id=run.study_id, context__references__isnull=False)
+        .distinct()
+        .order_by("context_id", "id")
+    )
+    signatures = _signatures(run, chunk.metrics)
+    for name in chunk.metrics:
+        spec = metric_spec(name)
+        started = time.perf_counter()
+        component_ids = {component: int(run.signatures[component]) for component in spec.requires}
+        stored: dict[tuple[int, int], float] = {
+            (response_id, signature_id): value
+            for response_id, signature_id, value in MetricScore.objects.filter(
+                response__context__study_id=run.study_id, signature_id__in=component_ids.values()
+            ).values_list("response_id", "signature_id", "value")
+        }
+        components = {
+            component: [stored.get((item.pk, signature_id)) for item in items]
+            for component, signature_id in component_ids.items()
+        }
+        values = combine_metric(name, components)
+        for item, value in zip(items, values, strict=True):
+            if value is None:
+                outcome.undefined[name] = outcome.undefined.get(name, 0) + 1
+            elif math.isfinite(value):
+                outcome.score_rows.append(
+                    MetricScore(response=item, signature=signatures[name], value=float(value))
+                )
+        outcome.seconds[name] = time.perf_counter() - started
+    return outcome
+
+
+# --- storing and failing ------------------------------------------------------------------------------
+
+
+def _store(claimed: ClaimedChunk, run: ScoringRun, outcome: _Outcome) -> None:
+    """The chunk's scores and its DONE mark in one transaction, only while this attempt owns the chunk."""
+    chunk = claimed.chunk
+    now = timezone.now()
+    with transaction.atomic():
+        owned = ScoringChunk.objects.filter(
+            pk=chunk.pk, status=ChunkStatus.RUNNING, attempts=claimed.attempt, run__status=RunStatus.RUNNING
+        ).update(
+            status=ChunkStatus.DONE,
+            units_done=F("units"),
+            heartbeat_at=now,
+            finished_at=now,
+            seconds=outcome.seconds,
+            undefined=outcome.undefined,
+            failures=outcome.failures[:_MAX_FAILURES_KEPT],
+            error="",
+        )
+        if not owned:
+            raise ChunkLostError
+        if outcome.score_rows:
+            MetricScore.objects.bulk_create(
+                outcome.score_rows,
+                batch_size=2000,
+                update_conflicts=True,
+                unique_fields=["response", "signature"],
+                update_fields=["value", "computed_at"],
+            )
+        if outcome.system_rows:
+            SystemMetricScore.objects.bulk_create(
+                outcome.system_rows,
+                update_conflicts=True,
+                unique_fields=["system", "signature"],
+                update_fields=["value", "items", "computed_at"],
+            )
+        ScoringRun.objects.filter(pk=run.pk).update(
+            progress_done=F("progress_done") + chunk.units, heartbeat_at=now
+        )
+        if outcome.score_rows or outcome.system_rows:  # a report read mid-run is not served after this chunk
+            study_data_changed(study_id=run.study_id)
+
+
+def _fail(*, chunk_id: int, attempt: int, run_id: int, chunk_error: str, run_error: str) -> None:
+    now = timezone.now()
+    with transaction.atomic():
+        failed = (
+            ScoringChunk.objects.filter(pk=chunk_id, attempts=attempt)
+            .exclude(status__in=[ChunkStatus.DONE, ChunkStatus.CANCELLED])
+            .update(status=ChunkStatus.FAILED, error=chunk_error, finished_at=now)
+        )
+        if not failed:
+            return
+        ended = ScoringRun.objects.filter(pk=run_id, status=RunStatus.RUNNING).update(
+            status=RunStatus.FAILED, error=run_error, finished_at=now, heartbeat_at=now
+        )
+        if ended:
+            ScoringChunk.objects.filter(
+                run_id=run_id, status__in=[ChunkStatus.PENDING, ChunkStatus.RUNNING]
+            ).update(status=ChunkStatus.CANCELLED, finished_at=now)
+    logger.error("scoring run %s failed: %s", run_id, run_error.splitlines()[0])
+
+
+def _signatures(run: ScoringRun, names: Sequence[str]) -> dict[str, MetricSignature]:
+    ids = {name: int(run.signatures[name]) for name in names}
+    by_id = MetricSignature.objects.in_bulk(list(ids.values()))
+    return {name: by_id[signature_id] for name, signature_id in ids.items()}
+
+
+def _failure(metric: str, response_id: int, error: str) -> dict[str, Any]:
+    return {"metric": metric, "response_id": response_id, "error": error[:500]}
+
+
+def _chunk_description(chunk: ScoringChunk) -> str:
+    if chunk.kind == ChunkKind.REPLIES:
+        return f"chunk {chunk.index} ({', '.join(chunk.metrics)} on {len(chunk.response_ids)} replies)"
+    return f"chunk {chunk.index} ({chunk.get_kind_display()}: {', '.join(chunk.metrics)})"
+
+
+def _reply_description(response_id: int) -> str:
+    response = Response.objects.filter(pk=response_id).select_related("system", "context").first()
+    if response is None:
+        return f"reply {response_id} (since deleted)"
+    return (
+        f"reply {response_id} (system {response.system.name!r}, context {str(response.context)!r}): "
+        f"{response.text[:80]!r}"
+    )
+
+
+def _system_metric_names(chunks: Sequence[ScoringChunk]) -> set[str]:
+    return {name for chunk in chunks if chunk.kind == ChunkKind.SYSTEMS for name in chunk.metrics}

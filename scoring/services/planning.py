@@ -1,0 +1,209 @@
+"""Planning a run: claim it (PENDING -> RUNNING) and split its work into chunks, in one transaction.
+
+Chunks (issue 11): each metric family (BLEU-1..4 together, a standalone metric alone) over slices of up to
+``settings.DIALEVAL_SCORING_CHUNK_SIZE`` replies, ordered by context so that the replies of several systems
+to one context share their references' tokenization; one chunk for the system-level metrics; and, as stage
+1 (after every stage-0 chunk is done), one chunk for the whole-set metrics, RUBER's blends, computed from
+the stored raw components (``MetricSpec.combine``), never by a second model pass.
+
+Only what is missing: unless the run asks to recompute, a family's chunks hold only the replies that lack a
+score of one of the family's signatures. Reference-based families hold only replies whose context has a
+reference; the run's notes count the others.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import Count, Exists, F, OuterRef
+from django.utils import timezone
+
+from annotation.models import Reference, Response, System
+from scoring.metrics.registry import (
+    metric_specs,
+    signature_parameters,
+    split_metric_names,
+    system_metric_spec,
+)
+from scoring.metrics.signature import metric_signature
+from scoring.metrics.spec import MetricSpec
+from scoring.models import ChunkKind, MetricScore, MetricSignature, RunStatus, ScoringChunk, ScoringRun
+from scoring.services.errors import error_text
+from scoring.services.queueing import chunk_queue, default_queue
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass
+class _Plan:
+    chunks: list[ScoringChunk] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def add(self, **fields: object) -> None:
+        self.chunks.append(ScoringChunk(index=len(self.chunks), **fields))
+
+
+def scoring_run_plan(*, run_id: int, gpu_available: bool = False) -> bool:
+    """Claim PENDING run ``run_id`` and create its chunks; False when it was not pending (already planned,
+    cancelled or gone). A run with nothing to compute finishes at once."""
+    now = timezone.now()
+    with transaction.atomic():
+        claimed = ScoringRun.objects.filter(pk=run_id, status=RunStatus.PENDING).update(
+            status=RunStatus.RUNNING,
+            attempts=F("attempts") + 1,
+            started_at=now,
+            heartbeat_at=now,
+            finished_at=None,
+            progress_done=0,
+            error="",
+            notes="",
+        )
+        if not claimed:
+            return False
+        run = ScoringRun.objects.select_related("study").get(pk=run_id)
+        try:
+            with transaction.atomic():
+                signatures = _signatures(run)
+                plan = _plan(run, signatures=signatures, gpu_available=gpu_available)
+                for chunk in plan.chunks:
+                    chunk.run = run
+                ScoringChunk.objects.bulk_create(plan.chunks)
+        except Exception as error:  # e.g. a metric unregistered since the run was created
+            logger.exception("scoring run %s could not be planned", run_id)
+            ScoringRun.objects.filter(pk=run_id).update(
+                status=RunStatus.FAILED, finished_at=timezone.now(), error=error_text(error, where="planning")
+            )
+            return False
+        total = sum(chunk.units for chunk in plan.chunks)
+        ScoringRun.objects.filter(pk=run_id).update(
+            signatures={name: signature.pk for name, signature in signatures.items()},
+            progress_total=total,
+            notes="\n".join(plan.notes),
+        )
+    logger.info("scoring run %s planned: %d chunk(s), %d score(s)", run_id, len(plan.chunks), total)
+    return True
+
+
+def _plan(run: ScoringRun, *, signatures: dict[str, MetricSignature], gpu_available: bool) -> _Plan:
+    response_names, system_names = split_metric_names(run.metrics)
+    specs = metric_specs(response_names)
+    plan = _Plan()
+    ordered = list(
+        Response.objects.filter(context__study_id=run.study_id)
+        .annotate(has_reference=Exists(Reference.objects.filter(context_id=OuterRef("context_id"))))
+        .order_by("context_id", "id")
+        .values_list("id", "has_reference")
+    )
+    everything = [response_id for response_id, _ in ordered]
+    with_references = [response_id for response_id, has_reference in ordered if has_reference]
+    referenced = [spec.name for spec in specs if spec.needs_references]
+    if referenced and len(with_references) < len(everything):
+        plan.notes.append(
+            f"{len(everything) - len(with_references)} response(s) have no reference, so "
+            f"{', '.join(referenced)} were not computed for them"
+        )
+    size = max(1, int(settings.DIALEVAL_SCORING_CHUNK_SIZE))
+    for group in _metric_groups([spec for spec in specs if not spec.whole_set]):
+        names = [spec.name for spec in group]
+        candidates = with_references if any(spec.needs_references for spec in group) else everything
+        if not run.recompute:
+            candidates = _missing(candidates, [signatures[name].pk for name in names])
+        queue = chunk_queue(metrics=names, gpu_available=gpu_available)
+        for start in range(0, len(candidates), size):
+            part = candidates[start : start + size]
+            plan.add(
+                kind=ChunkKind.REPLIES,
+                metrics=names,
+                response_ids=part,
+                units=len(part) * len(names),
+                queue=queue,
+            )
+    if system_names:
+        systems = System.objects.filter(study_id=run.study_id).count()
+        plan.add(
+            kind=ChunkKind.SYSTEMS,
+            metrics=system_names,
+            units=systems * len(system_names),
+            queue=default_queue(),
+        )
+    whole_set = [spec.name for spec in specs if spec.whole_set]
+    if whole_set:
+        items = (
+            with_references if any(spec.needs_references for spec in specs if spec.whole_set) else everything
+        )
+        plan.add(
+            kind=ChunkKind.WHOLE_SET,
+            stage=1,
+            metrics=whole_set,
+            units=len(items) * len(whole_set),
+            queue=default_queue(),
+        )
+    return plan
+
+
+def _missing(response_ids: Sequence[int], signature_ids: Sequence[int]) -> list[int]:
+    """The replies among ``response_ids`` without a stored score of every signature in ``signature_ids``."""
+    complete = _complete_by_slices(response_ids, signature_ids)
+    return [response_id for response_id in response_ids if response_id not in complete]
+
+
+_IN_CLAUSE_LIMIT = 900  # below SQLite's bound-parameter limit of old builds: large lookups go in slices
+
+
+def _complete_by_slices(response_ids: Sequence[int], signature_ids: Sequence[int]) -> set[int]:
+    complete: set[int] = set()
+    for start in range(0, len(response_ids), _IN_CLAUSE_LIMIT):
+        part = response_ids[start : start + _IN_CLAUSE_LIMIT]
+        complete |= set(
+            MetricScore.objects.filter(response_id__in=part, signature_id__in=signature_ids)
+            .values("response_id")
+            .annotate(scores=Count("id"))
+            .filter(scores=len(signature_ids))
+            .values_list("response_id", flat=True)
+        )
+    return complete
+
+
+def _metric_groups(specs: Sequence[MetricSpec]) -> list[list[MetricSpec]]:
+    """Specs grouped by family (a metric without one is its own group), in first-seen order."""
+    groups: dict[str, list[MetricSpec]] = {}
+    for spec in specs:
+        groups.setdefault(spec.family or f"metric:{spec.name}", []).append(spec)
+    return list(groups.values())
+
+
+def _signatures(run: ScoringRun) -> dict[str, MetricSignature]:
+    """The signature of every metric of the run (created when new), system metrics included."""
+    response_names, system_names = split_metric_names(run.metrics)
+    signatures: dict[str, MetricSignature] = {}
+    for spec in metric_specs(response_names):
+        model_hash = str(run.trained_models[spec.model_kind]["hash"]) if spec.model_kind else ""
+        parameters = signature_parameters(
+            spec.name,
+            language=run.study.language,
+            references=run.references,
+            model_hash=model_hash,
+            tokenizer=run.tokenizer,
+        )
+        signatures[spec.name] = _signature(
+            spec.name, parameters, artifact_hash=model_hash or spec.artifact_hash, version=spec.version
+        )
+    for name in system_names:
+        system_spec = system_metric_spec(name)
+        parameters = system_spec.signature_parameters(
+            language=run.study.language, references=run.references, tokenizer=run.tokenizer
+        )
+        signatures[name] = _signature(name, parameters, artifact_hash="", version=system_spec.version)
+    return signatures
+
+
+def _signature(name: str, parameters: dict[str, str], *, artifact_hash: str, version: str) -> MetricSignature:
+    signature, _ = MetricSignature.objects.get_or_create(
+        text=metric_signature(name, parameters),
+        defaults={"name": name, "parameters": parameters, "artifact_hash": artifact_hash, "version": version},
+    )
+    return signature

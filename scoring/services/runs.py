@@ -1,0 +1,196 @@
+"""Scoring runs as a researcher asks for them: create one (at most one active per request), cancel one.
+
+A run is a request; its work is planned into chunks by a worker (:mod:`scoring.services.planning`) and
+computed chunk by chunk (:mod:`scoring.services.chunks`). The run row is the source of truth: creating one
+only commits it and tries to send a task message; when the broker is unreachable the run stays PENDING,
+says so, and the periodic recovery (:mod:`scoring.services.recovery`) sends it once the broker is back.
+
+One run per request: ``request_key`` hashes the study, the metrics, the references mode, the tokenizer and
+the content hashes of the trained models; a partial unique constraint allows one PENDING or RUNNING run
+per key, so two identical starts at once (double click, two tabs, two CLI calls) are one run, on SQLite
+and PostgreSQL alike: the second insert fails on the constraint and the existing run is returned.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Sequence
+from functools import partial
+
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from annotation.models import Study
+from scoring.metrics.registry import (
+    UnknownMetricError,
+    available_metric_names,
+    available_system_metric_names,
+    metric_specs,
+    split_metric_names,
+)
+from scoring.models import (
+    ACTIVE_RUN_STATUSES,
+    ChunkStatus,
+    ReferencesMode,
+    RunStatus,
+    ScoringChunk,
+    ScoringRun,
+    TokenizerChoice,
+)
+from scoring.selectors import metrics_available_for_study
+from scoring.services.queueing import RUN_TASK, task_send
+from scoring.trained_model_services import (
+    TrainedModelError,
+    run_model_record,
+    scoring_models_resolve,
+    trained_cells_check,
+)
+
+ALL_METRICS = "all"
+BROKER_DOWN_NOTE = (
+    "not queued yet: the task broker (Redis) is unreachable; the run starts once it is back (the periodic "
+    "recovery sends it)"
+)
+
+
+class ScoringRequestError(ValueError):
+    """A scoring run that cannot be created as asked (unknown metric, no metric, bad references mode)."""
+
+
+def scoring_run_create(
+    *,
+    study: Study,
+    metrics: Sequence[str],
+    references: str = ReferencesMode.MULTI,
+    user: AbstractBaseUser | AnonymousUser | None = None,
+    enqueue: bool = True,
+    models: Sequence[str] = (),
+    tokenizer: str = TokenizerChoice.DEFAULT,
+    recompute: bool = False,
+) -> ScoringRun:
+    """Create a pending run and, once committed, send it to a worker; or return the identical active run.
+
+    ``metrics`` are registry names; duplicates are dropped, and the raw components a blend needs are added.
+    ``["all"]`` means every registered metric that is not a variant, learned metrics only where a trained
+    model is available for the study. ``models`` names trained models to use instead of the study's
+    choice or the default. ``tokenizer`` ("default" or "none") is used by every metric that tokenizes.
+    ``recompute`` scores every reply again; by default only replies without a score of the run's
+    signatures are computed (blends and system metrics are always recomputed: they depend on every reply).
+    With ``enqueue=False`` nothing is sent (``manage.py score_study --sync`` executes it in-process).
+
+    When a PENDING or RUNNING run with the same request exists, it is returned with ``was_existing`` set.
+    """
+    names = _validated_metric_names(metrics, study=study)
+    if references not in ReferencesMode.values:
+        raise ScoringRequestError(
+            f"unknown references mode {references!r}; choose one of {', '.join(ReferencesMode.values)}"
+        )
+    if tokenizer not in TokenizerChoice.values:
+        raise ScoringRequestError(
+            f"unknown tokenizer {tokenizer!r}; choose one of {', '.join(TokenizerChoice.values)}"
+        )
+    kinds = [spec.model_kind for spec in metric_specs(split_metric_names(names)[0]) if spec.model_kind]
+    try:
+        trained = scoring_models_resolve(study=study, kinds=kinds, names=models)
+        trained_cells_check(metrics=names, trained=trained)
+    except TrainedModelError as error:
+        raise ScoringRequestError(str(error)) from None
+    records = {kind: run_model_record(model) for kind, model in trained.items()}
+    key = scoring_request_key(
+        study_id=study.pk, metrics=names, references=references, tokenizer=tokenizer, models=records
+    )
+    for _ in range(3):  # the active run may finish between a failed insert and the read of it
+        try:
+            with transaction.atomic():
+                run = ScoringRun.objects.create(
+                    study=study,
+                    request_key=key,
+                    metrics=names,
+                    references=references,
+                    tokenizer=tokenizer,
+                    recompute=recompute,
+                    trained_models=records,
+                    created_by=user if isinstance(user, get_user_model()) else None,
+                )
+                if enqueue:
+                    transaction.on_commit(partial(scoring_run_send, run_id=run.pk))
+            return run
+        except IntegrityError:
+            existing = ScoringRun.objects.filter(request_key=key, status__in=ACTIVE_RUN_STATUSES).first()
+            if existing is not None:
+                existing.was_existing = True
+                return existing
+    raise ScoringRequestError("could not create the run: an identical run kept starting and finishing; retry")
+
+
+def scoring_request_key(
+    *,
+    study_id: int,
+    metrics: Sequence[str],
+    references: str,
+    tokenizer: str,
+    models: dict[str, dict[str, object]],
+) -> str:
+    """What makes two run requests the same work: study, metrics, references, tokenizer, model hashes."""
+    payload = {
+        "study": study_id,
+        "metrics": sorted(metrics),
+        "references": references,
+        "tokenizer": tokenizer,
+        "models": {kind: str(record.get("hash", "")) for kind, record in sorted(models.items())},
+    }
+    return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
+
+
+def scoring_run_send(*, run_id: int) -> bool:
+    """Send the run's planning task; on a broker failure the run stays PENDING and says why (recovery sends
+    it later). Returns whether the message was sent."""
+    run = ScoringRun.objects.filter(pk=run_id).only("metrics", "status").first()
+    if run is None or run.status != RunStatus.PENDING:
+        return False
+    if task_send(RUN_TASK, args=[run_id]):
+        ScoringRun.objects.filter(pk=run_id, status=RunStatus.PENDING).update(
+            enqueued_at=timezone.now(), notes=""
+        )
+        return True
+    ScoringRun.objects.filter(pk=run_id, status=RunStatus.PENDING).update(notes=BROKER_DOWN_NOTE)
+    return False
+
+
+def scoring_run_cancel(*, run: ScoringRun, user: AbstractBaseUser | AnonymousUser | None = None) -> bool:
+    """Cancel a pending or running run: its unfinished chunks stop at their next heartbeat and store nothing
+    more; scores of finished chunks stay. Returns False when the run had already ended."""
+    who = f" by {user.get_username()}" if isinstance(user, get_user_model()) else ""
+    now = timezone.now()
+    with transaction.atomic():
+        cancelled = ScoringRun.objects.filter(pk=run.pk, status__in=ACTIVE_RUN_STATUSES).update(
+            status=RunStatus.CANCELLED,
+            finished_at=now,
+            notes=f"cancelled{who} at {now:%Y-%m-%d %H:%M:%S} UTC",
+        )
+        if cancelled:
+            ScoringChunk.objects.filter(
+                run_id=run.pk, status__in=[ChunkStatus.PENDING, ChunkStatus.RUNNING]
+            ).update(status=ChunkStatus.CANCELLED, finished_at=now)
+    run.refresh_from_db()
+    return bool(cancelled)
+
+
+def _validated_metric_names(metrics: Sequence[str], *, study: Study) -> list[str]:
+    if isinstance(metrics, str):
+        raise ScoringRequestError("metrics must be a list of metric names, not one string")
+    names = list(dict.fromkeys(name.strip() for name in metrics if name.strip()))
+    if not names:
+        known = ", ".join(available_metric_names())
+        raise ScoringRequestError(f"choose at least one metric; known metrics: {known}")
+    if ALL_METRICS in names:
+        names = [*metrics_available_for_study(study=study), *available_system_metric_names()]
+    try:
+        response_names, _ = split_metric_names(names)
+    except UnknownMetricError as error:
+        raise ScoringRequestError(str(error)) from None
+    required = [name for spec in metric_specs(response_names) for name in spec.requires]
+    return list(dict.fromkeys([*required, *names]))

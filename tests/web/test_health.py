@@ -1,0 +1,133 @@
+"""The health endpoints (config/health.py) against a real redis-server: /health/ and /health/workers/."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+
+import pytest
+from django.http.response import HttpResponseBase
+from django.test import Client, override_settings
+
+from scoring.worker_presence import WorkerPresence, presence_publish, redis_client
+from tests.live_services import free_port
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture
+def broker_url(redis_server: str) -> Iterator[str]:
+    """The session's Redis, in a database of its own, emptied, as the broker of this test."""
+    url = redis_server.rsplit("/", 1)[0] + "/8"
+    redis_client(url).flushdb()
+    with override_settings(CELERY_BROKER_URL=url, REDIS_URL=url):
+        yield url
+    redis_client(url).flushdb()
+
+
+@pytest.fixture
+def broker_down() -> Iterator[str]:
+    url = f"redis://:hunter2@127.0.0.1:{free_port()}/0"  # nothing listens there; the password must not show
+    with override_settings(CELERY_BROKER_URL=url, REDIS_URL=url):
+        yield url
+
+
+def checks(response: HttpResponseBase) -> dict[str, str]:
+    assert response["Content-Type"].startswith("application/json")
+    return dict(json.loads(response.content))  # type: ignore[attr-defined]
+
+
+def entry(results: dict[str, str], check: str) -> str:
+    (value,) = [value for name, value in results.items() if name.startswith(f"{check}(")]
+    return value
+
+
+def announce(url: str, *queues: str, cuda: bool = False) -> None:
+    presence = WorkerPresence(
+        hostname=f"celery@{'-'.join(queues)}",
+        queues=queues,
+        pid=1,
+        cuda=cuda,
+        device_name=None,
+        concurrency=1,
+        seen_at=time.time(),
+    )
+    presence_publish(presence, client=redis_client(url), ttl_seconds=30)
+
+
+@pytest.mark.django_db
+def test_web_health_is_ok_with_the_database_and_redis_up(broker_url: str) -> None:
+    response = Client().get("/health/?format=json")  # anonymous: no login, no redirect
+    assert response.status_code == 200
+    results = checks(response)
+    assert entry(results, "Database") == "OK"
+    assert entry(results, "Redis") == "OK"
+    assert len(results) == 2
+    assert "no-cache" in response["Cache-Control"]
+
+
+@pytest.mark.django_db
+def test_the_accept_header_selects_json_and_the_page_renders_for_a_browser(broker_url: str) -> None:
+    assert checks(Client().get("/health/", HTTP_ACCEPT="application/json")) != {}
+    page = Client().get("/health/", HTTP_ACCEPT="text/html")
+    assert page.status_code == 200
+    assert page["Content-Type"].startswith("text/html")
+
+
+@pytest.mark.django_db
+def test_web_health_names_redis_when_it_is_down_answers_quickly_and_shows_no_password(
+    broker_down: str,
+) -> None:
+    started = time.monotonic()
+    response = Client().get("/health/?format=json")
+    assert time.monotonic() - started < 2.0
+    assert response.status_code == 500
+    results = checks(response)
+    assert entry(results, "Database") == "OK"
+    assert entry(results, "Redis").startswith("Unavailable: Unable to connect to Redis")
+    for format_ in ("json", "text", "openmetrics", "atom"):
+        assert b"hunter2" not in Client().get(f"/health/?format={format_}").content, format_
+    assert b"hunter2" not in Client().get("/health/", HTTP_ACCEPT="text/html").content
+
+
+@override_settings(DIALEVAL_HEALTH_QUEUES=["cpu", "gpu"])
+def test_worker_health_wants_a_live_worker_on_each_configured_queue(broker_url: str) -> None:
+    response = Client().get("/health/workers/?format=json")
+    assert response.status_code == 500
+    results = checks(response)
+    assert entry(results, "Redis") == "OK"
+    assert results["QueueWorker(queue='cpu')"] == "Unavailable: no live worker consumes the 'cpu' queue"
+    assert results["QueueWorker(queue='gpu')"] == "Unavailable: no live worker consumes the 'gpu' queue"
+
+    announce(broker_url, "cpu")
+    results = checks(Client().get("/health/workers/?format=json"))
+    assert results["QueueWorker(queue='cpu')"] == "OK"
+    assert results["QueueWorker(queue='gpu')"].startswith("Unavailable")
+
+    announce(broker_url, "gpu", cuda=True)
+    response = Client().get("/health/workers/?format=json")
+    assert response.status_code == 200
+    assert set(checks(response).values()) == {"OK"}
+
+
+def test_worker_health_checks_only_the_cpu_queue_by_default(broker_url: str) -> None:
+    announce(broker_url, "cpu")
+    response = Client().get("/health/workers/?format=json")
+    assert response.status_code == 200
+    assert [name for name in checks(response) if name.startswith("QueueWorker")] == [
+        "QueueWorker(queue='cpu')"
+    ]
+
+
+def test_worker_health_with_redis_down_says_so_quickly(broker_down: str) -> None:
+    started = time.monotonic()
+    response = Client().get("/health/workers/?format=json")
+    assert time.monotonic() - started < 2.0
+    assert response.status_code == 500
+    results = checks(response)
+    assert entry(results, "Redis").startswith("Unavailable")
+    assert (
+        entry(results, "QueueWorker") == "Unavailable: the broker holding the worker records is unreachable"
+    )
+    assert b"hunter2" not in response.content
