@@ -31,7 +31,7 @@ from typing import Any
 
 from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import F, Prefetch, Q
 from django.utils import timezone
 
@@ -80,7 +80,7 @@ class ClaimedChunk:
 
 @dataclass
 class _Outcome:
-    score_rows: list[MetricScore] = field(default_factory=list)
+    score_rows: list[tuple[int, int, float]] = field(default_factory=list)  # (response, signature, value)
     system_rows: list[SystemMetricScore] = field(default_factory=list)
     seconds: dict[str, float] = field(default_factory=dict)
     undefined: dict[str, int] = field(default_factory=dict)
@@ -264,17 +264,9 @@ class _Fence:
 
 
 def _compute_replies(chunk: ScoringChunk, run: ScoringRun, fence: _Fence) -> _Outcome:
-    by_id = {
-        response.pk: response
-        for response in Response.objects.filter(pk__in=chunk.response_ids)
-        .select_related("context")
-        .prefetch_related(Prefetch("context__references", queryset=Reference.objects.order_by("id")))
-    }
-    items = [
-        by_id[response_id] for response_id in chunk.response_ids if response_id in by_id
-    ]  # deleted: gone
+    items = _reply_items(chunk.response_ids)
     names = list(chunk.metrics)
-    references = [references_for_mode(item.context.references.all(), run.references) for item in items]
+    references = [references_for_mode(item.references, run.references) for item in items]
     if any(metric_spec(name).needs_references for name in names):
         kept = [index for index, refs in enumerate(references) if refs]
         items, references = [items[index] for index in kept], [references[index] for index in kept]
@@ -291,7 +283,7 @@ def _compute_replies(chunk: ScoringChunk, run: ScoringRun, fence: _Fence) -> _Ou
             names,
             [items[index].text for index in indices],
             [references[index] for index in indices],
-            [items[index].context.query for index in indices],
+            [items[index].query for index in indices],
             run.study.language,
             models=models,
             tokenizer=run.tokenizer,
@@ -325,14 +317,68 @@ def _compute_replies(chunk: ScoringChunk, run: ScoringRun, fence: _Fence) -> _Ou
                     _failure(name, items[index].pk, f"the metric gave the value {value!r}")
                 )
             else:
-                outcome.score_rows.append(
-                    MetricScore(response=items[index], signature=signatures[name], value=float(value))
-                )
+                outcome.score_rows.append((items[index].pk, signatures[name].pk, float(value)))
     return outcome
 
 
+@dataclass(frozen=True)
+class _ReferenceRow:
+    pk: int
+    text: str
+    origin: str
+
+
+@dataclass(frozen=True)
+class _ReplyItem:
+    pk: int
+    text: str
+    query: str
+    references: list[_ReferenceRow]
+
+
+def _reply_items(response_ids: Sequence[int]) -> list[_ReplyItem]:
+    """The chunk's replies in its order, with their query and references, read as plain values in two
+    queries (model instances and prefetching cost more than the metrics for fast ones); deleted replies
+    are gone."""
+    rows = {
+        pk: (text, context_id, turns)
+        for pk, text, context_id, turns in Response.objects.filter(pk__in=response_ids).values_list(
+            "pk", "text", "context_id", "context__turns"
+        )
+    }
+    references: dict[int, list[_ReferenceRow]] = {}
+    for context_id, pk, text, origin in (
+        Reference.objects.filter(context_id__in={row[1] for row in rows.values()})
+        .order_by("id")
+        .values_list("context_id", "pk", "text", "origin")
+    ):
+        references.setdefault(context_id, []).append(_ReferenceRow(pk, text, origin))
+    items = []
+    for pk in response_ids:
+        if pk in rows:
+            text, context_id, turns = rows[pk]
+            query = str(turns[-1]["text"]) if turns else ""  # DialogContext.query: the last turn
+            items.append(_ReplyItem(pk, text, query, references.get(context_id, [])))
+    return items
+
+
+def _upsert_scores(rows: Sequence[tuple[int, int, float]], *, now: Any) -> None:
+    """Insert or update (response, signature, value) rows in one statement per batch: the same upsert on
+    SQLite and PostgreSQL (``ON CONFLICT ... DO UPDATE``), without building a model instance per score."""
+    table = connection.ops.quote_name(MetricScore._meta.db_table)
+    computed_at = connection.ops.adapt_datetimefield_value(now)
+    sql = (
+        f"INSERT INTO {table} (response_id, signature_id, value, computed_at) VALUES (%s, %s, %s, %s) "
+        "ON CONFLICT (response_id, signature_id) DO UPDATE SET value = EXCLUDED.value, "
+        "computed_at = EXCLUDED.computed_at"
+    )
+    with connection.cursor() as cursor:
+        for start in range(0, len(rows), 2000):
+            cursor.executemany(sql, [(*row, computed_at) for row in rows[start : start + 2000]])
+
+
 def _compute_one_by_one(
-    items: Sequence[Response],
+    items: Sequence[_ReplyItem],
     names: Sequence[str],
     compute: Callable[[Sequence[int], Callable[[int], None] | None], dict[str, list[float | None]]],
     fence: _Fence,
@@ -432,9 +478,7 @@ def _compute_whole_set(chunk: ScoringChunk, run: ScoringRun) -> _Outcome:
             if value is None:
                 outcome.undefined[name] = outcome.undefined.get(name, 0) + 1
             elif math.isfinite(value):
-                outcome.score_rows.append(
-                    MetricScore(response=item, signature=signatures[name], value=float(value))
-                )
+                outcome.score_rows.append((item.pk, signatures[name].pk, float(value)))
         outcome.seconds[name] = time.perf_counter() - started
     return outcome
 
@@ -462,13 +506,7 @@ def _store(claimed: ClaimedChunk, run: ScoringRun, outcome: _Outcome) -> None:
         if not owned:
             raise ChunkLostError
         if outcome.score_rows:
-            MetricScore.objects.bulk_create(
-                outcome.score_rows,
-                batch_size=2000,
-                update_conflicts=True,
-                unique_fields=["response", "signature"],
-                update_fields=["value", "computed_at"],
-            )
+            _upsert_scores(outcome.score_rows, now=now)
         if outcome.system_rows:
             SystemMetricScore.objects.bulk_create(
                 outcome.system_rows,

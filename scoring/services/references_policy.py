@@ -11,12 +11,24 @@ and the run's notes count them.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Protocol
 
-from annotation.models import Reference, ReferenceOrigin
+from annotation.models import ReferenceOrigin
 from scoring.models import ReferencesMode
 
 
-def references_for_mode(references: Iterable[Reference], mode: str) -> list[str]:
+class ReferenceLike(Protocol):
+    """A reference as a model instance or a plain row: its id, text and origin."""
+
+    @property
+    def pk(self) -> int: ...
+    @property
+    def text(self) -> str: ...
+    @property
+    def origin(self) -> str: ...
+
+
+def references_for_mode(references: Iterable[ReferenceLike], mode: str) -> list[str]:
     """The texts scored against, from a context's references (any order; sorted by id here)."""
     ordered = sorted(references, key=lambda reference: reference.pk)
     if mode == ReferencesMode.MULTI:

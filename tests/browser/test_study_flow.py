@@ -84,6 +84,10 @@ def test_researcher_imports_scores_and_reads_report(
     page.wait_for_selector("tr.run .run-status.status-succeeded", timeout=90_000)
     progress = page.locator("tr.run .run-progress")
     assert progress.get_attribute("value") == progress.get_attribute("max")
+    count = page.locator("tr.run .run-count").inner_text()
+    assert count.endswith(" scores")  # reply x metric units, named on the page
+    assert count.split(" of ")[0] == count.split(" of ")[1].split()[0]  # all done
+    assert page.locator("tr.run .run-cancel").count() == 0  # a finished run offers no Cancel
 
     page.click("text=Correlation report")
     table_text = page.locator("table").first.inner_text()

@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 
 import pytest
 
-from scoring.metrics import METRICS_VERSION
+from scoring.metrics import METRICS_VERSION, registry
 from scoring.metrics.bleu import sentence_bleu
 from scoring.metrics.registry import (
     UnknownMetricError,
@@ -245,3 +245,48 @@ def test_unknown_tokenizer_is_refused_naming_the_choices() -> None:
     # the tokenizer is an argument of its own, not a metric parameter a caller can slip in
     with pytest.raises(ValueError, match="has the parameter"):
         compute_metrics(["bleu-1"], HYPOTHESES, REFERENCES, QUERIES, "en", {"tokenizer": "none"})
+
+
+def test_progress_reports_every_slice_and_the_scores_do_not_depend_on_it() -> None:
+    hypotheses = [f"the cat sat on mat number {i} ." for i in range(300)]
+    references = [["the cat sat on the mat ."]] * 300
+    queries = ["where is the cat ?"] * 300
+    seen: list[int] = []
+    sliced = registry.compute_metrics(
+        ["bleu-2", "rouge-l"], hypotheses, references, queries, "en", progress=seen.append, progress_every=16
+    )
+    whole = registry.compute_metrics(["bleu-2", "rouge-l"], hypotheses, references, queries, "en")
+    assert sliced == whole
+    assert seen[0] == 16  # the first slice has the asked size; fast slices then grow
+    assert seen == sorted(seen)
+    assert seen[-1] == 300
+    assert len(seen) >= 2
+
+
+def test_progress_raising_stops_the_computation() -> None:
+    class Cancelled(Exception):
+        pass
+
+    def cancel(done: int) -> None:
+        raise Cancelled
+
+    with pytest.raises(Cancelled):
+        registry.compute_metrics(
+            ["bleu-1"], ["a b"] * 100, [["a b"]] * 100, ["q"] * 100, "en", progress=cancel
+        )
+
+
+def test_a_blend_combines_stored_components_like_the_family_computes_it() -> None:
+    referenced = [0.1, 0.5, None, 0.9, 0.3]
+    unreferenced = [0.2, 0.3, 0.4, 0.8, 0.9]
+    combined = registry.combine_metric(
+        "ruber-gmean", {"ruber-referenced": referenced, "ruber-unreferenced": unreferenced}
+    )
+    from scoring.metrics.ruber.blends import ruber_blends
+
+    assert combined == ruber_blends(referenced, unreferenced, methods=["gmean"])["gmean"]
+    assert combined[2] is None
+    with pytest.raises(ValueError, match="needs the values of ruber-unreferenced"):
+        registry.combine_metric("ruber-gmean", {"ruber-referenced": referenced})
+    with pytest.raises(ValueError, match="not computed from stored components"):
+        registry.combine_metric("bleu-1", {})
