@@ -142,8 +142,10 @@ def test_run_script_serves_the_app_and_ctrl_c_stops_everything(tmp_path: Path) -
     redis_port = free_port()
     started, output = run_and_interrupt(tmp_path, {"REDIS_PORT": str(redis_port)})
     assert f"starting redis-server on 127.0.0.1:{redis_port}" in output
+    assert "starting Celery beat, the periodic recovery check" in output
+    assert "stopping beat (process group" in output
     assert not port_open(redis_port)  # the Redis it started is gone too
-    assert len(started) >= 4  # redis-server, the Celery main process and its pool, runserver
+    assert len(started) >= 5  # redis-server, the Celery main process and its pool, beat, runserver
 
 
 def test_run_script_reuses_a_running_redis_and_leaves_it_running(tmp_path: Path) -> None:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
 
 import pytest
 from django.http.response import HttpResponseBase
@@ -33,6 +35,14 @@ def broker_down() -> Iterator[str]:
         yield url
 
 
+def get(path: str, **headers: Any) -> Any:
+    """GET ``path`` anonymously, from a thread of its own: django-health-check runs sync checks through
+    asgiref's AsyncToSync, which refuses a thread with a running event loop, and earlier tests in the same
+    pytest process (Playwright's sync API) leave one in the main thread. A WSGI worker has none."""
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(Client().get, path, **headers).result(timeout=30)
+
+
 def checks(response: HttpResponseBase) -> dict[str, str]:
     assert response["Content-Type"].startswith("application/json")
     return dict(json.loads(response.content))  # type: ignore[attr-defined]
@@ -58,7 +68,7 @@ def announce(url: str, *queues: str, cuda: bool = False) -> None:
 
 @pytest.mark.django_db
 def test_web_health_is_ok_with_the_database_and_redis_up(broker_url: str) -> None:
-    response = Client().get("/health/?format=json")  # anonymous: no login, no redirect
+    response = get("/health/?format=json")  # anonymous: no login, no redirect
     assert response.status_code == 200
     results = checks(response)
     assert entry(results, "Database") == "OK"
@@ -69,8 +79,8 @@ def test_web_health_is_ok_with_the_database_and_redis_up(broker_url: str) -> Non
 
 @pytest.mark.django_db
 def test_the_accept_header_selects_json_and_the_page_renders_for_a_browser(broker_url: str) -> None:
-    assert checks(Client().get("/health/", HTTP_ACCEPT="application/json")) != {}
-    page = Client().get("/health/", HTTP_ACCEPT="text/html")
+    assert checks(get("/health/", HTTP_ACCEPT="application/json")) != {}
+    page = get("/health/", HTTP_ACCEPT="text/html")
     assert page.status_code == 200
     assert page["Content-Type"].startswith("text/html")
 
@@ -80,20 +90,20 @@ def test_web_health_names_redis_when_it_is_down_answers_quickly_and_shows_no_pas
     broker_down: str,
 ) -> None:
     started = time.monotonic()
-    response = Client().get("/health/?format=json")
+    response = get("/health/?format=json")
     assert time.monotonic() - started < 2.0
     assert response.status_code == 500
     results = checks(response)
     assert entry(results, "Database") == "OK"
     assert entry(results, "Redis").startswith("Unavailable: Unable to connect to Redis")
     for format_ in ("json", "text", "openmetrics", "atom"):
-        assert b"hunter2" not in Client().get(f"/health/?format={format_}").content, format_
-    assert b"hunter2" not in Client().get("/health/", HTTP_ACCEPT="text/html").content
+        assert b"hunter2" not in get(f"/health/?format={format_}").content, format_
+    assert b"hunter2" not in get("/health/", HTTP_ACCEPT="text/html").content
 
 
 @override_settings(DIALEVAL_HEALTH_QUEUES=["cpu", "gpu"])
 def test_worker_health_wants_a_live_worker_on_each_configured_queue(broker_url: str) -> None:
-    response = Client().get("/health/workers/?format=json")
+    response = get("/health/workers/?format=json")
     assert response.status_code == 500
     results = checks(response)
     assert entry(results, "Redis") == "OK"
@@ -101,19 +111,19 @@ def test_worker_health_wants_a_live_worker_on_each_configured_queue(broker_url: 
     assert results["QueueWorker(queue='gpu')"] == "Unavailable: no live worker consumes the 'gpu' queue"
 
     announce(broker_url, "cpu")
-    results = checks(Client().get("/health/workers/?format=json"))
+    results = checks(get("/health/workers/?format=json"))
     assert results["QueueWorker(queue='cpu')"] == "OK"
     assert results["QueueWorker(queue='gpu')"].startswith("Unavailable")
 
     announce(broker_url, "gpu", cuda=True)
-    response = Client().get("/health/workers/?format=json")
+    response = get("/health/workers/?format=json")
     assert response.status_code == 200
     assert set(checks(response).values()) == {"OK"}
 
 
 def test_worker_health_checks_only_the_cpu_queue_by_default(broker_url: str) -> None:
     announce(broker_url, "cpu")
-    response = Client().get("/health/workers/?format=json")
+    response = get("/health/workers/?format=json")
     assert response.status_code == 200
     assert [name for name in checks(response) if name.startswith("QueueWorker")] == [
         "QueueWorker(queue='cpu')"
@@ -122,7 +132,7 @@ def test_worker_health_checks_only_the_cpu_queue_by_default(broker_url: str) -> 
 
 def test_worker_health_with_redis_down_says_so_quickly(broker_down: str) -> None:
     started = time.monotonic()
-    response = Client().get("/health/workers/?format=json")
+    response = get("/health/workers/?format=json")
     assert time.monotonic() - started < 2.0
     assert response.status_code == 500
     results = checks(response)
