@@ -1,6 +1,6 @@
 from django.urls import path, register_converter
 
-from correlation import views
+from correlation import views, views_conversations
 
 
 class _FigureName:
@@ -40,4 +40,14 @@ urlpatterns = [
     path("<int:study_id>/tables.tex", views.report_latex_download, name="study-report-latex"),
     path("<int:study_id>/tables/<slug:section>.csv", views.report_table_download, name="study-report-table"),
     path("<int:study_id>/bundle.zip", views.report_bundle_view, name="study-report-bundle"),
+    path(
+        "<int:study_id>/conversations/",
+        views_conversations.study_conversations_page,
+        name="study-conversations",
+    ),
+    path(
+        "<int:study_id>/conversations/<path:conversation>/",
+        views_conversations.study_conversation_page,
+        name="study-conversation",
+    ),
 ]

@@ -14,6 +14,7 @@ from django.views.decorators.http import require_POST
 from annotation.models import Question, Study
 from correlation.bundle import bundle_filename
 from correlation.bundle_jobs import bundle_content, bundle_request, bundle_state
+from correlation.conversations import study_has_conversations
 from correlation.exports import correlation_rows_as_csv, correlation_rows_as_json, report_tables_csv
 from correlation.figures import FigureExportError, figure_image, reply_texts
 from correlation.figures import report_figures as figure_specs
@@ -46,6 +47,8 @@ def study_report(request: HttpRequest, study_id: int) -> HttpResponse:
     view = report_for_display(study=study, options=options)
     context = _page_context(request, study, questions, question, options, view)
     context["option_error"] = option_error
+    if not request.GET.get("fragment"):
+        context["has_conversations"] = study_has_conversations(study=study)
     template = (
         "correlation/_report_body.html" if request.GET.get("fragment") else "correlation/study_report.html"
     )

@@ -107,6 +107,7 @@ class TokenizerChoice(models.TextChoices):
 class ModelKind(models.TextChoices):
     RUBER = "ruber", "RUBER (word2vec + Bi-GRU s_U)"
     BERT_RUBER = "bert-ruber", "BERT-RUBER (unreferenced factorial cells)"
+    MAUDE = "maude", "MaUde (context-aware, unreferenced; with its baselines)"
 
 
 class TrainedModel(models.Model):

@@ -22,7 +22,9 @@ from django.contrib.auth.models import User
 from django.db import transaction
 
 from annotation.models import Study
-from scoring.metrics.learned_specs import BERT_RUBER_KIND, MODEL_KINDS, RUBER_KIND
+from scoring.metrics.learned_specs import BERT_RUBER_KIND, MAUDE_KIND, MODEL_KINDS, RUBER_KIND
+from scoring.metrics.maude.dialogs import Dialog
+from scoring.metrics.maude_specs import maude_variant
 from scoring.metrics.registry import metric_spec
 from scoring.metrics.ruber.artifact import HASH_FILE
 from scoring.metrics.ruber.corpus import QueryReplyPair
@@ -36,7 +38,7 @@ class TrainedModelError(ValueError):
 
 @dataclass(frozen=True)
 class TrainingRequest:
-    kind: str  # "ruber" or "bert-ruber"
+    kind: str  # "ruber", "bert-ruber" or "maude"
     name: str
     corpus_description: str
     epochs: int | None = None
@@ -44,6 +46,10 @@ class TrainingRequest:
     language: str = "en"
     cells: Sequence[str] = ()  # BERT-RUBER only; empty: every cell
     threads: int | None = None  # torch CPU threads while training; None: the training's own default
+    variants: Sequence[str] = ()  # MaUde only; empty: its default variants (maude, bert-nli)
+    context_turns: int | None = None  # MaUde only; None: the whole history
+    pooling: str | None = None  # MaUde only: mean | max | mean-max of the encoder's token vectors
+    negatives: Sequence[str] = ()  # MaUde only: utterance, order, drop, repeat; empty: all of them
 
 
 def train_hint(kind: str) -> str:
@@ -57,13 +63,14 @@ def train_hint(kind: str) -> str:
 def trained_model_train(
     *,
     request: TrainingRequest,
-    pairs: Sequence[QueryReplyPair],
-    validation_pairs: Sequence[QueryReplyPair],
+    pairs: Sequence[QueryReplyPair] | Sequence[Dialog],
+    validation_pairs: Sequence[QueryReplyPair] | Sequence[Dialog],
     make_default: bool = False,
     user: User | None = None,
     progress: bool = True,
 ) -> TrainedModel:
-    """Train a model of ``request.kind`` and register it under ``request.name``.
+    """Train a model of ``request.kind`` and register it under ``request.name``. RUBER and BERT-RUBER
+    train on query-reply ``pairs``, MaUde on whole dialogs (``scoring.metrics.maude.dialogs``).
 
     The artifact is written to a temporary folder beside its final place and moved there only when training
     succeeded, so a failed or interrupted training leaves no half-written model behind.
@@ -181,7 +188,19 @@ def scoring_models_resolve(
 
 
 def trained_cells_check(*, metrics: Sequence[str], trained: Mapping[str, TrainedModel]) -> None:
-    """Refuse BERT-RUBER metrics whose factorial cell the chosen model was not trained with."""
+    """Refuse BERT-RUBER metrics whose factorial cell, and MaUde metrics whose variant, the chosen model
+    was not trained with."""
+    maude = trained.get(MAUDE_KIND)
+    if maude is not None:
+        variants = list(maude.config.get("variants", []))
+        for name in metrics:
+            variant = maude_variant(name)
+            if variant and variant not in variants:
+                raise TrainedModelError(
+                    f"{name} needs the variant {variant}, which the {maude.name} model was not trained with "
+                    f"(its variants: {', '.join(variants) or 'none'}); train it with `manage.py train_metric "
+                    f"maude --variants {variant} ...`"
+                )
     model = trained.get(BERT_RUBER_KIND)
     if model is None:
         return
@@ -223,8 +242,8 @@ def run_model_paths(records: Mapping[str, Mapping[str, Any]]) -> dict[str, str]:
 
 def _train(
     request: TrainingRequest,
-    pairs: Sequence[QueryReplyPair],
-    validation_pairs: Sequence[QueryReplyPair],
+    pairs: Sequence[Any],
+    validation_pairs: Sequence[Any],
     output_dir: Path,
     progress: bool,
 ) -> tuple[dict[str, Any], Any, str]:
@@ -245,13 +264,27 @@ def _train(
             pairs, validation_pairs, config=RuberConfig(**overrides), output_dir=output_dir, progress=progress
         )
         return ruber.config, ruber.curve, ruber.content_hash
+    if request.threads is not None:
+        overrides["torch_threads"] = request.threads
+    if request.kind == MAUDE_KIND:
+        from scoring.metrics.maude.training import MaudeConfig, train_maude
+
+        if request.variants:
+            overrides["variants"] = tuple(request.variants)
+        if request.pooling:
+            overrides["pooling"] = request.pooling
+        if request.negatives:
+            overrides["negatives"] = tuple(request.negatives)
+        overrides["context_turns"] = request.context_turns
+        maude = train_maude(
+            pairs, validation_pairs, config=MaudeConfig(**overrides), output_dir=output_dir, progress=progress
+        )
+        return maude.config, maude.curve, maude.content_hash
     assert request.kind == BERT_RUBER_KIND
     from scoring.metrics.bert_ruber import BertRuberConfig, train_bert_ruber
 
     if request.cells:
         overrides["cells"] = tuple(request.cells)
-    if request.threads is not None:
-        overrides["torch_threads"] = request.threads
     bert = train_bert_ruber(
         pairs, validation_pairs, config=BertRuberConfig(**overrides), output_dir=output_dir, progress=progress
     )

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from annotation.importers.conversations import parse_conversations
 from annotation.importers.dailydialog import parse_dailydialog
 from annotation.importers.grade import parse_grade
 from annotation.importers.multiref import parse_multiref
@@ -54,5 +55,11 @@ FORMATS: dict[str, ImportFormat] = {
         "generic CSV: one reply per row with context, references and ratings",
         "0-2",
         parse_csv,
+    ),
+    "conversations-jsonl": ImportFormat(
+        "whole conversations, one per line: every bot turn becomes a reply to the turns before it "
+        "(per-turn and dialog-level scores, seed 004)",
+        "0-2",
+        parse_conversations,
     ),
 }

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from annotation.importers.problems import ProblemLog
-from annotation.importers.records import ContextRecord, ParsedImport, ReplyRecord, text_key
+from annotation.importers.records import ContextRecord, ParsedImport, ReplyRecord, Source, text_key
 from annotation.importers.study_state import QuestionInfo, StudyState
 
 IMPORTED_ORIGIN = "imported"  # annotation.models.AnnotatorOrigin.IMPORTED
@@ -116,6 +116,7 @@ class _Planner:
         self.reused_annotators: set[str] = set()
         self.replies: dict[tuple[str, ContextTarget, int], ReplyRecord] = {}
         self.unknown_questions: set[str] = set()
+        self.conflicts: set[Source] = set()  # lines whose contexts must match the study's and do not
         self.anonymous = _AnonymousNames(parsed, state)
 
     def default_question(self, name: str | None) -> QuestionInfo | None:
@@ -151,6 +152,17 @@ class _Planner:
             existing = self.state.contexts_by_external_id.get(record.external_id)
             if existing is not None:
                 self.reused_contexts += 1
+                if record.turns_must_match and folded(record.turns) != folded(existing.turns):
+                    if record.source not in self.conflicts:  # said once per line, not once per turn
+                        self.conflicts.add(record.source)
+                        self.log.problem(
+                            record.source.file,
+                            record.source.line,
+                            "id",
+                            f'context id "{record.external_id}" is already in the study with different '
+                            "turns; give this conversation an id of its own",
+                        )
+                    return None
                 if record.turns and folded(record.turns) != folded(existing.turns):
                     self.log.warn(
                         record.source.file,

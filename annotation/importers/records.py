@@ -34,6 +34,8 @@ class ContextRecord:
     With ``external_id`` the study's context of that id is reused when there is one; otherwise the
     context is created from ``turns`` (an empty ``turns`` means the file only refers to the id). Without
     an id, a context is reused when the study has one with exactly the same turn texts.
+    ``turns_must_match``: a study context of the same id whose turns differ is an error, not a warning
+    (a conversation id names one conversation, see conversations.py).
     """
 
     key: str
@@ -41,6 +43,7 @@ class ContextRecord:
     external_id: str = ""
     turns: list[dict[str, Any]] = field(default_factory=list)
     references: list[ReferenceRecord] = field(default_factory=list)
+    turns_must_match: bool = False
 
     def add_reference(self, text: str, origin: str) -> None:
         """Add a reference unless the context already has that exact text (the first origin wins)."""

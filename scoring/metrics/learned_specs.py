@@ -42,7 +42,8 @@ from scoring.metrics.spec import (
 
 RUBER_KIND = "ruber"
 BERT_RUBER_KIND = "bert-ruber"
-MODEL_KINDS = (RUBER_KIND, BERT_RUBER_KIND)
+MAUDE_KIND = "maude"  # its specs: scoring.metrics.maude_specs
+MODEL_KINDS = (RUBER_KIND, BERT_RUBER_KIND, MAUDE_KIND)
 
 LEARNED_VERSION = "1.0.0"
 
@@ -196,11 +197,11 @@ def _ruber_model(params: Mapping[str, str], language: str) -> Any:
     from scoring.metrics.ruber.artifact import load_ruber
 
     model = load_ruber(params[MODEL_PARAMETER])
-    _check_language(model.language, language, "RUBER")
+    check_language(model.language, language, "RUBER")
     return model
 
 
-def _check_language(model_language: str, language: str, what: str) -> None:
+def check_language(model_language: str, language: str, what: str) -> None:
     if model_language != language:
         raise ValueError(
             f"the {what} model was trained on {model_language!r} text and cannot score {language!r} text; "
@@ -258,7 +259,7 @@ def _bert_ruber_model(params: Mapping[str, str], language: str) -> Any:
     from scoring.metrics.bert_ruber import load_bert_ruber
 
     model = load_bert_ruber(params[MODEL_PARAMETER])
-    _check_language(model.language, language, "BERT-RUBER")
+    check_language(model.language, language, "BERT-RUBER")
     return model
 
 

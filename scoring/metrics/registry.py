@@ -5,7 +5,8 @@ registered together with their :class:`~scoring.metrics.spec.MetricFamily`, and 
 calls each family once for all of its requested members (BLEU-1..4 tokenize and count n-grams once).
 Registered: BLEU-1..4, ROUGE-L, METEOR and the three embedding baselines (seed 003, Table 2), RUBER's
 scores and blends over a trained model (seed 000), BERT-RUBER's referenced score over MiniLM and its
-unreferenced factorial cells and blends over a trained model (seed 001).
+unreferenced factorial cells and blends over a trained model (seed 001), MaUde and its baselines over
+a trained model (seed 004; context-aware: they read every context turn).
 
 Names are lowercase and hyphenated; a variant of a metric is ``name:variant`` (BERT-RUBER's factorial
 cells, ``bert-ruber-unreferenced:bert-max-ce``). Variants are computed only when asked for by name:
@@ -21,6 +22,7 @@ from scoring.metrics.bert_ruber_referenced import bert_ruber_referenced_spec
 from scoring.metrics.bleu_family import bleu_specs
 from scoring.metrics.embedding_specs import embedding_specs
 from scoring.metrics.learned_specs import bert_ruber_specs, ruber_specs
+from scoring.metrics.maude_specs import maude_specs
 from scoring.metrics.overlap_specs import overlap_specs
 from scoring.metrics.spec import MODEL_PARAMETER, TOKENIZER_PARAMETER, MetricFamily, MetricSpec
 from scoring.metrics.system_specs import ContextOutputs, SystemMetricSpec, SystemScore, system_metric_specs
@@ -201,6 +203,7 @@ def compute_metrics(
     tokenizer: str = DEFAULT_TOKENIZER,
     progress: Callable[[int], None] | None = None,
     progress_every: int = 64,
+    contexts: Sequence[Sequence[str]] | None = None,
 ) -> dict[str, list[float | None]]:
     """``{name: [score per item]}`` for every metric in ``names``, each family computed once.
 
@@ -215,6 +218,9 @@ def compute_metrics(
     is "default" (the language's tokenizer) or "none" (whitespace split, for text that is already
     tokenized), for every metric that tokenizes except learned ones. A score is ``None`` where the metric
     has no value for the item.
+
+    ``contexts`` gives each item's every context turn, oldest first, to context-aware metrics (MaUde);
+    without it they read the one-turn context ``[queries[i]]``.
     """
     checked_tokenizer(tokenizer)
     if not len(hypotheses) == len(references) == len(queries):
@@ -222,6 +228,8 @@ def compute_metrics(
             f"hypotheses, references and queries differ in length: "
             f"{len(hypotheses)}, {len(references)}, {len(queries)}"
         )
+    if contexts is not None and len(contexts) != len(hypotheses):
+        raise ValueError(f"{len(contexts)} contexts for {len(hypotheses)} hypotheses")
     specs = metric_specs(names)
     if (
         progress is not None
@@ -239,6 +247,7 @@ def compute_metrics(
             tokenizer,
             progress,
             progress_every,
+            contexts,
         )
     unused = sorted(set(params or {}) - {key for spec in specs for key in spec.parameters})
     if unused:
@@ -256,6 +265,14 @@ def compute_metrics(
     for spec in specs:
         if spec.family:
             by_family.setdefault(spec.family, []).append(spec)
+        elif spec.context_compute is not None:
+            values = spec.context_compute(
+                hypotheses,
+                contexts if contexts is not None else [[query] for query in queries],
+                language,
+                _own_parameters(spec, params, models, tokenizer),
+            )
+            results[spec.name] = _checked_length(spec.name, values, len(hypotheses))
         else:
             values = spec.compute(
                 hypotheses, references, queries, language, _own_parameters(spec, params, models, tokenizer)
@@ -286,6 +303,7 @@ def _compute_in_slices(
     tokenizer: str,
     progress: Callable[[int], None],
     size: int,
+    contexts: Sequence[Sequence[str]] | None,
 ) -> dict[str, list[float | None]]:
     """Slices of ``size`` items, doubled while a slice takes under half a second (fast metrics then pay the
     per-call cost a few times, not once per 64 items; slow ones keep reporting every ``size`` items)."""
@@ -303,6 +321,7 @@ def _compute_in_slices(
             params,
             models,
             tokenizer=tokenizer,
+            contexts=None if contexts is None else contexts[start:end],
         )
         for name in names:
             results[name].extend(part[name])
@@ -367,6 +386,8 @@ def _register_builtin_metrics() -> None:
                 register_metric(spec)
         else:
             register_metric_family(learned_family, learned)
+    for spec in maude_specs():
+        register_metric(spec)
 
 
 _register_builtin_metrics()

@@ -18,6 +18,10 @@ every item, never batch by batch.
 Metrics that tokenize with the project tokenizers (``uses_tokenizer`` and no ``model_kind``) receive the
 tokenizer chosen for the call (``scoring.metrics.tokenize.TOKENIZERS``) as the parameter
 :data:`TOKENIZER_PARAMETER`; learned metrics tokenize as their trained model was trained.
+
+Context-aware metrics (MaUde, seed 004) read every turn of the context, not only the last: they have a
+``context_compute`` (:class:`ContextCompute`), called with ``contexts[i]``, the turns of item ``i``
+oldest first. Their plain ``compute`` scores with the one-turn context ``[queries[i]]``.
 """
 
 from __future__ import annotations
@@ -52,6 +56,16 @@ class FamilyCompute(Protocol):
     ) -> Mapping[str, Sequence[float | None]]: ...
 
 
+class ContextCompute(Protocol):
+    def __call__(
+        self,
+        hypotheses: Sequence[str],
+        contexts: Sequence[Sequence[str]],
+        language: str,
+        params: Mapping[str, str],
+    ) -> Sequence[float | None]: ...
+
+
 @dataclass(frozen=True)
 class MetricFamily:
     """Metrics computed together; ``compute(names, ...)`` returns ``{name: scores}`` for the names asked."""
@@ -79,6 +93,12 @@ class MetricSpec:
     # ``{component: [value per item]}`` over the whole set, the metric's values. Scoring runs use it to
     # blend the stored raw scores instead of running the model a second time.
     combine: Callable[[Mapping[str, Sequence[float | None]]], Sequence[float | None]] | None = None
+    # A context-aware metric (MaUde): given every turn of each item's context (oldest first), its values.
+    context_compute: ContextCompute | None = None
+
+    @property
+    def reads_context(self) -> bool:
+        return self.context_compute is not None
 
 
 # The parameter through which a learned metric's compute receives its trained model's artifact folder.

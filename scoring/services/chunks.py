@@ -288,6 +288,7 @@ def _compute_replies(chunk: ScoringChunk, run: ScoringRun, fence: _Fence) -> _Ou
             models=models,
             tokenizer=run.tokenizer,
             progress=progress,
+            contexts=[items[index].context for index in indices],
         )
 
     everything = list(range(len(items)))
@@ -334,6 +335,7 @@ class _ReplyItem:
     text: str
     query: str
     references: list[_ReferenceRow]
+    context: tuple[str, ...]  # every turn, oldest first (context-aware metrics: MaUde)
 
 
 def _reply_items(response_ids: Sequence[int]) -> list[_ReplyItem]:
@@ -357,8 +359,9 @@ def _reply_items(response_ids: Sequence[int]) -> list[_ReplyItem]:
     for pk in response_ids:
         if pk in rows:
             text, context_id, turns = rows[pk]
-            query = str(turns[-1]["text"]) if turns else ""  # DialogContext.query: the last turn
-            items.append(_ReplyItem(pk, text, query, references.get(context_id, [])))
+            context = tuple(str(turn["text"]) for turn in turns or [])
+            query = context[-1] if context else ""  # DialogContext.query: the last turn
+            items.append(_ReplyItem(pk, text, query, references.get(context_id, []), context))
     return items
 
 

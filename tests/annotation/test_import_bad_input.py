@@ -169,7 +169,15 @@ def test_not_rated_needs_an_annotators_list(study):
 
 @pytest.mark.django_db
 def test_empty_file(study):
-    for format in ("dailydialog", "multiref", "multiref-ratings", "grade", "jsonl", "csv"):
+    for format in (
+        "dailydialog",
+        "multiref",
+        "multiref-ratings",
+        "grade",
+        "jsonl",
+        "csv",
+        "conversations-jsonl",
+    ):
         problems = rejected(study, format, "empty.txt", "\n  \n")
         assert str(problems[0]) == "empty.txt: the file is empty"
 
@@ -178,7 +186,8 @@ def test_empty_file(study):
 def test_unknown_format_name(study):
     problems = rejected(study, "xml", "r.xml", "<a/>")
     assert str(problems[0]) == (
-        'unknown format "xml"; choose one of dailydialog, multiref, multiref-ratings, grade, jsonl, csv'
+        'unknown format "xml"; choose one of dailydialog, multiref, multiref-ratings, grade, jsonl, csv, '
+        "conversations-jsonl"
     )
 
 

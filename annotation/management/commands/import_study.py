@@ -25,7 +25,7 @@ from annotation.services.studies import study_create
 
 
 class Command(BaseCommand):
-    help = "Import files (dailydialog, multiref, multiref-ratings, grade, jsonl, csv) into a study."
+    help = "Import files (dailydialog, multiref, multiref-ratings, grade, jsonl, csv, conversations-jsonl) into a study."
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--format", required=True, choices=list(IMPORT_FORMATS))

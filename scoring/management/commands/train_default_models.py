@@ -1,4 +1,4 @@
-"""Train the default RUBER and BERT-RUBER models from the DailyDialog corpus in ../shared/data, if present.
+"""Train the default RUBER, BERT-RUBER and MaUde models from the DailyDialog corpus in ../shared/data, if present.
 
     manage.py train_default_models                  # both kinds, skipping a kind that has a default already
     manage.py train_default_models --kinds ruber --force
@@ -32,7 +32,7 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: Any) -> None:
         parser.add_argument(
-            "--kinds", default=",".join(MODEL_KINDS), help="comma-separated: ruber,bert-ruber"
+            "--kinds", default=",".join(MODEL_KINDS), help="comma-separated: ruber,bert-ruber,maude"
         )
         parser.add_argument("--force", action="store_true", help="train even if a default model exists")
         parser.add_argument("--max-pairs", type=int, help="train on the first N pairs only")

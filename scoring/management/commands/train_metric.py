@@ -1,10 +1,14 @@
-"""Train a learned metric's model on a corpus of query-reply pairs and register it for scoring.
+"""Train a learned metric's model on a corpus of query-reply pairs (or, for MaUde, of whole dialogs) and
+register it for scoring.
 
     manage.py train_metric ruber --corpus ../shared/data/dailydialog --format dailydialog --name dd-ruber
     manage.py train_metric bert-ruber --corpus pairs.jsonl --format pairs-jsonl --name my-bert --epochs 5
+    manage.py train_metric maude --corpus ../shared/data/dailydialog --format dailydialog --name dd-maude
 
 RUBER trains word2vec and the unreferenced scorer s_U (seed 000, sections 3.1-3.2); BERT-RUBER trains the
-unreferenced factorial cells over MiniLM and word2vec (seed 001, section 2.1). Early stopping uses the
+unreferenced factorial cells over MiniLM and word2vec (seed 001, section 2.1); MaUde trains its scorer and
+the baselines named by --variants on (context, reply) examples of every dialog (seed 004; --format
+dialogs-jsonl reads {"turns": [...]} lines, --context-turns cuts the history). Early stopping uses the
 corpus's validation split when there is one (``--validation``; given DailyDialog's folder, training
 uses its ``train/`` split and early stopping its ``validation/`` split), else 5% of the pairs held out with a fixed seed. --default makes the
 model the one studies use when they choose none. A progress bar shows the loss; CUDA is used when present.
@@ -19,9 +23,12 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
-from scoring.metrics.learned_specs import FACTORIAL_CELLS, MODEL_KINDS
+from scoring.metrics.learned_specs import FACTORIAL_CELLS, MAUDE_KIND, MODEL_KINDS
+from scoring.metrics.maude.dialogs import DIALOG_FORMATS, DIALOGS_JSONL, read_dialogs, split_dialogs
+from scoring.metrics.maude.inputs import POOLINGS
+from scoring.metrics.maude.training import NEGATIVE_KINDS
+from scoring.metrics.maude.variants import ALL_VARIANTS, DEFAULT_VARIANTS
 from scoring.metrics.ruber.corpus import (
-    CORPUS_FORMATS,
     DAILYDIALOG,
     CorpusError,
     read_corpus,
@@ -42,16 +49,31 @@ class Command(BaseCommand):
     def add_arguments(self, parser: Any) -> None:
         parser.add_argument("kind", choices=MODEL_KINDS)
         parser.add_argument("--corpus", required=True, type=Path, help="a corpus file or folder")
-        parser.add_argument("--format", required=True, choices=CORPUS_FORMATS, dest="corpus_format")
+        parser.add_argument("--format", required=True, choices=DIALOG_FORMATS, dest="corpus_format")
         parser.add_argument("--name", required=True, help="the model's name (letters, digits, - and _)")
         parser.add_argument("--validation", type=Path, help="validation file or folder (same format)")
         parser.add_argument("--epochs", type=int, help="maximum epochs (early stopping may stop sooner)")
-        parser.add_argument("--max-pairs", type=int, help="train on the first N pairs only")
+        parser.add_argument("--max-pairs", type=int, help="train on the first N pairs (MaUde: dialogs) only")
         parser.add_argument("--device", choices=["cpu", "cuda"], help="default: CUDA when available")
         parser.add_argument("--language", default="en", choices=["en", "zh"])
         parser.add_argument(
             "--cells",
             help=f"BERT-RUBER cells to train, comma-separated (default all: {','.join(FACTORIAL_CELLS)})",
+        )
+        parser.add_argument(
+            "--variants",
+            help=f"MaUde scorers to train, comma-separated (default {','.join(DEFAULT_VARIANTS)}; "
+            f"known: {','.join(ALL_VARIANTS)})",
+        )
+        parser.add_argument(
+            "--context-turns", type=int, help="MaUde: context turns per example (default: the whole history)"
+        )
+        parser.add_argument(
+            "--pooling", choices=POOLINGS, help="MaUde: pooling of the encoder's token vectors"
+        )
+        parser.add_argument(
+            "--negatives",
+            help=f"MaUde: negative kinds, comma-separated (default all: {','.join(NEGATIVE_KINDS)})",
         )
         parser.add_argument("--default", action="store_true", help="make it the default model of its kind")
         parser.add_argument(
@@ -67,6 +89,7 @@ class Command(BaseCommand):
             if not torch.cuda.is_available():
                 raise CommandError("--device cuda: no CUDA device is available on this machine")
         try:
+            variants, negatives = self._variants(options), self._negatives(options)
             pairs, validation, description = self._corpus(options)
             cells = [cell.strip() for cell in (options["cells"] or "").split(",") if cell.strip()]
             unknown = [cell for cell in cells if cell not in FACTORIAL_CELLS]
@@ -79,8 +102,9 @@ class Command(BaseCommand):
             threads = torch_threads_apply(options["threads"] or torch_threads_default())
             source = "--threads" if options["threads"] else torch_threads_source()
             self.stdout.write(f"torch threads: {threads} ({source})")
+            unit = "dialogs" if options["kind"] == MAUDE_KIND else "pairs"
             self.stdout.write(
-                f"training {options['kind']} on {len(pairs)} pairs ({len(validation)} for validation): {description}"
+                f"training {options['kind']} on {len(pairs)} {unit} ({len(validation)} for validation): {description}"
             )
             model = trained_model_train(
                 request=TrainingRequest(
@@ -92,6 +116,10 @@ class Command(BaseCommand):
                     language=options["language"],
                     cells=cells,
                     threads=threads,
+                    variants=variants,
+                    context_turns=options["context_turns"],
+                    pooling=options["pooling"],
+                    negatives=negatives,
                 ),
                 pairs=pairs,
                 validation_pairs=validation,
@@ -106,6 +134,42 @@ class Command(BaseCommand):
             )
         )
 
+    @staticmethod
+    def _negatives(options: dict[str, Any]) -> list[str]:
+        negatives = [name.strip() for name in (options["negatives"] or "").split(",") if name.strip()]
+        unknown = [name for name in negatives if name not in NEGATIVE_KINDS]
+        if unknown:
+            raise CommandError(
+                f"unknown negative(s) {', '.join(unknown)}; known: {', '.join(NEGATIVE_KINDS)}"
+            )
+        return negatives
+
+    @staticmethod
+    def _variants(options: dict[str, Any]) -> list[str]:
+        variants = [name.strip() for name in (options["variants"] or "").split(",") if name.strip()]
+        maude_only = [
+            flag
+            for flag, key in (
+                ("--variants", "variants"),
+                ("--context-turns", "context_turns"),
+                ("--pooling", "pooling"),
+                ("--negatives", "negatives"),
+            )
+            if options[key] is not None
+        ]
+        if maude_only and options["kind"] != MAUDE_KIND:
+            raise CommandError(
+                f"{', '.join(maude_only)} appl{'ies' if len(maude_only) == 1 else 'y'} to maude only"
+            )
+        if options["kind"] != MAUDE_KIND and options["corpus_format"] == DIALOGS_JSONL:
+            raise CommandError(f"--format {DIALOGS_JSONL} is MaUde's; {options['kind']} trains on pairs")
+        unknown = [name for name in variants if name not in ALL_VARIANTS]
+        if unknown:
+            raise CommandError(f"unknown variant(s) {', '.join(unknown)}; known: {', '.join(ALL_VARIANTS)}")
+        if options["context_turns"] is not None and options["context_turns"] < 1:
+            raise CommandError("--context-turns must be at least 1")
+        return variants
+
     def _corpus(self, options: dict[str, Any]) -> tuple[list[Any], list[Any], str]:
         corpus: Path = options["corpus"]
         corpus_format: str = options["corpus_format"]
@@ -115,16 +179,26 @@ class Command(BaseCommand):
             raise CommandError(f"--name {options['name']!r}: use letters, digits, '-' and '_' only")
         if options["max_pairs"] is not None and options["max_pairs"] < 2:
             raise CommandError("--max-pairs must be at least 2")
-        pairs = read_corpus(corpus, corpus_format=corpus_format)
+        dialogs = options["kind"] == MAUDE_KIND
+
+        def read(path: Path) -> list[Any]:
+            if dialogs:
+                return list(read_dialogs(path, corpus_format=corpus_format))
+            return list(read_corpus(path, corpus_format=corpus_format))
+
+        pairs = read(corpus)
         if options["max_pairs"]:
             pairs = pairs[: options["max_pairs"]]
         validation_path = options["validation"] or self._sibling_validation(corpus, corpus_format)
         description = f"{corpus} ({corpus_format})"
         if validation_path is not None:
-            validation = read_corpus(validation_path, corpus_format=corpus_format)
+            validation = read(validation_path)
             return pairs, validation, f"{description}; validation {validation_path}"
+        if dialogs:
+            kept, held = split_dialogs(pairs, seed=0)
+            return list(kept), list(held), f"{description}; validation: 5% of the dialogs held out (seed 0)"
         training, validation = split_validation(pairs, seed=0)
-        return training, validation, f"{description}; validation: 5% held out (seed 0)"
+        return list(training), list(validation), f"{description}; validation: 5% held out (seed 0)"
 
     @staticmethod
     def _sibling_validation(corpus: Path, corpus_format: str) -> Path | None:

@@ -25,10 +25,10 @@ from __future__ import annotations
 import hashlib
 import json
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 import numpy as np
 
@@ -47,6 +47,7 @@ from scoring.metrics.ruber.artifact import (  # the file names RUBER's artifacts
 from scoring.metrics.word_vectors import WordVectors
 
 CELLS_FOLDER = "cells"
+ModelT = TypeVar("ModelT")
 
 
 class BertRuberArtifactError(ArtifactError):
@@ -82,20 +83,25 @@ def hashed_files(cells: Sequence[str]) -> tuple[str, ...]:
 
 def bert_ruber_artifact_hash(path: Path) -> str:
     """The content hash of the artifact folder ``path``, computed from its files (module docstring)."""
+    return cells_artifact_hash(path, kind="BERT-RUBER", error=BertRuberArtifactError)
+
+
+def cells_artifact_hash(path: Path, *, kind: str, error: type[ArtifactError]) -> str:
+    """The content hash of an artifact folder laid out as BERT-RUBER's: ``config.json`` listing its
+    ``cells``, word2vec, one weights file per cell under ``cells/``, the curve (MaUde's artifacts share
+    it). ``kind`` names the artifact in errors, raised as ``error``."""
     import torch
 
     path = Path(path)
     if not (path / CONFIG_FILE).is_file():
-        raise BertRuberArtifactError(f"{path}: not a BERT-RUBER artifact, missing {CONFIG_FILE}")
+        raise error(f"{path}: not a {kind} artifact, missing {CONFIG_FILE}")
     cells = _read_json(path / CONFIG_FILE).get("cells")
     if not isinstance(cells, list) or not cells:
-        raise BertRuberArtifactError(f"{path}: {CONFIG_FILE} lists no trained cell")
+        raise error(f"{path}: {CONFIG_FILE} lists no trained cell")
     names = hashed_files(cells)
     missing = [name for name in names if not (path / name).is_file()]
     if missing:
-        raise BertRuberArtifactError(
-            f"{path}: not a complete BERT-RUBER artifact, missing {', '.join(missing)}"
-        )
+        raise error(f"{path}: not a complete {kind} artifact, missing {', '.join(missing)}")
     lines = []
     for name in names:
         if name.startswith(f"{CELLS_FOLDER}/"):
@@ -104,6 +110,50 @@ def bert_ruber_artifact_hash(path: Path) -> str:
             digest = hashlib.sha256((path / name).read_bytes()).hexdigest()
         lines.append(f"{name} {digest}\n")
     return hashlib.sha256("".join(lines).encode()).hexdigest()
+
+
+def verified_cells_artifact(
+    path: Path, *, kind: str, error: type[ArtifactError], vectors_name: str
+) -> tuple[str, dict[str, Any], WordVectors]:
+    """(content hash, config, word2vec) of a cells-layout artifact, after re-hashing its files and checking
+    them against ``hash.txt`` (BERT-RUBER's and MaUde's loaders share it)."""
+    content_hash = cells_artifact_hash(path, kind=kind, error=error)
+    recorded = (path / HASH_FILE).read_text(encoding="utf-8").strip() if (path / HASH_FILE).is_file() else ""
+    if recorded != content_hash:
+        raise error(
+            f"{path}: files do not match {HASH_FILE} ({recorded[:12] or 'none'} != {content_hash[:12]})"
+        )
+    words = _read_json(path / VOCABULARY_FILE)
+    vectors = WordVectors(
+        {word: row for row, word in enumerate(words)},
+        np.load(path / VECTORS_FILE),
+        name=f"{vectors_name}:{content_hash[:12]}",
+    )
+    return content_hash, _read_json(path / CONFIG_FILE), vectors
+
+
+class ModelCache(Generic[ModelT]):
+    """Loaded models per (resolved path, device, encoder object), loaded once per process.
+
+    Keyed by the encoder's identity: the cached model keeps the encoder alive, so its id is not reused.
+    """
+
+    def __init__(self, load: Callable[[Path, str | None, TokenEncoder | None], ModelT]) -> None:
+        self._load = load
+        self._models: dict[tuple[str, str | None, int | None], ModelT] = {}
+        self._lock = threading.Lock()
+
+    def get(self, path: Path | str, device: str | None, encoder: TokenEncoder | None) -> ModelT:
+        key = (str(Path(path).resolve()), device, None if encoder is None else id(encoder))
+        with self._lock:
+            model = self._models.get(key)
+            if model is None:
+                model = self._models[key] = self._load(Path(key[0]), device, encoder)
+        return model
+
+    def clear(self) -> None:
+        with self._lock:
+            self._models.clear()
 
 
 class BertRuberModel:
@@ -191,24 +241,12 @@ def load_bert_ruber(
     encoder (``encoder``, else all-MiniLM-L6-v2) must have the content hash recorded at training.
     :func:`clear_bert_ruber_cache` forgets loaded models (e.g. after an artifact was replaced in place).
     """
-    # Keyed by the encoder's identity: the cached model keeps the encoder alive, so its id is not reused.
-    key = (str(Path(path).resolve()), device, None if encoder is None else id(encoder))
-    with _CACHE_LOCK:
-        model = _CACHE.get(key)
-        if model is None:
-            model = _load_uncached(Path(key[0]), device, encoder)
-            _CACHE[key] = model
-    return model
+    return _CACHE.get(path, device, encoder)
 
 
 def clear_bert_ruber_cache() -> None:
     """Forget every model :func:`load_bert_ruber` has loaded in this process."""
-    with _CACHE_LOCK:
-        _CACHE.clear()
-
-
-_CACHE: dict[tuple[str, str | None, int | None], BertRuberModel] = {}
-_CACHE_LOCK = threading.Lock()
+    _CACHE.clear()
 
 
 def read_bert_ruber_artifact(path: Path | str) -> BertRuberArtifact:
@@ -227,23 +265,13 @@ def _load_uncached(path: Path, device_name: str | None, encoder: TokenEncoder | 
 
     from scoring.metrics.bert_ruber.heads import UnreferencedHead
 
-    content_hash = bert_ruber_artifact_hash(path)
-    recorded = (path / HASH_FILE).read_text(encoding="utf-8").strip() if (path / HASH_FILE).is_file() else ""
-    if recorded != content_hash:
-        raise BertRuberArtifactError(
-            f"{path}: files do not match {HASH_FILE} ({recorded[:12] or 'none'} != {content_hash[:12]})"
-        )
-    config = _read_json(path / CONFIG_FILE)
-    device = torch.device(device_name or ("cuda" if torch.cuda.is_available() else "cpu"))
-    words = _read_json(path / VOCABULARY_FILE)
-    vectors = WordVectors(
-        {word: row for row, word in enumerate(words)},
-        np.load(path / VECTORS_FILE),
-        name=f"bert-ruber-word2vec:{content_hash[:12]}",
+    content_hash, config, vectors = verified_cells_artifact(
+        path, kind="BERT-RUBER", error=BertRuberArtifactError, vectors_name="bert-ruber-word2vec"
     )
+    device = torch.device(device_name or ("cuda" if torch.cuda.is_available() else "cpu"))
     cells = [parse_cell(name) for name in config["cells"]]
     if any(cell.embedding == BERT for cell in cells):
-        encoder = _checked_encoder(path, config.get("encoder") or {}, encoder, device_name)
+        encoder = checked_artifact_encoder(path, config.get("encoder") or {}, encoder, device_name)
     heads = {}
     for cell in cells:
         head = UnreferencedHead(
@@ -267,21 +295,23 @@ def _load_uncached(path: Path, device_name: str | None, encoder: TokenEncoder | 
     )
 
 
-def _checked_encoder(
+def checked_artifact_encoder(
     path: Path, recorded: dict[str, Any], encoder: TokenEncoder | None, device_name: str | None
 ) -> TokenEncoder:
+    """``encoder`` (else all-MiniLM-L6-v2), checked to be the encoder ``recorded`` at training: the
+    artifact's scorers over encoder vectors (BERT-RUBER's BERT cells, MaUde) mean nothing over another."""
     from scoring.metrics.contextual_encoder import MINILM_NAME, minilm_encoder
 
     if encoder is None:
         if recorded.get("name") != MINILM_NAME:
             raise EncoderMismatchError(
-                f"{path}: its BERT cells were trained on the encoder {recorded.get('name')!r}; pass that "
-                f"encoder to load_bert_ruber (only {MINILM_NAME} is loaded by default)"
+                f"{path}: its scorers were trained on the encoder {recorded.get('name')!r}; pass that "
+                f"encoder when loading it (only {MINILM_NAME} is loaded by default)"
             )
         encoder = minilm_encoder(device=device_name)
     if encoder.content_hash != recorded.get("content_hash"):
         raise EncoderMismatchError(
-            f"{path}: its BERT cells were trained on encoder {recorded.get('name')!r} with content hash "
+            f"{path}: its scorers were trained on encoder {recorded.get('name')!r} with content hash "
             f"{recorded.get('content_hash')}, but the encoder given, {encoder.name!r}, has content hash "
             f"{encoder.content_hash}; scores would not be those of the trained model"
         )
@@ -290,3 +320,6 @@ def _checked_encoder(
 
 def _read_json(path: Path) -> Any:
     return json.loads(path.read_text(encoding="utf-8"))
+
+
+_CACHE: ModelCache[BertRuberModel] = ModelCache(_load_uncached)

@@ -251,7 +251,7 @@ def _train_cell(
         rnn_layers=config.rnn_layers,
         mlp_hidden=config.mlp_hidden,
     )
-    head.set_input_statistics(*_input_statistics(table, cell, np.unique(np.concatenate(train))))
+    head.set_input_statistics(*input_statistics(table, cell, np.unique(np.concatenate(train))))
     head.to(device)
     settings = device_settings(str(device))
     # the fused kernel does Adam's update of every parameter in one launch; the CPU keeps its default
@@ -350,7 +350,7 @@ def _validation_loss(
     return float(np.mean(np.concatenate([true_part, false_part])))
 
 
-def _input_statistics(
+def input_statistics(
     table: SentenceTable, cell: Cell, rows: NDArray[np.int64]
 ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """Per-dimension mean and standard deviation of the cell's inputs over the texts ``rows``: pooled

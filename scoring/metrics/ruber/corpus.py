@@ -43,13 +43,13 @@ def read_corpus(paths: Path | Sequence[Path], *, corpus_format: str) -> list[Que
 
     A folder stands for the ``dialogues_*.txt`` files in it (DailyDialog) or its ``*.jsonl`` files.
     """
-    files = _expand(paths, corpus_format)
+    files = corpus_files(paths, corpus_format)
     pairs: list[QueryReplyPair] = []
     for path in files:
         if corpus_format == DAILYDIALOG:
             pairs.extend(_dailydialog_pairs(path))
         elif corpus_format == PAIRS_JSONL:
-            pairs.extend(_jsonl_pairs(path))
+            pairs.extend(jsonl_pairs(path))
         else:
             raise CorpusError(f"unknown corpus format {corpus_format!r}; known: {', '.join(CORPUS_FORMATS)}")
     names = ", ".join(str(path) for path in files)
@@ -104,7 +104,7 @@ def utterances(pairs: Sequence[QueryReplyPair]) -> list[str]:
     return sentences
 
 
-def _expand(paths: Path | Sequence[Path], corpus_format: str) -> list[Path]:
+def corpus_files(paths: Path | Sequence[Path], corpus_format: str) -> list[Path]:
     given = [Path(paths)] if isinstance(paths, str | Path) else [Path(path) for path in paths]
     pattern = "dialogues_*.txt" if corpus_format == DAILYDIALOG else "*.jsonl"
     files: list[Path] = []
@@ -126,7 +126,7 @@ def _expand(paths: Path | Sequence[Path], corpus_format: str) -> list[Path]:
     return files
 
 
-def _lines(path: Path) -> list[str]:
+def corpus_lines(path: Path) -> list[str]:
     data = path.read_bytes()
     try:
         text = data.decode("utf-8")
@@ -139,12 +139,12 @@ def _lines(path: Path) -> list[str]:
 
 
 def _dailydialog_pairs(path: Path) -> list[QueryReplyPair]:
-    return dailydialog_pairs(_lines(path))
+    return dailydialog_pairs(corpus_lines(path))
 
 
-def _jsonl_pairs(path: Path) -> list[QueryReplyPair]:
+def jsonl_pairs(path: Path) -> list[QueryReplyPair]:
     pairs = []
-    for number, line in enumerate(_lines(path), start=1):
+    for number, line in enumerate(corpus_lines(path), start=1):
         if not line.strip():
             continue
         try:
