@@ -16,7 +16,7 @@ from rest_framework.views import APIView
 from annotation.importers import IMPORT_FORMATS, ImportFile, ImportRejected
 from annotation.models import Language, Question, Study, StudyImport
 from annotation.permissions import IsResearcher, authenticated_user
-from annotation.scales import SCALE_PRESETS, QuestionSpec
+from annotation.scales import QUESTION_KINDS, SCALE_PRESETS, QuestionSpec, scale_problem
 from annotation.selectors.studies import studies_visible_to, study_counts, study_imports
 from annotation.services.imports import study_import
 from annotation.services.studies import study_create
@@ -46,15 +46,13 @@ class QuestionInputSerializer(serializers.Serializer):
     scale_max = serializers.IntegerField()
     labels = serializers.ListField(child=serializers.CharField(max_length=100), required=False, default=list)
     prompt = serializers.CharField(required=False, allow_blank=True, default="")
+    kind = serializers.ChoiceField(choices=list(QUESTION_KINDS), default="ordinal")
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
-        points = attrs["scale_max"] - attrs["scale_min"] + 1
-        if points < 2:
-            raise serializers.ValidationError({"scale_max": "must be greater than scale_min"})
-        if attrs["labels"] and len(attrs["labels"]) != points:
-            raise serializers.ValidationError(
-                {"labels": f"give one label per scale point ({points}), or none"}
-            )
+        problem = scale_problem(attrs["scale_min"], attrs["scale_max"], attrs["kind"], attrs["labels"])
+        if problem is not None:
+            field = "labels" if "label" in problem else "scale_max"
+            raise serializers.ValidationError({field: problem})
         return attrs
 
 
@@ -78,8 +76,10 @@ class StudyCreateSerializer(serializers.Serializer):
         return [QuestionSpec(**question) for question in questions]
 
     def validate_name(self, value: str) -> str:
-        if Study.objects.filter(name=value.strip()).exists():
-            raise serializers.ValidationError("a study with this name already exists")
+        """Unique among the requesting researcher's own studies (others' names are not revealed)."""
+        owner = self.context.get("owner")
+        if owner is not None and Study.objects.filter(owner=owner, name=value.strip()).exists():
+            raise serializers.ValidationError("you already have a study with this name")
         return value.strip()
 
 
@@ -93,7 +93,7 @@ class StudyListCreateApi(APIView):
 
     @extend_schema(request=StudyCreateSerializer, responses={201: StudyOutputSerializer})
     def post(self, request: Request) -> ApiResponse:
-        serializer = StudyCreateSerializer(data=request.data)
+        serializer = StudyCreateSerializer(data=request.data, context={"owner": authenticated_user(request)})
         serializer.is_valid(raise_exception=True)
         study = study_create(owner=authenticated_user(request), **serializer.validated_data)
         return ApiResponse(StudyOutputSerializer(study).data, status=status.HTTP_201_CREATED)

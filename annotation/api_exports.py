@@ -144,13 +144,23 @@ class StudyDiversityApi(_StudyExportApi):
         return super().get(request, study_id)
 
 
+class StudyPairwiseApi(_StudyExportApi):
+    """Every pairwise judgment (which of two systems' replies to a context is better), one row each."""
+
+    what = "pairwise"
+
+    @_export_schema("pairwise", "One row per pairwise judgment; columns in docs/annotation-api.md.")
+    def get(self, request: Request, study_id: int) -> ApiResponse | StreamingHttpResponse:
+        return super().get(request, study_id)
+
+
 ProgressSerializer = inline_serializer(
     "StudyWorkProgress",
     {
         "tasks": inline_serializer(
             "TaskWorkProgress",
             {
-                "kind": serializers.CharField(help_text="rate, write or diversity"),
+                "kind": serializers.CharField(help_text="rate, write, diversity or pair"),
                 "items": serializers.IntegerField(),
                 "complete": serializers.IntegerField(help_text="items with every answer they want"),
                 "done": serializers.IntegerField(),
@@ -172,6 +182,7 @@ ProgressSerializer = inline_serializer(
                 "checks_failed": serializers.IntegerField(),
                 "wrote": serializers.IntegerField(),
                 "judged": serializers.IntegerField(),
+                "compared": serializers.IntegerField(help_text="pair items answered"),
                 "active": serializers.IntegerField(help_text="items held now"),
             },
             many=True,

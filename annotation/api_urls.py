@@ -1,6 +1,6 @@
 from django.urls import path
 
-from annotation import api, api_exports, api_work
+from annotation import api, api_exports, api_joining, api_notes, api_work
 
 urlpatterns = [
     path("studies/", api.StudyListCreateApi.as_view(), name="api-study-list"),
@@ -19,10 +19,27 @@ urlpatterns = [
         name="api-study-diversity",
     ),
     path(
+        "studies/<int:study_id>/pairwise/",
+        api_exports.StudyPairwiseApi.as_view(),
+        name="api-study-pairwise",
+    ),
+    path(
         "studies/<int:study_id>/progress/", api_exports.StudyProgressApi.as_view(), name="api-study-progress"
     ),
     # Annotators: their own work (annotation/api_work.py).
     path("work/join/", api_work.JoinApi.as_view(), name="api-work-join"),
+    # Before the first item: the consent and the qualification round (annotation/api_joining.py).
+    path("work/<int:study_id>/consent/", api_joining.ConsentApi.as_view(), name="api-work-consent"),
+    path(
+        "work/<int:study_id>/training/next/",
+        api_joining.TrainingNextApi.as_view(),
+        name="api-work-training-next",
+    ),
+    path(
+        "work/<int:study_id>/training/<int:item_id>/answer/",
+        api_joining.TrainingAnswerApi.as_view(),
+        name="api-work-training-answer",
+    ),
     path("work/<int:study_id>/next/", api_work.WorkNextApi.as_view(), name="api-work-next"),
     path("work/<int:study_id>/previous/", api_work.WorkPreviousApi.as_view(), name="api-work-previous"),
     path(
@@ -41,8 +58,18 @@ urlpatterns = [
         name="api-work-diversity",
     ),
     path(
+        "work/<int:study_id>/assignments/<int:assignment_id>/pairwise/",
+        api_work.PairwiseSubmitApi.as_view(),
+        name="api-work-pairwise",
+    ),
+    path(
         "work/<int:study_id>/assignments/<int:assignment_id>/skip/",
         api_work.AssignmentSkipApi.as_view(),
         name="api-work-skip",
+    ),
+    path(
+        "work/<int:study_id>/assignments/<int:assignment_id>/notes/",
+        api_notes.WorkNoteApi.as_view(),
+        name="api-work-notes",
     ),
 ]

@@ -4,7 +4,8 @@ that is not theirs, are 404 (not 403, which would confirm that it exists).
 
 Errors have one shape: 400 ``{"field": ..., "detail": ...}`` naming the input at fault; 409
 ``{"detail": ...}`` when the item is no longer the annotator's to answer (it timed out and went to
-others, or was skipped). Responses are blind (annotation.selectors.work): no system name, no response
+others, or was skipped); 403 ``{"detail": ...}`` while a volunteer has the consent to accept or the
+qualification round to do (annotation/api_joining.py), saying where. Responses are blind (annotation.selectors.work): no system name, no response
 id of a rating item, no other annotator's answer.
 """
 
@@ -15,6 +16,7 @@ from typing import Any
 from django.http import Http404
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import status
+from rest_framework.exceptions import PermissionDenied
 from rest_framework.request import Request
 from rest_framework.response import Response as ApiResponse
 from rest_framework.serializers import Serializer
@@ -22,6 +24,7 @@ from rest_framework.views import APIView
 
 from annotation.models import Annotator, Assignment, AssignmentStatus, WorkKind
 from annotation.permissions import authenticated_user
+from annotation.selectors.admission import admission_api_message, admission_step
 from annotation.selectors.work import annotator_progress, annotator_tasks, item_payload
 from annotation.serializers_work import (
     KindQuerySerializer,
@@ -31,6 +34,7 @@ from annotation.serializers_work import (
     WorkErrorSerializer,
     WorkJoinInputSerializer,
     WorkJoinSerializer,
+    WorkPairwiseInputSerializer,
     WorkRatingInputSerializer,
     WorkReferenceInputSerializer,
     WorkScreenSerializer,
@@ -44,9 +48,11 @@ from annotation.services.assignment import (
     SlotLost,
     assignment_for,
     assignment_skip,
+    assignment_visit,
     next_assignment,
     previous_assignment,
 )
+from annotation.services.pairwise import pairwise_submit
 from annotation.services.submissions import (
     SubmissionInvalid,
     SubmitResult,
@@ -79,6 +85,8 @@ def _annotator(request: Request, study_id: int) -> Annotator:
     )
     if annotator is None:
         raise Http404("You are not an annotator of this study.")
+    if (step := admission_step(annotator=annotator)) is not None:  # consent, qualification (issue 13)
+        raise PermissionDenied(admission_api_message(annotator=annotator, step=step))
     return annotator
 
 
@@ -91,7 +99,12 @@ def _assignment(annotator: Annotator, assignment_id: int) -> Assignment:
 
 def _progress(annotator: Annotator, kind: str) -> dict[str, int]:
     progress = annotator_progress(annotator=annotator, kind=kind)
-    return {"done": progress.done, "total": progress.total, "percent": progress.percent}
+    return {
+        "done": progress.done,
+        "total": progress.total,
+        "percent": progress.percent,
+        "skipped": progress.skipped,
+    }
 
 
 def _valid(serializer: Serializer) -> ApiResponse | None:
@@ -143,6 +156,7 @@ class WorkNextApi(APIView):
                     "progress": _progress(annotator, kind),
                 }
             )
+        assignment_visit(assignment=handout.assignment)
         return ApiResponse(
             {
                 **item_payload(assignment=handout.assignment),
@@ -179,6 +193,7 @@ class WorkPreviousApi(APIView):
                     "progress": progress,
                 }
             )
+        assignment_visit(assignment=earlier)  # reopening an answered item starts a new visit
         return ApiResponse({**item_payload(assignment=earlier), "done": False, "progress": progress})
 
 
@@ -229,6 +244,7 @@ class ReferenceAddApi(APIView):
                 text=body.validated_data["text"],
                 seconds=body.validated_data["seconds"],
                 pasted=body.validated_data["pasted"],
+                keystrokes=body.validated_data["keystrokes"],
             ),
         )
 
@@ -254,6 +270,31 @@ class DiversitySubmitApi(APIView):
                 assignment_id=assignment.pk,
                 appropriate=body.validated_data["appropriate"],
                 meanings=body.validated_data["meanings"],
+                seconds=body.validated_data["seconds"],
+            ),
+        )
+
+
+class PairwiseSubmitApi(APIView):
+    """Which of the two replies shown is better: "left" (Reply A), "right" (Reply B) or "tie"."""
+
+    @extend_schema(
+        request=WorkPairwiseInputSerializer,
+        responses={200: WorkSubmitSerializer, 400: INVALID, 404: NOT_FOUND, 409: CONFLICT},
+    )
+    def post(self, request: Request, study_id: int, assignment_id: int) -> ApiResponse:
+        annotator = _annotator(request, study_id)
+        assignment = _assignment(annotator, assignment_id)
+        body = WorkPairwiseInputSerializer(data=request.data)
+        if (problem := _valid(body)) is not None:
+            return problem
+        return _submit(
+            annotator,
+            assignment,
+            lambda: pairwise_submit(
+                annotator=annotator,
+                assignment_id=assignment.pk,
+                choice=body.validated_data["choice"],
                 seconds=body.validated_data["seconds"],
             ),
         )

@@ -34,6 +34,7 @@ RATING_COLUMNS: tuple[str, ...] = (
     "question",
     "value",
     "seconds",
+    "client_seconds",
     "time",
 )
 INCLUDED_COLUMN = "included_in_reports"
@@ -44,6 +45,8 @@ REFERENCE_COLUMNS: tuple[str, ...] = (
     "text",
     "author",
     "seconds",
+    "client_seconds",
+    "keystrokes",
     "flags",
     "time",
 )
@@ -56,6 +59,27 @@ DIVERSITY_COLUMNS: tuple[str, ...] = (
     "appropriate",
     "meanings",
     "seconds",
+    "client_seconds",
+    "time",
+)
+# Pairwise judgments (annotation/selectors/pairwise_exports.py): a and b in canonical order (a the lower
+# response id), ``choice`` a / b / tie, ``winner`` the better system (or "tie"), ``shown_first`` the reply
+# the annotator saw on the left (a or b).
+PAIRWISE_COLUMNS: tuple[str, ...] = (
+    "study",
+    "context",
+    "response_a",
+    "response_a_id",
+    "system_a",
+    "response_b",
+    "response_b_id",
+    "system_b",
+    "annotator",
+    "choice",
+    "winner",
+    "shown_first",
+    "seconds",
+    "client_seconds",
     "time",
 )
 

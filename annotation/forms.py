@@ -39,10 +39,16 @@ class StudyCreateForm(forms.Form):
         except ValueError as error:
             raise forms.ValidationError(str(error)) from None
 
+    def __init__(self, *args: Any, owner: Any = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.owner = owner
+
     def clean_name(self) -> str:
+        """Names are unique among one researcher's studies only: another researcher's "Pilot" is none of
+        this researcher's business (and must not be revealed by the form)."""
         name = str(self.cleaned_data["name"]).strip()
-        if Study.objects.filter(name=name).exists():
-            raise forms.ValidationError("A study with this name already exists; choose another name.")
+        if self.owner is not None and Study.objects.filter(owner=self.owner, name=name).exists():
+            raise forms.ValidationError("You already have a study with this name; choose another name.")
         return name
 
 

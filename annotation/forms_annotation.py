@@ -50,6 +50,15 @@ class AnnotationSettingsForm(forms.Form):
     diversity_enabled = forms.BooleanField(
         required=False, label="Diversity task (contexts with several replies of one system)"
     )
+    pairwise_enabled = forms.BooleanField(
+        required=False, label="Pairwise task (which of two systems' replies to a context is better)"
+    )
+    pairwise_prompt = forms.CharField(
+        required=False,
+        max_length=300,
+        label="Question of the pairwise task",
+        help_text="Empty: “Which reply is the better response to the conversation?”",
+    )
     max_items_per_annotator = forms.IntegerField(
         required=False, min_value=1, label="Items per annotator at most", help_text="Empty: no cap."
     )
@@ -79,6 +88,39 @@ class AnnotationSettingsForm(forms.Form):
         min_value=0, max_value=3600, label="Answers faster than this many seconds are flagged"
     )
     invites_open = forms.BooleanField(required=False, label="The invite link admits new annotators")
+    # Joining (issue 13): sign-up, consent, crowd platforms, the qualification round.
+    signup_open = forms.BooleanField(
+        required=False,
+        label="New volunteers can sign up through the invite link",
+        help_text="A user name and a password, no e-mail. Off: only people with an account can join.",
+    )
+    consent_text = forms.CharField(
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 5}),
+        label="Consent text",
+        help_text="Volunteers must accept it before their first item. "
+        "Empty: the study's description and instructions are shown instead.",
+    )
+    crowd_id_parameter = forms.CharField(
+        required=False,
+        max_length=40,
+        label="Crowd worker id parameter of the invite link",
+        help_text="e.g. PROLIFIC_PID (Prolific) or workerId (MTurk): a visitor arriving with it gets an "
+        "account from the id. Empty: none.",
+    )
+    completion_code = forms.CharField(
+        required=False,
+        max_length=60,
+        label="Completion code",
+        help_text="Shown to an annotator who has finished, to enter on the crowd platform.",
+    )
+    qualification_threshold = forms.FloatField(
+        required=False,
+        min_value=0,
+        max_value=1,
+        label="Share of training items to get right to qualify",
+        help_text="Only when the study has training items (below). Empty: 0.8.",
+    )
 
     @classmethod
     def for_study(cls, study: Study, data: Any = None) -> AnnotationSettingsForm:
@@ -96,6 +138,13 @@ class AnnotationSettingsForm(forms.Form):
         data = dict(self.cleaned_data)
         data["hold_seconds"] = round(float(data.pop("hold_minutes")) * 60)
         data["instructions"] = str(data.get("instructions") or "").strip()
+        for name in ("consent_text", "crowd_id_parameter", "completion_code"):
+            data[name] = str(data.get(name) or "").strip()
+        if data.get("qualification_threshold") is None:
+            data["qualification_threshold"] = Study._meta.get_field("qualification_threshold").get_default()
+        data["pairwise_prompt"] = str(data.get("pairwise_prompt") or "").strip() or str(
+            Study._meta.get_field("pairwise_prompt").get_default()
+        )
         return AnnotationSettings(**data)
 
 

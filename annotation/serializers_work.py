@@ -13,7 +13,7 @@ from rest_framework import serializers
 
 from annotation.models import WorkKind
 
-TASK_KINDS = [WorkKind.RATE.value, WorkKind.WRITE.value, WorkKind.DIVERSITY.value]
+TASK_KINDS = [WorkKind.RATE.value, WorkKind.WRITE.value, WorkKind.DIVERSITY.value, WorkKind.PAIR.value]
 MAX_REFERENCE_CHARACTERS = 2000
 
 
@@ -31,14 +31,39 @@ class WorkRatingInputSerializer(serializers.Serializer):
     values = serializers.DictField(
         child=serializers.JSONField(), help_text="question name -> a point of its scale (integer)"
     )
-    seconds = serializers.FloatField(required=False, allow_null=True, default=None)
+    seconds = serializers.FloatField(
+        required=False,
+        allow_null=True,
+        default=None,
+        help_text="the client's own time on the item; stored as client_seconds, never used for flags "
+        "(the server measures the time itself)",
+    )
 
 
 class WorkReferenceInputSerializer(serializers.Serializer):
     # Blank and short texts reach the service, whose message is the collection task's own.
     text = serializers.CharField(allow_blank=True, trim_whitespace=False, max_length=MAX_REFERENCE_CHARACTERS)
-    seconds = serializers.FloatField(required=False, allow_null=True, default=None)
-    pasted = serializers.BooleanField(required=False, default=False)
+    seconds = serializers.FloatField(
+        required=False,
+        allow_null=True,
+        default=None,
+        help_text="the client's own time on the item; stored as client_seconds, never used for flags "
+        "(the server measures the time itself)",
+    )
+    pasted = serializers.BooleanField(
+        required=False,
+        default=False,
+        help_text="the client saw text arrive without key presses (adds a flag)",
+    )
+    keystrokes = serializers.IntegerField(
+        required=False,
+        allow_null=True,
+        default=None,
+        min_value=0,
+        max_value=999_999,
+        help_text="key presses counted while the text was typed; fewer than half its visible characters "
+        "flag it as pasted, and none sent flags it no-keystrokes",
+    )
 
 
 class WorkDiversityInputSerializer(serializers.Serializer):
@@ -46,7 +71,26 @@ class WorkDiversityInputSerializer(serializers.Serializer):
         child=serializers.IntegerField(), required=False, default=list, help_text="ids of the replies shown"
     )
     meanings = serializers.IntegerField(min_value=0)
-    seconds = serializers.FloatField(required=False, allow_null=True, default=None)
+    seconds = serializers.FloatField(
+        required=False,
+        allow_null=True,
+        default=None,
+        help_text="the client's own time on the item; stored as client_seconds, never used for flags "
+        "(the server measures the time itself)",
+    )
+
+
+class WorkPairwiseInputSerializer(serializers.Serializer):
+    # Any text reaches the service, whose message names the field (annotation/services/pairwise.py).
+    choice = serializers.CharField(
+        max_length=10, help_text='"left" (Reply A is better), "right" (Reply B is better) or "tie", as shown'
+    )
+    seconds = serializers.FloatField(
+        required=False,
+        allow_null=True,
+        default=None,
+        help_text="the client's own time on the item; stored as client_seconds (the server measures its own)",
+    )
 
 
 class WorkJoinInputSerializer(serializers.Serializer):
@@ -101,7 +145,11 @@ class WorkQuestionSerializer(serializers.Serializer):
 
 
 class WorkReplySerializer(serializers.Serializer):
-    id = serializers.IntegerField()
+    id = serializers.IntegerField(required=False, help_text="diversity: the reply's id, to mark it")
+    position = serializers.ChoiceField(
+        choices=["left", "right"], required=False, help_text="pair: the side the reply is shown on"
+    )
+    label = serializers.CharField(required=False, help_text="pair: Reply A (left) or Reply B (right)")  # type: ignore[assignment]
     text = serializers.CharField()
 
 
@@ -110,7 +158,8 @@ class WorkScreenSerializer(serializers.Serializer):
 
     ``kind`` rate: ``turns``, ``reply``, ``questions``, ``answers`` (own earlier values), ``reference``
     (only when the study shows one); write: ``turns``, ``quota``, ``written``, ``remaining``; diversity:
-    ``turns``, ``replies``, ``answers``."""
+    ``turns``, ``replies``, ``answers``; pair: ``turns``, ``prompt``, ``replies`` (``position`` left or
+    right, ``label`` Reply A or B, ``text``; never an id) and ``answers`` (``{"choice": "left"}``)."""
 
     done = serializers.BooleanField()
     reason = serializers.ChoiceField(choices=["done", "cap", "blocked", "busy", "closed"], required=False)
@@ -118,7 +167,9 @@ class WorkScreenSerializer(serializers.Serializer):
     progress = WorkProgressSerializer()
     resumed = serializers.BooleanField(required=False)
     assignment = serializers.IntegerField(required=False, allow_null=True)
-    kind = serializers.CharField(required=False, help_text="rate (attention checks too), write or diversity")
+    kind = serializers.CharField(
+        required=False, help_text="rate (attention checks too), write, diversity or pair"
+    )
     status = serializers.CharField(required=False)
     sequence = serializers.IntegerField(required=False)
     turns = WorkTurnSerializer(many=True, required=False)
@@ -130,6 +181,7 @@ class WorkScreenSerializer(serializers.Serializer):
     written = serializers.ListField(child=serializers.CharField(), required=False)
     remaining = serializers.IntegerField(required=False)
     replies = WorkReplySerializer(many=True, required=False)
+    prompt = serializers.CharField(required=False, help_text="pair: the study's pairwise question")
 
 
 class WorkSubmitSerializer(serializers.Serializer):
@@ -147,4 +199,4 @@ class WorkJoinSerializer(serializers.Serializer):
     study = serializers.IntegerField()
     name = serializers.CharField()
     annotator = serializers.CharField(help_text="your pseudonym in this study")
-    tasks = serializers.ListField(child=serializers.CharField(), help_text="rate, write, diversity")
+    tasks = serializers.ListField(child=serializers.CharField(), help_text="rate, write, diversity, pair")

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from annotation import views, views_exports, views_progress
+from annotation import views, views_exports, views_items, views_progress, views_qualification
 
 app_name = "annotation"
 urlpatterns = [
@@ -35,6 +35,36 @@ urlpatterns = [
         "<int:study_id>/annotation/annotators/<int:annotator_id>/unblock/",
         views_progress.study_annotator_unblock,
         name="study-annotator-unblock",
+    ),
+    # The researcher's item browser and adjudication (annotation/views_items.py).
+    path("<int:study_id>/items/", views_items.study_items, name="study-items"),
+    path("<int:study_id>/items/<int:response_id>/", views_items.study_item, name="study-item"),
+    path(
+        "<int:study_id>/items/<int:response_id>/adjudicate/",
+        views_items.study_item_adjudicate,
+        name="study-item-adjudicate",
+    ),
+    path(
+        "<int:study_id>/items/<int:response_id>/exclude/",
+        views_items.study_item_exclude,
+        name="study-item-exclude",
+    ),
+    path("<int:study_id>/items/<int:response_id>/undo/", views_items.study_item_undo, name="study-item-undo"),
+    # The qualification round: training items, sending a volunteer through it again (views_qualification.py).
+    path(
+        "<int:study_id>/annotation/training/",
+        views_qualification.study_training_add,
+        name="study-training-add",
+    ),
+    path(
+        "<int:study_id>/annotation/training/<int:item_id>/delete/",
+        views_qualification.study_training_delete,
+        name="study-training-delete",
+    ),
+    path(
+        "<int:study_id>/annotation/annotators/<int:annotator_id>/requalify/",
+        views_qualification.study_annotator_requalify,
+        name="study-annotator-requalify",
     ),
     # /studies/<id>/export/ratings.csv, references.jsonl, diversity.csv, ... (owners only)
     path("<int:study_id>/export/<slug:what>.<slug:fmt>", views_exports.study_export, name="study-export"),

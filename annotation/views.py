@@ -45,7 +45,7 @@ def study_list(request: HttpRequest) -> HttpResponse:
 
 @researcher_required
 def study_new(request: HttpRequest) -> HttpResponse:
-    form = StudyCreateForm(request.POST or None)
+    form = StudyCreateForm(request.POST or None, owner=authenticated_user(request))
     if request.method == "POST" and form.is_valid():
         study = study_create(owner=authenticated_user(request), **form.cleaned_data)
         messages.success(request, f"Study “{study.name}” created. Import its data next.")
@@ -72,6 +72,26 @@ def study_detail(request: HttpRequest, study_id: int) -> HttpResponse:
     return _study_page(request, study_id)
 
 
+def import_counts_text(counts: dict[str, int]) -> str:
+    """An import's counters in words, zero ones left out: ``{"contexts_created": 120, "systems_reused": 1}``
+    reads "120 new contexts, 1 system already in the study"."""
+    parts = []
+    for key, value in counts.items():
+        if not value:
+            continue
+        noun, _, verb = key.rpartition("_")
+        noun = noun.replace("_", " ") or verb
+        if value == 1 and noun.endswith("s"):
+            noun = noun[:-1]
+        if verb == "created":
+            parts.append(f"{value:,} new {noun}")
+        elif verb == "reused":
+            parts.append(f"{value:,} {noun} already in the study")
+        else:
+            parts.append(f"{value:,} {key.replace('_', ' ')}")
+    return ", ".join(parts)
+
+
 @researcher_required
 @require_POST
 def study_import_upload(request: HttpRequest, study_id: int) -> HttpResponse:
@@ -93,7 +113,7 @@ def study_import_upload(request: HttpRequest, study_id: int) -> HttpResponse:
         for problem in rejected.problems:
             form.add_error(None, str(problem))
         return _study_page(request, study_id, import_form=form)
-    summary = ", ".join(f"{value} {key}" for key, value in record.counts.items() if value)
+    summary = import_counts_text(record.counts)
     messages.success(request, f"Imported {', '.join(record.filenames)}: {summary or 'nothing new'}.")
     for warning in record.warnings[:20]:
         messages.warning(request, warning)

@@ -1,6 +1,6 @@
-"""Download links of the study page: a study's ratings, collected references and diversity judgments as
-CSV or JSON Lines, streamed (the file is written as rows come from the database). Owners only; 404 for
-everyone else (signed-in annotators included: no hint that the study exists)."""
+"""Download links of the study page: a study's ratings, collected references, diversity and pairwise
+judgments as CSV or JSON Lines, streamed (the file is written as rows come from the database). Owners only;
+404 for everyone else (signed-in annotators included: no hint that the study exists)."""
 
 from __future__ import annotations
 

@@ -22,8 +22,10 @@ from annotation.forms_annotation import (
     DistractorsForm,
     InclusionForm,
 )
+from annotation.forms_joining import TrainingItemForm
 from annotation.models import Annotator, Response, Study
 from annotation.permissions import authenticated_user, researcher_required
+from annotation.selectors.admission import admission_rows, training_item_rows
 from annotation.selectors.progress import (
     annotator_rows,
     least_complete_items,
@@ -70,6 +72,10 @@ def _page(request: HttpRequest, study: Study, status: int = 200, **forms: Any) -
         "distractors_form": forms.get("distractors_form")
         or DistractorsForm(study=study, prefix="distractors"),
         "inclusion_choices": INCLUSION_CHOICES,
+        # Joining and the qualification round (annotation/views_qualification.py).
+        "admission_rows": admission_rows(study=study),
+        "training_items": training_item_rows(study=study),
+        "training_form": forms.get("training_form") or TrainingItemForm(study=study, prefix="training"),
         "rules": {
             "min_shared": MIN_SHARED_ITEMS,
             "straight_min": STRAIGHT_MIN_RATINGS,

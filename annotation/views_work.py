@@ -10,6 +10,10 @@ are looked up among that annotator's own assignments too.
 Forms are plain POST forms (radio buttons, checkboxes, a textarea) that work without JavaScript;
 static/annotation/work.js adds the keyboard, the timers and the client-side checks. Every successful
 POST redirects (post/redirect/get), so a reload never submits twice.
+
+The invite link, sign-up and the consent page are in annotation/views_join.py, the qualification round in
+annotation/views_training.py; ``@admission_required`` (annotation/views_admission.py) sends a volunteer who
+has not consented or qualified yet there instead of to an item.
 """
 
 from __future__ import annotations
@@ -29,34 +33,38 @@ from django.views.decorators.http import require_http_methods, require_POST
 from annotation.models import Annotator, Assignment, AssignmentStatus, Study, WorkKind
 from annotation.permissions import authenticated_user
 from annotation.selectors.work import AnnotatorProgress, annotator_progress, annotator_tasks, item_payload
-from annotation.services.annotators import InviteInvalid, annotator_join, study_for_invite
 from annotation.services.assignment import (
     NoWork,
     SlotLost,
     assignment_for,
     assignment_skip,
+    assignment_visit,
     next_assignment,
     previous_assignment,
 )
+from annotation.services.pairwise import pairwise_submit
 from annotation.services.submissions import (
     SubmissionInvalid,
     diversity_submit,
     rating_submit,
     reference_add,
 )
+from annotation.views_admission import admission_required, study_page_extras
 
 TASK_LABELS = {
     WorkKind.RATE: "Rate replies",
     WorkKind.WRITE: "Write references",
     WorkKind.DIVERSITY: "Judge diversity",
+    WorkKind.PAIR: "Compare replies",
 }
 TEMPLATES = {
     WorkKind.RATE: "annotation/work/rate.html",
     WorkKind.WRITE: "annotation/work/write.html",
     WorkKind.DIVERSITY: "annotation/work/diversity.html",
+    WorkKind.PAIR: "annotation/work/pair.html",
 }
 # "Back" re-opens an answered item to change it; written references are not edited that way.
-KINDS_WITH_BACK = (WorkKind.RATE, WorkKind.DIVERSITY)
+KINDS_WITH_BACK = (WorkKind.RATE, WorkKind.DIVERSITY, WorkKind.PAIR)
 MAX_SECONDS = 86_400.0
 
 
@@ -125,13 +133,18 @@ def _seconds(request: HttpRequest) -> float | None:
     return round(value, 3)
 
 
+def _keystrokes(request: HttpRequest) -> int | None:
+    """The key presses the page counted while the reply was typed (None without JavaScript)."""
+    raw = request.POST.get("keystrokes", "")
+    return int(raw) if raw.isdigit() and len(raw) < 7 else None
+
+
 def _point_keys(values: list[int]) -> list[str]:
-    """The key that picks each scale point: the digit itself on scales within 0-9, else 1, 2, ... in order."""
-    if all(0 <= value <= 9 for value in values):
+    """The keys that pick each scale point: the number itself on scales of non-negative points (typed
+    digit by digit, so "10" is 1 then 0), else 1, 2, ... in order. Ordinal scales have at most 11 points."""
+    if all(value >= 0 for value in values):
         return [str(value) for value in values]
-    if len(values) <= 9:
-        return [str(index + 1) for index in range(len(values))]
-    return ["" for _ in values]
+    return [str(index + 1) for index in range(len(values))]
 
 
 def _rating_questions(
@@ -140,8 +153,23 @@ def _rating_questions(
     """The payload's questions with each point's key, its shown text and whether it is selected."""
     questions = []
     for question in payload["questions"]:
-        values = [int(point["value"]) for point in question["points"]]
         selected = str(chosen.get(question["name"], ""))
+        if question["kind"] == "slider":
+            questions.append(
+                {
+                    "name": question["name"],
+                    "prompt": question["prompt"],
+                    "kind": "slider",
+                    "scale_min": question["scale_min"],
+                    "scale_max": question["scale_max"],
+                    "ends": question["ends"],
+                    "value": selected,
+                    "keys": "← → PgUp PgDn, or type the number",
+                    "error": error.message if error is not None and error.field == question["name"] else "",
+                }
+            )
+            continue
+        values = [int(point["value"]) for point in question["points"]]
         points = []
         for point, key in zip(question["points"], _point_keys(values), strict=True):
             value, label = int(point["value"]), str(point["label"])
@@ -161,6 +189,7 @@ def _rating_questions(
             {
                 "name": question["name"],
                 "prompt": question["prompt"],
+                "kind": "ordinal",
                 "points": points,
                 "keys": f"{points[0]['key']}–{points[-1]['key']}" if points[0]["key"] else "",
                 "error": error.message if error is not None and error.field == question["name"] else "",
@@ -223,6 +252,13 @@ def _render_item(
         context["number"] = min(len(written) + 1, int(payload["quota"]))
         context["text"] = (posted or {}).get("text", "")
         context["show_instructions"] = progress.done == 0 and not written
+    elif kind == WorkKind.PAIR:  # the replies by side, never by id (annotation/selectors/pairwise_work.py)
+        chosen = str((posted if posted is not None else payload.get("answers") or {}).get("choice", ""))
+        context["replies"] = [
+            {**reply, "checked": reply["position"] == chosen} for reply in payload["replies"]
+        ]
+        context["tie_checked"] = chosen == "tie"
+        context["show_instructions"] = progress.done == 0 and not revisiting
     else:
         answers = payload.get("answers") or {}
         ticked = {int(pk) for pk in (posted or answers).get("appropriate", [])}
@@ -251,32 +287,24 @@ def _no_work(request: HttpRequest, annotator: Annotator, kind: str, reason: NoWo
 
 
 @login_required
-@require_http_methods(["GET", "POST"])
-def join(request: HttpRequest, token: str) -> HttpResponse:
-    """The invite link: the study's name and description, and a button that adds the user to it."""
-    try:
-        study = study_for_invite(token=token)
-        if request.method == "POST":
-            annotator = annotator_join(token=token, user=authenticated_user(request))
-            return redirect("work:study", study_id=annotator.study_id)
-    except InviteInvalid as invalid:
-        return render(request, "annotation/work/invite_invalid.html", {"message": str(invalid)}, status=404)
-    member = Annotator.objects.filter(study=study, user=authenticated_user(request)).exists()
-    return render(request, "annotation/work/join.html", {"study": study, "member": member})
-
-
-@login_required
 def study_work(request: HttpRequest, study_id: int) -> HttpResponse:
     """One joined study: its description, instructions and tasks, each with the annotator's progress."""
     annotator = _annotator(request, study_id)
+    tasks = task_cards(annotator=annotator)
     return render(
         request,
         "annotation/work/study.html",
-        {"study": annotator.study, "annotator": annotator, "tasks": task_cards(annotator=annotator)},
+        {
+            "study": annotator.study,
+            "annotator": annotator,
+            "tasks": tasks,
+            **study_page_extras(annotator=annotator, tasks=tasks),  # consent/qualification, completion code
+        },
     )
 
 
 @login_required
+@admission_required
 def task_next(request: HttpRequest, study_id: int, kind: str) -> HttpResponse:
     """The annotator's current item of the task (a reload shows the same one), or a new one."""
     annotator = _annotator(request, study_id, kind)
@@ -284,11 +312,13 @@ def task_next(request: HttpRequest, study_id: int, kind: str) -> HttpResponse:
         handout = next_assignment(annotator=annotator, kind=kind)
     except NoWork as reason:
         return _no_work(request, annotator, kind, reason)
+    assignment_visit(assignment=handout.assignment)
     return _render_item(request, annotator, handout.assignment)
 
 
 @login_required
 @require_http_methods(["GET", "POST"])
+@admission_required
 def task_item(request: HttpRequest, study_id: int, kind: str, assignment_id: int) -> HttpResponse:
     """GET: one of the annotator's items (an answered one, to change it). POST: the answer to it."""
     annotator = _annotator(request, study_id, kind)
@@ -298,8 +328,14 @@ def task_item(request: HttpRequest, study_id: int, kind: str, assignment_id: int
         all_written = kind == WorkKind.WRITE and assignment.status == AssignmentStatus.DONE
         if gone or all_written:
             return redirect("work:next", study_id=study_id, kind=kind)
+        assignment_visit(assignment=assignment)  # reopening an answered item starts a new visit
         return _render_item(request, annotator, assignment)
-    submit = {WorkKind.RATE: _rate_post, WorkKind.WRITE: _write_post, WorkKind.DIVERSITY: _diversity_post}
+    submit = {
+        WorkKind.RATE: _rate_post,
+        WorkKind.WRITE: _write_post,
+        WorkKind.DIVERSITY: _diversity_post,
+        WorkKind.PAIR: _pair_post,
+    }
     try:
         return submit[WorkKind(kind)](request, annotator, assignment)
     except SlotLost as lost:
@@ -329,6 +365,7 @@ def _write_post(request: HttpRequest, annotator: Annotator, assignment: Assignme
             text=text,
             seconds=_seconds(request),
             pasted=request.POST.get("pasted") == "1",
+            keystrokes=_keystrokes(request),
         )
     except SubmissionInvalid as invalid:
         return _render_item(request, annotator, assignment, status=400, error=invalid, posted={"text": text})
@@ -367,8 +404,23 @@ def _diversity_post(request: HttpRequest, annotator: Annotator, assignment: Assi
     return redirect("work:next", study_id=annotator.study_id, kind=WorkKind.DIVERSITY)
 
 
+def _pair_post(request: HttpRequest, annotator: Annotator, assignment: Assignment) -> HttpResponse:
+    """The side the annotator found better ("left", "right") or "tie" (annotation/services/pairwise.py)."""
+    choice = request.POST.get("choice", "")
+    try:
+        pairwise_submit(
+            annotator=annotator, assignment_id=assignment.pk, choice=choice, seconds=_seconds(request)
+        )
+    except SubmissionInvalid as invalid:
+        return _render_item(
+            request, annotator, assignment, status=400, error=invalid, posted={"choice": choice}
+        )
+    return redirect("work:next", study_id=annotator.study_id, kind=WorkKind.PAIR)
+
+
 @login_required
 @require_POST
+@admission_required
 def task_skip(request: HttpRequest, study_id: int, kind: str, assignment_id: int) -> HttpResponse:
     """Pass on an item: it goes back to the pool for others and is never offered to this annotator again."""
     annotator = _annotator(request, study_id, kind)
@@ -379,6 +431,7 @@ def task_skip(request: HttpRequest, study_id: int, kind: str, assignment_id: int
 
 
 @login_required
+@admission_required
 def task_back(request: HttpRequest, study_id: int, kind: str) -> HttpResponse:
     """The annotator's previous answered item (before ``?before=<assignment id>``), to change the answer."""
     annotator = _annotator(request, study_id, kind)

@@ -153,6 +153,7 @@ SINGLE_VS_MULTI_COLUMNS = (
     ),
 )
 DIVERSITY_COLUMNS = ("metric", "inverted", "n", "spearman", "spearman_p", "pearson", "pearson_p", "note")
+PAIRWISE_COLUMNS = ("system", "comparisons", "wins", "losses", "ties", "win_rate", "ci_low", "ci_high")
 REFERENCES_CURVE_COLUMNS = (
     "question",
     "metric",
@@ -306,6 +307,12 @@ def diversity_as_csv(diversity: Row | None) -> str:
     return _csv(DIVERSITY_COLUMNS, (diversity or {}).get("rows") or [])
 
 
+def pairwise_as_csv(pairwise: Row | None) -> str:
+    """The systems' win rates from pairwise judgments (correlation/pairwise_report.py), best first."""
+    rows = (pairwise or {}).get("systems") or []
+    return _csv(PAIRWISE_COLUMNS, ({**row, "ci_low": row["ci"][0], "ci_high": row["ci"][1]} for row in rows))
+
+
 def references_curve_as_csv(curves: Sequence[Row]) -> str:
     """Seed 003 Figure 2's data: one line per (signature, number of references)."""
     return _csv(
@@ -349,10 +356,13 @@ _SECTIONS: tuple[tuple[str, str, Callable[[Any], str]], ...] = (
 
 def report_tables_csv(document: Row) -> dict[str, str]:
     """Every table of a report document as CSV: table name (a file stem) -> CSV text. Every table is
-    there (header only when empty), except ``diversity``, only when the study has diversity judgments."""
+    there (header only when empty), except ``diversity`` and ``pairwise``, only when the study has such
+    judgments."""
     tables = {name: write(document.get(section) or []) for name, section, write in _SECTIONS}
     if document.get("diversity"):
         tables["diversity"] = diversity_as_csv(document["diversity"])
+    if document.get("pairwise"):
+        tables["pairwise"] = pairwise_as_csv(document["pairwise"])
     return tables
 
 

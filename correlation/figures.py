@@ -14,7 +14,8 @@ a paper is the figure on the screen. Each builder reads the report document and 
 * seed 000 Figure 4(a) (the median-correlated rater against the mean of the others) and 4(b) (one random
   half of the raters against the other, with the paper's caveat under the plot);
 * the raters x raters weighted-kappa heat map and the metric x metric matrix of differences in Pearson's
-  r, starred where Williams' test and the paired bootstrap agree that the difference is significant.
+  r, starred where Williams' test and the paired bootstrap agree that the difference is significant;
+* with pairwise judgments, the systems' win rates and their win-rate matrix (correlation/pairwise_figures.py).
 
 Strings from outside (reply texts, system, metric and rater names, study names) are escaped with
 :func:`plotly_text`: plotly reads a few HTML-like tags (``<b>``, ``<a href>``, ``<br>``...) in titles,
@@ -45,6 +46,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from correlation.pairwise_figures import pairwise_matrix_figure, pairwise_win_rate_chart
 
 PALETTE = (
     "#2d5bd7",
@@ -166,6 +169,9 @@ def report_figures(
             metric_comparison_matrix(document, plots, question),
             False,
         ),
+        # Study-wide, not per question (correlation/pairwise_figures.py).
+        ("pairwise-win-rates", "Win rate per system", pairwise_win_rate_chart(document), False),
+        ("pairwise-matrix", "Pairwise win rates", pairwise_matrix_figure(document), False),
     ]
     return [
         FigureSpec(name, title, figure, f"{prefix}-{name}", uses_reply_text)

@@ -10,7 +10,10 @@ entries tagged with their question:
   (correlation/report_human.py);
 * ``references_curve`` (seed 003 Figure 2) and ``single_vs_multi`` (seed 003 Table 4);
 * ``diversity`` (seed 003 Table 5), when diversity judgments exist;
-* ``questions``: per question, how many replies have a human score and how many were left out.
+* ``pairwise``: system win rates from pairwise judgments, when there are some
+  (correlation/pairwise_report.py);
+* ``questions``: per question, how many replies have a human score, how many were left out and why (no
+  human score; excluded by the researcher), and how many carry an adjudicated gold value.
 
 The data behind the figures goes into a second, larger object (``plots``), served separately.
 
@@ -27,6 +30,7 @@ import numpy as np
 
 from correlation.curves import reference_count_curve
 from correlation.human_ceiling import HumanRow
+from correlation.pairwise_report import pairwise_section
 from correlation.report_human import human_side
 from correlation.report_metrics import metric_section
 from correlation.report_types import QuestionInputs, ReportInputs, ReportOptions
@@ -68,6 +72,7 @@ def build_report(
         "references_curve": [],
         "single_vs_multi": [],
         "diversity": None,
+        "pairwise": None,
         "notes": list(inputs.reference_notes),
     }
     plots: dict[str, Any] = {"questions": {}}
@@ -90,6 +95,7 @@ def build_report(
         plots["questions"][question.name] = {**metrics.plots, **side.plots}
     advance()
     document["diversity"] = _diversity_table(inputs)
+    document["pairwise"] = pairwise_section(inputs, options)  # correlation/pairwise_report.py
     advance()
     return document, plots
 
@@ -97,14 +103,20 @@ def build_report(
 def _question_summary(
     question: QuestionInputs, scores: dict[int, float], inputs: ReportInputs
 ) -> dict[str, Any]:
+    """Counts of one question; ``responses`` counts every reply of the study, the ones the researcher
+    excluded too, which ``left_out`` then names (issue 13; the key is there only when there are some)."""
+    left_out = {"no_human_score": len(inputs.responses) - len(scores)}
+    if inputs.excluded_responses:
+        left_out["excluded_by_researcher"] = len(inputs.excluded_responses)
     return {
         "name": question.name,
         "scale": [question.scale_min, question.scale_max],
-        "responses": len(inputs.responses),
+        "responses": len(inputs.responses) + len(inputs.excluded_responses),
         "human_scored": len(scores),
         "ratings": len(question.ratings),
         "imported_means": len(question.imported_means),
-        "left_out": {"no_human_score": len(inputs.responses) - len(scores)},
+        "gold_values": len(question.gold),
+        "left_out": left_out,
     }
 
 

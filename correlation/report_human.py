@@ -7,7 +7,9 @@ much the raters agree, and how close one rater comes to the others.
   their own and are only left out by an explicit choice. The section says which filter it used and what
   it removed.
 * The human score of a reply: the mean of the ratings that count (optionally of each rater's z-scores,
-  :func:`correlation.human_ceiling.z_normalised`); an imported mean only where no rating counts.
+  :func:`correlation.human_ceiling.z_normalised`); an imported mean only where no rating counts; the
+  researcher's adjudicated gold value, where there is one, instead of either
+  (correlation/report_adjudication.py).
 * Agreement (correlation/agreement_coefficients.py) over the ratings that count, plus alpha before the
   filter, so the effect of the filter shows.
 * Human (Avg)/(Max) and the data of seed 000's Figure 4 (correlation/human_ceiling.py) over the named
@@ -183,6 +185,8 @@ def _human_scores(
             note += "; raters of unknown identity are normalised together, as one pool"
         if question.imported_means:
             note += "; imported means (no per-rater scores) stay on the rating scale"
+        if question.gold:
+            note += "; adjudicated gold values stay on the rating scale"
     totals = values_by_item(named, anonymous)
     scores = {
         response_id: float(value)
@@ -191,6 +195,7 @@ def _human_scores(
     }
     for response_id, ratings in totals.items():
         scores[response_id] = math.fsum(ratings) / len(ratings)
+    scores.update(question.gold)  # the researcher's adjudicated value replaces the mean (issue 13)
     return scores, note
 
 

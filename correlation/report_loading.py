@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from django.db.models import Count
 
 from annotation.models import (
+    Adjudication,
     Annotator,
     DiversityJudgment,
     ImportedMeanRating,
@@ -31,6 +32,8 @@ from annotation.models import (
 )
 from annotation.selectors.quality import agreements_from_rows, overall_agreement, study_rating_rows
 from correlation.code_version import code_version
+from correlation.pairwise_loading import study_pairwise_records
+from correlation.report_adjudication import Adjudications, adjudicated, adjudications_from_rows
 from correlation.report_human import human_scores
 from correlation.report_types import (
     AnnotatorInfo,
@@ -134,7 +137,9 @@ def report_inputs(
             "id", "text", "system__name", "context__external_id"
         )
     }
-    rows = study_rating_rows(study=study)
+    decisions = study_adjudications(study=study)
+    # Replies the researcher excluded are left out of everything, the raters' agreement included.
+    rows = [row for row in study_rating_rows(study=study) if row.response_id not in decisions.excluded]
     agreements = agreements_from_rows(rows)
     annotators = {
         key: AnnotatorInfo(
@@ -166,10 +171,11 @@ def report_inputs(
     if recompute:
         rated = sorted(
             {response_id for q in questions for response_id in _rated(by_question[q.pk], means[q.pk])}
+            - decisions.excluded
         )
         reference_scores, notes = _reference_scores(study, signatures, rated, progress)
         diversity = _diversity_inputs(study)
-    return ReportInputs(
+    inputs = ReportInputs(
         study_id=study.pk,
         study_name=study.name,
         data_version=study.data_version,
@@ -192,7 +198,17 @@ def report_inputs(
         reference_notes=tuple(notes),
         diversity=diversity,
         code_version=code_version(),
+        pairwise=study_pairwise_records(study=study),  # correlation/pairwise_loading.py
     )
+    return adjudicated(inputs, decisions)
+
+
+def study_adjudications(*, study: Study) -> Adjudications:
+    """The researcher's decisions on the study's replies (annotation.models.Adjudication), one query."""
+    rows = Adjudication.objects.filter(response__context__study=study).values_list(
+        "response_id", "excluded", "gold"
+    )
+    return adjudications_from_rows(list(rows))
 
 
 def signature_group(name: str, parameters: dict[str, str]) -> tuple[str, str]:

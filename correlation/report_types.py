@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from correlation.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED
+from correlation.pairwise_stats import PairwiseRecord
 
 FILTER_STUDY = "study"  # the study's agreement threshold and the researcher's per-annotator choices
 FILTER_NONE = "none"  # every rating counts
@@ -116,6 +117,8 @@ class QuestionInputs:
     scale_max: int
     ratings: tuple[tuple[int, int, int], ...]  # (annotator key, response id, value)
     imported_means: Mapping[int, float]  # response id -> mean imported without per-rater scores
+    # response id -> the researcher's adjudicated value, which replaces the reply's human score (issue 13)
+    gold: Mapping[int, float] = field(default_factory=dict)
 
     @property
     def points(self) -> list[int]:
@@ -174,3 +177,8 @@ class ReportInputs:
     reference_notes: tuple[str, ...] = ()  # why a signature has no curve
     diversity: DiversityInputs | None = None
     code_version: str = ""
+    pairwise: tuple[PairwiseRecord, ...] = ()  # pairwise judgments (correlation/pairwise_report.py)
+    # replies the researcher excluded from reports (issue 13; correlation/report_adjudication.py): already
+    # removed from the replies, ratings, imported means, metric values and reference scores above; the
+    # pairwise section leaves them out itself
+    excluded_responses: frozenset[int] = frozenset()

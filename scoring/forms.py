@@ -70,9 +70,13 @@ class ScoringRunForm(forms.Form):
 
 
 class StudyModelChoiceForm(forms.Form):
-    """The trained model of each kind the study's learned metrics use (blank: the default)."""
+    """The trained model of each kind the study's learned metrics use (blank: the default).
+
+    Its fields share names with the run form's model fields on the same page, so its ids get their own
+    prefix (``study-model_ruber``): ids stay unique and labels point at the right select."""
 
     def __init__(self, *args: Any, study: Study, **kwargs: Any) -> None:
+        kwargs.setdefault("auto_id", "study-%s")
         super().__init__(*args, **kwargs)
         chosen = {
             choice.kind: choice.trained_model.name

@@ -153,3 +153,28 @@ def system_metric_table(*, study: Study) -> dict[str, Any]:
         row["values"][index[score.system.name]] = score.value
         row["items"][index[score.system.name]] = score.items
     return {"systems": systems, "metrics": list(by_signature.values())}
+
+
+@dataclass(frozen=True)
+class ReplyMetricScore:
+    """One stored metric value of a reply, with the signature that makes it reproducible."""
+
+    metric: str
+    signature: str
+    value: float
+
+
+def reply_metric_scores(*, response_ids: list[int]) -> dict[int, list[ReplyMetricScore]]:
+    """response id -> its metric scores, by metric name then signature (one query for all the replies).
+
+    A reply has at most one score per signature (the latest run's: runs update it in place), so this is
+    the latest score of every signature; the researcher's item browser shows them (issue 13)."""
+    scores: dict[int, list[ReplyMetricScore]] = {}
+    rows = (
+        MetricScore.objects.filter(response_id__in=response_ids)
+        .order_by("signature__name", "signature__text")
+        .values_list("response_id", "signature__name", "signature__text", "value")
+    )
+    for response_id, name, text, value in rows:
+        scores.setdefault(response_id, []).append(ReplyMetricScore(metric=name, signature=text, value=value))
+    return scores

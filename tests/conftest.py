@@ -38,6 +38,32 @@ def committed(django_capture_on_commit_callbacks):
     return lambda: django_capture_on_commit_callbacks(execute=True)
 
 
+DATABASE_FIXTURES = {"db", "transactional_db", "django_db_reset_sequences", "django_db_serialized_rollback"}
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--database-only",
+        action="store_true",
+        help="run only the tests that touch the database (the PostgreSQL pass of scripts/test_postgres.sh: "
+        "a test that never opens a connection behaves the same on every database)",
+    )
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if not config.getoption("--database-only"):
+        return
+    keep: list[pytest.Item] = []
+    drop: list[pytest.Item] = []
+    for item in items:
+        fixtures = set(getattr(item, "fixturenames", ()))
+        touches = item.get_closest_marker("django_db") is not None or bool(fixtures & DATABASE_FIXTURES)
+        (keep if touches else drop).append(item)
+    if drop:
+        config.hook.pytest_deselected(items=drop)
+        items[:] = keep
+
+
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     """A run in which no test passed (all skipped or deselected) fails like an empty one (exit 5)."""
     reporter = session.config.pluginmanager.get_plugin("terminalreporter")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import factory
 from django.contrib.auth.models import Group, User
+from django.utils import timezone
 
 from annotation.models import Annotator, DialogContext, Question, Rating, Reference, Response, Study, System
 from annotation.roles import RESEARCHERS_GROUP
@@ -92,6 +93,8 @@ class AnnotatorFactory(factory.django.DjangoModelFactory[Annotator]):
 
     study = factory.SubFactory(StudyFactory)
     pseudonym = factory.Sequence(lambda n: f"rater{n}")
+    # Accepted the consent (issue 13), so a factory annotator given a login goes straight to the work.
+    consented_at = factory.LazyFunction(timezone.now)
 
 
 class RatingFactory(factory.django.DjangoModelFactory[Rating]):

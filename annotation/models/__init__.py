@@ -1,6 +1,16 @@
-"""The annotation data model: studies and their data (study.py), annotation work (work.py)."""
+"""The annotation data model: studies and their data (study.py), annotation work (work.py), quality
+control the researcher steers (quality.py)."""
 
+from annotation.models.quality import (
+    Adjudication,
+    FlagReason,
+    ItemNote,
+    NoteKind,
+    TrainingAnswer,
+    TrainingItem,
+)
 from annotation.models.study import (
+    ORDINAL_MAX_POINTS,
     Annotator,
     AnnotatorOrigin,
     CheckAction,
@@ -9,6 +19,7 @@ from annotation.models.study import (
     ImportedMeanRating,
     Language,
     Question,
+    QuestionKind,
     Rating,
     Reference,
     ReferenceOrigin,
@@ -25,11 +36,15 @@ from annotation.models.work import (
     AttentionCheck,
     CheckAnswer,
     DiversityJudgment,
+    PairwiseChoice,
+    PairwiseJudgment,
     WorkItem,
     WorkKind,
 )
 
 __all__ = [
+    "ORDINAL_MAX_POINTS",
+    "Adjudication",
     "Annotator",
     "AnnotatorOrigin",
     "Assignment",
@@ -40,9 +55,15 @@ __all__ = [
     "CollectionMode",
     "DialogContext",
     "DiversityJudgment",
+    "FlagReason",
     "ImportedMeanRating",
+    "ItemNote",
     "Language",
+    "NoteKind",
+    "PairwiseChoice",
+    "PairwiseJudgment",
     "Question",
+    "QuestionKind",
     "Rating",
     "Reference",
     "ReferenceOrigin",
@@ -50,6 +71,8 @@ __all__ = [
     "Study",
     "StudyImport",
     "System",
+    "TrainingAnswer",
+    "TrainingItem",
     "WorkItem",
     "WorkKind",
     "new_invite_token",

@@ -11,7 +11,9 @@ import secrets
 
 from django.conf import settings
 from django.db import models
-from django.db.models import Q
+from django.db.models import F, Q
+
+from annotation.scales import ORDINAL_MAX_POINTS
 
 
 class Language(models.TextChoices):
@@ -43,7 +45,7 @@ class CheckAction(models.TextChoices):
 
 class Study(models.Model):
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="studies")
-    name = models.CharField(max_length=200, unique=True)
+    name = models.CharField(max_length=200, help_text="unique among the owner's studies")
     description = models.TextField(blank=True)
     language = models.CharField(max_length=2, choices=Language.choices, default=Language.ENGLISH)
     instructions = models.TextField(blank=True)
@@ -88,6 +90,37 @@ class Study(models.Model):
     min_seconds_per_item = models.FloatField(
         default=2.0, help_text="answers faster than this are flagged as too fast"
     )
+    # Joining (issue 13): sign-up through the invite link, consent, crowd platforms, qualification.
+    signup_open = models.BooleanField(
+        default=True, help_text="the invite link lets a new volunteer create an account (no e-mail needed)"
+    )
+    consent_text = models.TextField(
+        blank=True,
+        help_text="shown when a volunteer joins; they must accept it before their first item "
+        "(empty: the study's description and instructions are shown and must be accepted)",
+    )
+    crowd_id_parameter = models.CharField(
+        max_length=40,
+        blank=True,
+        help_text="URL parameter of the invite link that carries a crowd worker's id "
+        "(e.g. PROLIFIC_PID for Prolific, workerId for MTurk); empty: none",
+    )
+    completion_code = models.CharField(
+        max_length=60, blank=True, help_text="shown to an annotator who has finished (crowd platforms)"
+    )
+    qualification_threshold = models.FloatField(
+        default=0.8,
+        help_text="share of the training items a volunteer must answer within the gold range to be "
+        "admitted (only when the study has training items)",
+    )
+    pairwise_enabled = models.BooleanField(
+        default=False, help_text="annotators compare two systems' replies to one context"
+    )
+    pairwise_prompt = models.CharField(
+        max_length=300,
+        default="Which reply is the better response to the conversation?",
+        help_text="the question of the pairwise task",
+    )
     # Bumped (after commit) by every write that can change a report: ratings, imports, metric scores,
     # references, report settings. Cached reports are keyed on it (correlation/report_cache.py).
     data_version = models.PositiveBigIntegerField(
@@ -97,20 +130,32 @@ class Study(models.Model):
     class Meta:
         ordering = ["-created_at"]
         verbose_name_plural = "studies"
+        constraints = [models.UniqueConstraint(fields=["owner", "name"], name="study_unique_name_per_owner")]
 
     def __str__(self) -> str:
         return self.name
 
 
+class QuestionKind(models.TextChoices):
+    ORDINAL = "ordinal", "points of a scale (buttons and number keys)"
+    SLIDER = "slider", "a continuous slider (e.g. 0-100)"
+
+
 class Question(models.Model):
-    """One thing raters judge about a response, on an integer scale [scale_min, scale_max]."""
+    """One thing raters judge about a response, on an integer scale [scale_min, scale_max]: a few ordinal
+    points (at most ``ORDINAL_MAX_POINTS``), or a slider over a wide range."""
 
     study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="questions")
     name = models.SlugField(max_length=60, help_text="short identifier, e.g. appropriateness")
     prompt = models.TextField(blank=True, help_text="what the rater is asked")
     scale_min = models.SmallIntegerField(default=0)
     scale_max = models.SmallIntegerField(default=2)
-    labels = models.JSONField(default=list, blank=True, help_text="one label per scale point, low to high")
+    labels = models.JSONField(
+        default=list,
+        blank=True,
+        help_text="ordinal: one label per scale point, low to high; slider: a label for each end",
+    )
+    kind = models.CharField(max_length=8, choices=QuestionKind.choices, default=QuestionKind.ORDINAL)
     position = models.PositiveSmallIntegerField(default=0)
 
     class Meta:
@@ -120,6 +165,10 @@ class Question(models.Model):
             models.CheckConstraint(
                 condition=Q(scale_max__gt=models.F("scale_min")), name="question_scale_order"
             ),
+            models.CheckConstraint(
+                condition=Q(kind=QuestionKind.SLIDER) | Q(scale_max__lt=F("scale_min") + ORDINAL_MAX_POINTS),
+                name="question_ordinal_points",
+            ),
         ]
 
     def __str__(self) -> str:
@@ -128,6 +177,10 @@ class Question(models.Model):
     @property
     def scale_points(self) -> list[int]:
         return list(range(self.scale_min, self.scale_max + 1))
+
+    @property
+    def is_slider(self) -> bool:
+        return self.kind == QuestionKind.SLIDER
 
     def label_for(self, value: int) -> str:
         index = value - self.scale_min
@@ -180,7 +233,15 @@ class Reference(models.Model):
         "Annotator", null=True, blank=True, on_delete=models.SET_NULL, related_name="references_written"
     )
     created_at = models.DateTimeField(auto_now_add=True)
-    seconds_spent = models.FloatField(null=True, blank=True, help_text="collected: time spent writing it")
+    seconds_spent = models.FloatField(
+        null=True, blank=True, help_text="collected: time spent writing it, measured by the server"
+    )
+    client_seconds = models.FloatField(
+        null=True, blank=True, help_text="collected: the browser's own figure (kept, never trusted for flags)"
+    )
+    keystrokes = models.PositiveIntegerField(
+        null=True, blank=True, help_text="collected: key presses the browser counted while it was typed"
+    )
     flags = models.JSONField(
         default=list, blank=True, help_text="collected: e.g. pasted, too-fast (kept, shown to the researcher)"
     )
@@ -264,6 +325,20 @@ class Annotator(models.Model):
         help_text="False for an anonymous imported rater (a position in a list of scores, as in GRADE's "
         "file): ratings of such raters are never compared with each other as one person's",
     )
+    consented_at = models.DateTimeField(
+        null=True, blank=True, help_text="when the volunteer accepted the study's consent text"
+    )
+    external_worker_id = models.CharField(
+        max_length=120,
+        blank=True,
+        help_text="crowd platform worker id (Prolific, MTurk) from the invite link",
+    )
+    qualification = models.CharField(
+        max_length=8,
+        choices=[("pending", "not qualified yet"), ("passed", "passed"), ("failed", "failed")],
+        default="pending",
+        help_text="the qualification round (studies with training items only)",
+    )
 
     class Meta:
         ordering = ["id"]
@@ -287,7 +362,10 @@ class Rating(models.Model):
     response = models.ForeignKey(Response, on_delete=models.CASCADE, related_name="ratings")
     question = models.ForeignKey(Question, on_delete=models.CASCADE, related_name="ratings")
     value = models.SmallIntegerField()
-    seconds_spent = models.FloatField(null=True, blank=True)
+    seconds_spent = models.FloatField(null=True, blank=True, help_text="measured by the server")
+    client_seconds = models.FloatField(
+        null=True, blank=True, help_text="the browser's own figure (kept, never trusted for flags)"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -24,6 +24,7 @@ class WorkKind(models.TextChoices):
     WRITE = "write", "write references for a context"
     DIVERSITY = "diversity", "judge the diversity of a system's replies"
     CHECK = "check", "attention check"
+    PAIR = "pair", "compare two replies to one context"
 
 
 class AttentionCheck(models.Model):
@@ -71,6 +72,14 @@ class WorkItem(models.Model):
     response = models.ForeignKey(
         Response, null=True, blank=True, on_delete=models.CASCADE, related_name="work_items"
     )
+    response_b = models.ForeignKey(
+        Response,
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="+",
+        help_text="pairwise items: the other reply (response_id < response_b_id)",
+    )
     context = models.ForeignKey(
         DialogContext, null=True, blank=True, on_delete=models.CASCADE, related_name="work_items"
     )
@@ -89,12 +98,21 @@ class WorkItem(models.Model):
             models.CheckConstraint(condition=Q(taken__lte=F("wanted")), name="workitem_taken_within_wanted"),
             models.UniqueConstraint(
                 fields=["kind", "response"],
-                condition=Q(response__isnull=False),
+                condition=Q(response__isnull=False, response_b__isnull=True),
                 name="workitem_unique_response",
             ),
             models.UniqueConstraint(
+                fields=["response", "response_b"],
+                condition=Q(response_b__isnull=False),
+                name="workitem_unique_pair",
+            ),
+            models.CheckConstraint(
+                condition=Q(response_b__isnull=True) | Q(response__lt=F("response_b")),
+                name="workitem_pair_ordered",
+            ),
+            models.UniqueConstraint(
                 fields=["kind", "context", "system"],
-                condition=Q(context__isnull=False),
+                condition=Q(context__isnull=False, response__isnull=True),
                 name="workitem_unique_context",
             ),
             models.UniqueConstraint(
@@ -126,8 +144,14 @@ class Assignment(models.Model):
         default=1, help_text="references to write (collection items); 1 otherwise"
     )
     handed_at = models.DateTimeField(auto_now_add=True)
+    served_at = models.DateTimeField(
+        null=True, blank=True, help_text="when the item was last shown; the server's time counts from here"
+    )
     finished_at = models.DateTimeField(null=True, blank=True)
-    seconds_spent = models.FloatField(null=True, blank=True)
+    seconds_spent = models.FloatField(null=True, blank=True, help_text="measured by the server")
+    client_seconds = models.FloatField(
+        null=True, blank=True, help_text="the browser's own figure (kept, never trusted for flags)"
+    )
 
     class Meta:
         ordering = ["id"]
@@ -171,7 +195,10 @@ class DiversityJudgment(models.Model):
     system = models.ForeignKey(System, on_delete=models.CASCADE, related_name="diversity_judgments")
     appropriate = models.ManyToManyField(Response, related_name="judged_appropriate", blank=True)
     meanings = models.PositiveSmallIntegerField(help_text="different meanings among the appropriate replies")
-    seconds_spent = models.FloatField(null=True, blank=True)
+    seconds_spent = models.FloatField(null=True, blank=True, help_text="measured by the server")
+    client_seconds = models.FloatField(
+        null=True, blank=True, help_text="the browser's own figure (kept, never trusted for flags)"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -184,3 +211,38 @@ class DiversityJudgment(models.Model):
 
     def __str__(self) -> str:
         return f"{self.annotator}: {self.meanings} meanings for {self.system_id} on {self.context_id}"
+
+
+class PairwiseChoice(models.TextChoices):
+    A = "a", "the first reply (response_a) is better"
+    B = "b", "the second reply (response_b) is better"
+    TIE = "tie", "neither is better"
+
+
+class PairwiseJudgment(models.Model):
+    """Which of two replies to the same context is better, or a tie, by one rater.
+
+    ``response_a`` is always the reply with the lower id (the pair's canonical order); which of the two the
+    rater saw on the left is kept in ``shown_first``, so position bias can be checked.
+    """
+
+    annotator = models.ForeignKey(Annotator, on_delete=models.CASCADE, related_name="pairwise_judgments")
+    response_a = models.ForeignKey(Response, on_delete=models.CASCADE, related_name="+")
+    response_b = models.ForeignKey(Response, on_delete=models.CASCADE, related_name="+")
+    choice = models.CharField(max_length=3, choices=PairwiseChoice.choices)
+    shown_first = models.ForeignKey(Response, on_delete=models.CASCADE, related_name="+")
+    seconds_spent = models.FloatField(null=True, blank=True, help_text="measured by the server")
+    client_seconds = models.FloatField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["annotator", "response_a", "response_b"], name="pairwise_unique_per_annotator"
+            ),
+            models.CheckConstraint(condition=Q(response_a__lt=F("response_b")), name="pairwise_ordered"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.annotator}: {self.choice} on {self.response_a_id} vs {self.response_b_id}"

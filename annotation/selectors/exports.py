@@ -17,6 +17,7 @@ from django.db.models import Count
 from annotation.exports import (
     DIVERSITY_COLUMNS,
     INCLUDED_COLUMN,
+    PAIRWISE_COLUMNS,
     RATING_COLUMNS,
     REFERENCE_COLUMNS,
     rows_as,
@@ -30,6 +31,7 @@ from annotation.models import (
     Study,
     WorkItem,
 )
+from annotation.selectors.pairwise_exports import pairwise_rows
 from annotation.selectors.progress import annotator_rows, least_complete_items, task_progress
 from annotation.selectors.quality import excluded_annotator_ids
 
@@ -64,6 +66,7 @@ def rating_rows(*, study: Study, excluded: set[int] | None = None) -> Iterator[d
             "question__name",
             "value",
             "seconds_spent",
+            "client_seconds",
             "created_at",
         )
     )
@@ -78,6 +81,7 @@ def rating_rows(*, study: Study, excluded: set[int] | None = None) -> Iterator[d
         question,
         value,
         seconds,
+        client_seconds,
         created_at,
     ) in rows.iterator(chunk_size=CHUNK_SIZE):
         row: dict[str, Any] = {
@@ -90,6 +94,7 @@ def rating_rows(*, study: Study, excluded: set[int] | None = None) -> Iterator[d
             "question": question,
             "value": value,
             "seconds": seconds,
+            "client_seconds": client_seconds,
             "time": iso_utc(created_at),
         }
         if excluded is not None:
@@ -110,13 +115,24 @@ def reference_rows(*, study: Study) -> Iterator[dict[str, Any]]:
             "text",
             "author__pseudonym",
             "seconds_spent",
+            "client_seconds",
+            "keystrokes",
             "flags",
             "created_at",
         )
     )
-    for pk, context_external, context_id, text, author, seconds, flags, created_at in rows.iterator(
-        chunk_size=CHUNK_SIZE
-    ):
+    for (
+        pk,
+        context_external,
+        context_id,
+        text,
+        author,
+        seconds,
+        client_seconds,
+        keystrokes,
+        flags,
+        created_at,
+    ) in rows.iterator(chunk_size=CHUNK_SIZE):
         yield {
             "study": study.name,
             "context": external_or_id(context_external, context_id),
@@ -124,6 +140,8 @@ def reference_rows(*, study: Study) -> Iterator[dict[str, Any]]:
             "text": text,
             "author": author,
             "seconds": seconds,
+            "client_seconds": client_seconds,
+            "keystrokes": keystrokes,
             "flags": list(flags or []),
             "time": iso_utc(created_at),
         }
@@ -156,11 +174,12 @@ def diversity_rows(*, study: Study) -> Iterator[dict[str, Any]]:
             "appropriate": [external_or_id(response.external_id, response.pk) for response in appropriate],
             "meanings": judgment.meanings,
             "seconds": judgment.seconds_spent,
+            "client_seconds": judgment.client_seconds,
             "time": iso_utc(judgment.created_at),
         }
 
 
-EXPORT_KINDS = ("ratings", "references", "diversity")
+EXPORT_KINDS = ("ratings", "references", "diversity", "pairwise")
 
 
 def export_columns(*, what: str, with_inclusion: bool = False) -> tuple[str, ...]:
@@ -170,6 +189,8 @@ def export_columns(*, what: str, with_inclusion: bool = False) -> tuple[str, ...
         return REFERENCE_COLUMNS
     if what == "diversity":
         return DIVERSITY_COLUMNS
+    if what == "pairwise":
+        return PAIRWISE_COLUMNS
     raise ValueError(f"unknown export {what!r} (choose one of {', '.join(EXPORT_KINDS)})")
 
 
@@ -181,6 +202,8 @@ def export_rows(*, study: Study, what: str) -> tuple[tuple[str, ...], Iterator[d
     columns = export_columns(what=what)
     if what == "references":
         return columns, reference_rows(study=study)
+    if what == "pairwise":
+        return columns, pairwise_rows(study=study)
     return columns, diversity_rows(study=study)
 
 
@@ -220,6 +243,7 @@ def study_work_progress(*, study: Study) -> dict[str, list[dict[str, Any]]]:
                 "checks_failed": row.quality.checks_failed,
                 "wrote": row.written,
                 "judged": row.judged,
+                "compared": row.compared,
                 "active": row.holding,
             }
             for row in annotator_rows(study=study)

@@ -30,6 +30,7 @@ TASK_LABELS = {
     WorkKind.RATE: "Ratings",
     WorkKind.WRITE: "Reference collection",
     WorkKind.DIVERSITY: "Diversity judgments",
+    WorkKind.PAIR: "Pairwise comparisons",
 }
 
 
@@ -50,7 +51,8 @@ class TaskProgress:
 
 
 def task_progress(*, study: Study) -> list[TaskProgress]:
-    """Ratings (done of items x k), references (writers done of contexts x writers), diversity (one query)."""
+    """Ratings (done of items x k), references (writers done of contexts x writers), diversity and pairwise
+    comparisons (done of items x k); one query."""
     rows = (
         WorkItem.objects.filter(study=study, kind__in=list(TASK_LABELS))
         .values("kind")
@@ -87,6 +89,7 @@ class AnnotatorRow:
     written: int  # collection items finished
     judged: int  # diversity items answered
     holding: int  # items handed out and not answered yet
+    compared: int = 0  # pair items answered (pairwise comparison)
 
 
 def annotator_rows(*, study: Study) -> list[AnnotatorRow]:
@@ -111,6 +114,7 @@ def annotator_rows(*, study: Study) -> list[AnnotatorRow]:
             rated=done(quality.annotator_id, WorkKind.RATE),
             written=done(quality.annotator_id, WorkKind.WRITE),
             judged=done(quality.annotator_id, WorkKind.DIVERSITY),
+            compared=done(quality.annotator_id, WorkKind.PAIR),
             holding=sum(
                 count
                 for (annotator_id, _, status), count in counts.items()

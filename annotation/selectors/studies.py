@@ -26,6 +26,37 @@ def studies_visible_to(*, user: Any) -> QuerySet[Study]:
     return queryset.filter(owner=user)
 
 
+class StudyLookupError(LookupError):
+    """No study, or several, answer to a name given on the command line; the message says which."""
+
+
+def study_by_name_or_id(key: str, *, owner: str | None = None) -> Study:
+    """The study a command line means by ``key``: a study name (unique per owner, so ``owner``, a
+    username, tells two researchers' "Pilot" apart) or else a numeric id.
+
+    Raises :class:`StudyLookupError` naming the owners when the name is ambiguous."""
+    named = Study.objects.filter(name=key.strip()).select_related("owner")
+    if owner:
+        named = named.filter(owner__username=owner)
+    matches = list(named[:10])
+    if len(matches) == 1:
+        return matches[0]
+    if len(matches) > 1:
+        owners = ", ".join(sorted(study.owner.get_username() for study in matches))
+        raise StudyLookupError(
+            f"{len(matches)} studies are named {key!r} (owners: {owners}); give the study id or the owner"
+        )
+    if key.strip().isdigit():
+        by_id = Study.objects.filter(pk=int(key.strip()))
+        if owner:
+            by_id = by_id.filter(owner__username=owner)
+        found = by_id.first()
+        if found is not None:
+            return found
+    whose = f" owned by {owner!r}" if owner else ""
+    raise StudyLookupError(f"no study with the name or id {key!r}{whose}")
+
+
 @dataclass(frozen=True)
 class StudyCounts:
     contexts: int

@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from django.db.models import Count, F
+
 from annotation.models import (
     Annotator,
     Assignment,
@@ -25,6 +27,7 @@ from annotation.models import (
     WorkItem,
     WorkKind,
 )
+from annotation.selectors.pairwise_work import pair_payload
 
 
 def _turns(turns: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -41,16 +44,27 @@ def _turns(turns: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def question_payload(questions: list[Question]) -> list[dict[str, Any]]:
-    return [
-        {
+    """Each question with its kind and range; an ordinal one with its points (at most 11), a slider with
+    the labels of its two ends instead (a 0-100 slider does not list 101 points)."""
+    payload = []
+    for question in questions:
+        entry: dict[str, Any] = {
             "name": question.name,
             "prompt": question.prompt,
-            "points": [
-                {"value": value, "label": question.label_for(value)} for value in question.scale_points
-            ],
+            "kind": question.kind,
+            "scale_min": question.scale_min,
+            "scale_max": question.scale_max,
         }
-        for question in questions
-    ]
+        if question.is_slider:
+            labels = [str(label) for label in question.labels] if len(question.labels) == 2 else []
+            entry["points"] = []
+            entry["ends"] = labels or [str(question.scale_min), str(question.scale_max)]
+        else:
+            entry["points"] = [
+                {"value": value, "label": question.label_for(value)} for value in question.scale_points
+            ]
+        payload.append(entry)
+    return payload
 
 
 def item_payload(*, assignment: Assignment) -> dict[str, Any]:
@@ -98,6 +112,9 @@ def item_payload(*, assignment: Assignment) -> dict[str, Any]:
             written=written,
             remaining=max(0, assignment.quota - len(written)),
         )
+    elif item.kind == WorkKind.PAIR:  # annotation/selectors/pairwise_work.py
+        assert item.context is not None
+        payload.update(pair_payload(assignment=assignment, turns=_turns(item.context.turns)))
     else:
         assert item.context is not None
         assert item.system_id is not None
@@ -147,7 +164,8 @@ def _own_answers(assignment: Assignment, questions: list[Question]) -> dict[str,
 @dataclass(frozen=True)
 class AnnotatorProgress:
     done: int
-    total: int  # what this annotator can be given: the cap, or every item of the kind
+    total: int  # answered + held + still open to them (at most the cap)
+    skipped: int = 0  # skipped items that still need answers: they come back at the end
 
     @property
     def percent(self) -> int:
@@ -155,15 +173,42 @@ class AnnotatorProgress:
 
 
 def annotator_progress(*, annotator: Annotator, kind: str) -> AnnotatorProgress:
-    """ "12 of 150": items of ``kind`` the annotator answered, of those they may be given (checks aside)."""
-    done = Assignment.objects.filter(
-        annotator=annotator, item__kind=kind, status=AssignmentStatus.DONE
-    ).count()
-    total = WorkItem.objects.filter(study_id=annotator.study_id, kind=kind).count()
+    """ "12 of 150": items of ``kind`` the annotator answered, of those they answered or may still be
+    given (checks aside): items others have filled meanwhile drop out of the total, so the count ends at
+    "n of n" when nothing is left. ``skipped``: items they skipped that still need answers (they come
+    back at the end of the queue)."""
+    mine = dict(
+        Assignment.objects.filter(annotator=annotator, item__kind=kind)
+        .values("status")
+        .annotate(n=Count("id"))
+        .values_list("status", "n")
+    )
+    done = int(mine.get(AssignmentStatus.DONE, 0))
+    held = int(mine.get(AssignmentStatus.ACTIVE, 0))
+    open_to_them = (
+        WorkItem.objects.filter(study_id=annotator.study_id, kind=kind, taken__lt=F("wanted"))
+        .exclude(
+            pk__in=Assignment.objects.filter(
+                annotator=annotator, status__in=[AssignmentStatus.ACTIVE, AssignmentStatus.DONE]
+            ).values("item_id")
+        )
+        .count()
+    )
+    skipped = (
+        WorkItem.objects.filter(
+            taken__lt=F("wanted"),
+            assignments__annotator=annotator,
+            assignments__status=AssignmentStatus.SKIPPED,
+            kind=kind,
+        ).count()
+        if mine.get(AssignmentStatus.SKIPPED)
+        else 0
+    )
+    total = done + held + open_to_them
     cap = annotator.study.max_items_per_annotator
     if cap is not None:
         total = min(total, cap)
-    return AnnotatorProgress(done=done, total=max(total, done))
+    return AnnotatorProgress(done=done, total=max(total, done), skipped=skipped)
 
 
 def annotator_tasks(*, annotator: Annotator) -> list[str]:
@@ -176,4 +221,6 @@ def annotator_tasks(*, annotator: Annotator) -> list[str]:
         kinds.append(WorkKind.WRITE)
     if study.diversity_enabled:
         kinds.append(WorkKind.DIVERSITY)
+    if study.pairwise_enabled:
+        kinds.append(WorkKind.PAIR)
     return [str(kind) for kind in kinds]

@@ -5,7 +5,8 @@ Rules (issue 4; Potato's least_annotated strategy is the model):
 - an annotator asking for work gets the item of the requested kind with the fewest assignments that they
   have never been given; ties are broken by the annotator's own seeded shuffle, so every annotator sees a
   different, reproducible order (the seed is stored on :class:`Annotator`);
-- nobody gets an item twice (a unique constraint on ``(item, annotator)``);
+- nobody gets an item twice (a unique constraint on ``(item, annotator)``); an item the annotator skipped
+  comes back to them at the end of their queue, when nothing new is left and the item still has room;
 - an annotator gets at most ``study.max_items_per_annotator`` items of a kind;
 - an item handed out and not answered within ``study.hold_seconds`` goes back to the pool;
 - about one item in ``study.check_interval`` is an attention check, shown exactly like a rating item.
@@ -21,7 +22,7 @@ first, so a double click cannot hand one person two items at once.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from django.db import IntegrityError, connection, transaction
 from django.db.models import Count, ExpressionWrapper, F, IntegerField, Q, QuerySet
@@ -118,6 +119,7 @@ PAYLOAD_RELATIONS = (
     "item__response__context",
     "item__context",
     "item__attention_check__context",
+    "item__response_b",  # pair items (annotation/services/pairwise_items.py)
 )
 
 
@@ -145,8 +147,34 @@ def _take(annotator: Annotator, kind: str, sequence: int) -> Assignment | None:
                 if kind == WorkKind.WRITE:  # read after the update, which locks the item's row
                     quota = writer_quota(annotator.study, WorkItem.objects.get(pk=item_id))
                 return Assignment.objects.create(
-                    item_id=item_id, annotator=annotator, sequence=sequence, quota=quota
+                    item_id=item_id,
+                    annotator=annotator,
+                    sequence=sequence,
+                    quota=quota,
+                    served_at=timezone.now(),
                 )
+    return None
+
+
+def _retake_skipped(annotator: Annotator, kind: str, sequence: int) -> Assignment | None:
+    """A skipped item comes back at the end of the queue: when nothing new is left, the annotator's
+    oldest skip whose item still has room is theirs again (the same conditional UPDATE decides)."""
+    skipped = Assignment.objects.filter(
+        annotator=annotator, status=AssignmentStatus.SKIPPED, item__kind=kind
+    ).order_by("finished_at", "id")
+    for assignment_id, item_id in skipped.values_list("pk", "item_id")[:CANDIDATES_PER_TRY]:
+        if WorkItem.objects.filter(pk=item_id, taken__lt=F("wanted")).update(taken=F("taken") + 1):
+            quota = 1
+            if kind == WorkKind.WRITE:
+                quota = writer_quota(annotator.study, WorkItem.objects.get(pk=item_id))
+            Assignment.objects.filter(pk=assignment_id).update(
+                status=AssignmentStatus.ACTIVE,
+                finished_at=None,
+                served_at=timezone.now(),
+                sequence=sequence,
+                quota=quota,
+            )
+            return Assignment.objects.get(pk=assignment_id)
     return None
 
 
@@ -176,6 +204,8 @@ def task_enabled(study: Study, kind: str) -> bool:
         return study.rating_enabled
     if kind == WorkKind.WRITE:
         return study.references_wanted > 0
+    if kind == WorkKind.PAIR:
+        return study.pairwise_enabled
     return study.diversity_enabled
 
 
@@ -211,6 +241,8 @@ def _next_assignment(*, annotator: Annotator, kind: str, sweep: bool) -> Handout
         if assignment is None and not WorkItem.objects.filter(study=study, kind=kind).exists():
             work_items_sync(study=study)  # a study whose items were never made (e.g. created before them)
             assignment = _take(annotator, kind, sequence)
+        if assignment is None:
+            assignment = _retake_skipped(annotator, kind, sequence)
         if assignment is not None:
             return Handout(_with_relations(assignment), resumed=False)
     # Nothing free: return stale holds to the pool and try once more before saying so.
@@ -223,13 +255,37 @@ def _next_assignment(*, annotator: Annotator, kind: str, sweep: bool) -> Handout
     raise NoWork("done", "There is nothing more for you to do in this study. Thank you!")
 
 
+def assignment_visit(*, assignment: Assignment) -> None:
+    """Note that ``assignment`` is being shown: the server's own clock for the answer starts here.
+
+    An item handed out starts its clock when it is handed out (``served_at`` is set by :func:`_take`); a
+    reload or another tab does not restart it, so reloading cannot make an answer look slower or faster
+    than it was. An answered item opened again to change the answer (back) starts a new visit, whose time
+    is added to the first one's."""
+    if assignment.status == AssignmentStatus.DONE or assignment.served_at is None:
+        now = timezone.now()
+        Assignment.objects.filter(pk=assignment.pk).update(served_at=now)
+        assignment.served_at = now
+
+
+def server_seconds(assignment: Assignment, *, since: datetime | None = None) -> float:
+    """Seconds from the start of this visit (or from ``since``, when later: e.g. the writer's previous
+    reference) to now, measured by the server. The client's figure is kept beside it, never used for
+    flags: an API call can claim any time it likes."""
+    start = assignment.served_at or assignment.handed_at
+    if since is not None and since > start:
+        start = since
+    return round(max(0.0, (timezone.now() - start).total_seconds()), 3)
+
+
 def assignment_for(*, annotator: Annotator, assignment_id: int) -> Assignment:
     """The annotator's own assignment (Assignment.DoesNotExist for anyone else's)."""
     return Assignment.objects.select_related("item", "item__study").get(pk=assignment_id, annotator=annotator)
 
 
 def assignment_skip(*, annotator: Annotator, assignment_id: int) -> None:
-    """The annotator passes on an item: it goes back to the pool, and never comes back to them."""
+    """The annotator passes on an item: it goes back to the pool for others, and comes back to them at
+    the end of their queue if it still needs answers then."""
     with transaction.atomic():
         assignment = assignment_for(annotator=annotator, assignment_id=assignment_id)
         changed = Assignment.objects.filter(pk=assignment.pk, status=AssignmentStatus.ACTIVE).update(
@@ -261,15 +317,24 @@ def assignment_hold(*, assignment: Assignment) -> None:
     assignment.finished_at = None
 
 
-def assignment_complete(*, assignment: Assignment, seconds: float | None) -> None:
+def assignment_complete(
+    *, assignment: Assignment, seconds: float | None, client_seconds: float | None = None
+) -> None:
     """Mark ``assignment`` done (inside the caller's transaction). An expired or skipped assignment is
-    revived if its item still has room; otherwise :class:`SlotLost`. A done one (an edit) stays done."""
+    revived if its item still has room; otherwise :class:`SlotLost`. A done one (an edit) stays done.
+    ``seconds`` is the server's measure of the visit, ``client_seconds`` the browser's (kept, not trusted)."""
     now = timezone.now()
     if assignment.status == AssignmentStatus.DONE:  # an edit: the item's time is the sum of the visits
         if seconds is not None:
             total = (assignment.seconds_spent or 0.0) + seconds
-            Assignment.objects.filter(pk=assignment.pk).update(seconds_spent=total)
+            client_total = None
+            if client_seconds is not None:
+                client_total = (assignment.client_seconds or 0.0) + client_seconds
+            Assignment.objects.filter(pk=assignment.pk).update(
+                seconds_spent=total, client_seconds=client_total
+            )
             assignment.seconds_spent = total
+            assignment.client_seconds = client_total
         return
     if assignment.status != AssignmentStatus.ACTIVE:
         revived = WorkItem.objects.filter(pk=assignment.item_id, taken__lt=F("wanted")).update(
@@ -281,7 +346,7 @@ def assignment_complete(*, assignment: Assignment, seconds: float | None) -> Non
                 "Here is a new one."
             )
     changed = Assignment.objects.filter(pk=assignment.pk, status=assignment.status).update(
-        status=AssignmentStatus.DONE, finished_at=now, seconds_spent=seconds
+        status=AssignmentStatus.DONE, finished_at=now, seconds_spent=seconds, client_seconds=client_seconds
     )
     if not changed:
         raise SlotLost("This item changed while you answered it; please reload.")
@@ -289,6 +354,7 @@ def assignment_complete(*, assignment: Assignment, seconds: float | None) -> Non
     assignment.status = AssignmentStatus.DONE
     assignment.finished_at = now
     assignment.seconds_spent = seconds
+    assignment.client_seconds = client_seconds
 
 
 def previous_assignment(*, annotator: Annotator, kind: str, before: int | None = None) -> Assignment | None:

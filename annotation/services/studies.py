@@ -52,6 +52,7 @@ def study_create(
             scale_min=spec.scale_min,
             scale_max=spec.scale_max,
             labels=list(spec.labels),
+            kind=spec.kind,
             position=index,
         )
         for index, spec in enumerate(questions)

@@ -12,11 +12,13 @@ from django.db import transaction
 
 from annotation.models import CheckAction, CollectionMode, Study
 from annotation.services.data_version import study_data_changed
+from annotation.services.joining import joining_settings_problems
 from annotation.services.work_items import work_items_sync
 
 # The settings a correlation report depends on (who counts: annotation/selectors/quality.py); the others
 # only change how work is handed out.
 REPORT_FIELDS = frozenset({"kappa_threshold"})
+PAIRWISE_PROMPT_MAX = 300  # Study.pairwise_prompt's max_length
 
 
 class SettingsInvalid(Exception):
@@ -38,6 +40,8 @@ class AnnotationSettings:
     references_wanted: int
     collection_mode: str
     diversity_enabled: bool
+    pairwise_enabled: bool
+    pairwise_prompt: str
     max_items_per_annotator: int | None
     hold_seconds: int
     check_interval: int
@@ -46,6 +50,12 @@ class AnnotationSettings:
     kappa_threshold: float | None
     min_seconds_per_item: float
     invites_open: bool
+    # Joining (issue 13; annotation/services/joining.py, annotation/services/qualification.py).
+    signup_open: bool
+    consent_text: str
+    crowd_id_parameter: str
+    completion_code: str
+    qualification_threshold: float
 
     @classmethod
     def of(cls, study: Study) -> AnnotationSettings:
@@ -62,6 +72,7 @@ RANGES: tuple[tuple[str, float, float], ...] = (
     ("check_failures_allowed", 0, 1000),
     ("kappa_threshold", -1.0, 1.0),
     ("min_seconds_per_item", 0.0, 3600.0),
+    ("qualification_threshold", 0.0, 1.0),
 )
 
 
@@ -78,9 +89,26 @@ def settings_problems(settings: AnnotationSettings) -> list[tuple[str, str]]:
         problems.append(("check_action", f"unknown action {settings.check_action!r}"))
     if settings.collection_mode == CollectionMode.TWO_WRITERS and settings.references_wanted == 1:
         problems.append(("collection_mode", "two writers need at least two references per context"))
-    if not (settings.rating_enabled or settings.references_wanted > 0 or settings.diversity_enabled):
+    problems += joining_settings_problems(
+        crowd_id_parameter=settings.crowd_id_parameter,
+        completion_code=settings.completion_code,
+        consent_text=settings.consent_text,
+    )
+    if not settings.pairwise_prompt.strip():
+        problems.append(("pairwise_prompt", "ask a question, e.g. “Which reply is better?”"))
+    elif len(settings.pairwise_prompt) > PAIRWISE_PROMPT_MAX:
+        problems.append(("pairwise_prompt", f"at most {PAIRWISE_PROMPT_MAX} characters"))
+    if not (
+        settings.rating_enabled
+        or settings.references_wanted > 0
+        or settings.diversity_enabled
+        or settings.pairwise_enabled
+    ):
         problems.append(
-            ("rating_enabled", "turn on at least one task: rating, reference collection or diversity")
+            (
+                "rating_enabled",
+                "turn on at least one task: rating, reference collection, diversity or pairwise comparison",
+            )
         )
     return problems
 

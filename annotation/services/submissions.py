@@ -2,6 +2,12 @@
 
 Each submission is validated in full before anything is written, and written in one transaction with
 the completion of its assignment; invalid input raises :class:`SubmissionInvalid` naming the field.
+
+Time and typing are measured by the server (issue 13): ``seconds_spent`` runs from the moment the item
+was handed out (or reopened) to the submission (:func:`annotation.services.assignment.server_seconds`).
+The ``seconds`` a client sends is stored beside it as ``client_seconds`` and never used for a flag; a
+reference's "pasted" flag comes from the key presses the page counted against the visible length of the
+text, and a client that sends no count gets a "no-keystrokes" flag rather than the benefit of the doubt.
 """
 
 from __future__ import annotations
@@ -26,7 +32,12 @@ from annotation.models import (
     Response,
     WorkKind,
 )
-from annotation.services.assignment import assignment_complete, assignment_for, assignment_hold
+from annotation.services.assignment import (
+    assignment_complete,
+    assignment_for,
+    assignment_hold,
+    server_seconds,
+)
 from annotation.services.data_version import study_data_changed
 
 
@@ -89,14 +100,16 @@ def rating_submit(
     *, annotator: Annotator, assignment_id: int, values: Mapping[str, object], seconds: float | None = None
 ) -> SubmitResult:
     """Ratings for every question of the study about one reply (or the answer to an attention check).
-    Submitting again for an answered item (the annotator went back) replaces the earlier values."""
+    Submitting again for an answered item (the annotator went back) replaces the earlier values.
+    ``seconds`` is the client's own figure, stored as ``client_seconds``."""
     assignment = _own(annotator, assignment_id, (WorkKind.RATE, WorkKind.CHECK))
     questions = list(Question.objects.filter(study_id=annotator.study_id))
     checked = validated_values(questions, values)
-    spent = _seconds(seconds)
+    claimed = _seconds(seconds)
     first_answer = assignment.status != AssignmentStatus.DONE
-    assignment_complete(assignment=assignment, seconds=spent)
+    assignment_complete(assignment=assignment, seconds=server_seconds(assignment), client_seconds=claimed)
     spent = assignment.seconds_spent  # an edit adds its time to the first visit's
+    claimed = assignment.client_seconds
     if assignment.item.kind == WorkKind.RATE:
         response_id = assignment.item.response_id
         assert response_id is not None  # a rating item always has its reply
@@ -109,6 +122,7 @@ def rating_submit(
                     question_id=question_id,
                     value=value,
                     seconds_spent=spent,
+                    client_seconds=claimed,
                 )
                 for question_id, value in checked.items()
             )
@@ -118,7 +132,7 @@ def rating_submit(
                 annotator=annotator,
                 response_id=response_id,
                 question_id=question_id,
-                defaults={"value": value, "seconds_spent": spent},
+                defaults={"value": value, "seconds_spent": spent, "client_seconds": claimed},
             )
         return SubmitResult()
     return _check_answer(annotator, assignment, checked, spent)
@@ -162,8 +176,13 @@ def reference_add(
     text: str,
     seconds: float | None = None,
     pasted: bool = False,
+    keystrokes: int | None = None,
 ) -> SubmitResult:
-    """One reference for the context of a collection item; it is a reference of the context at once."""
+    """One reference for the context of a collection item; it is a reference of the context at once.
+
+    ``seconds``, ``pasted`` and ``keystrokes`` come from the client: ``pasted`` (a confession) can only add
+    a flag; the time used for the too-fast flag is the server's, from the item's hand-out or the writer's
+    previous reference to this one."""
     assignment = _own(annotator, assignment_id, (WorkKind.WRITE,))
     context_id = assignment.item.context_id
     assert context_id is not None  # collection items always have a context
@@ -180,11 +199,12 @@ def reference_add(
         raise SubmissionInvalid("text", problem)
     if len(mine) >= assignment.quota:
         raise SubmissionInvalid("text", "you have already written every reply asked for this context")
-    spent = _seconds(seconds)
+    claimed = _seconds(seconds)
+    if keystrokes is not None and not 0 <= keystrokes < 1_000_000:
+        raise SubmissionInvalid("keystrokes", f"{keystrokes} is not a number of key presses")
     assignment_hold(assignment=assignment)  # not after a skip or a timeout that gave the slot away
-    flags = []
-    if pasted:
-        flags.append("pasted")
+    spent = server_seconds(assignment, since=mine[-1].created_at if mine else None)
+    flags = reference_rules.typing_flags(text, pasted=pasted, keystrokes=keystrokes)
     if reference_rules.is_too_fast(text, spent):
         flags.append("too-fast")
     others = (
@@ -200,13 +220,18 @@ def reference_add(
         origin=ReferenceOrigin.COLLECTED,
         author=annotator,
         seconds_spent=spent,
+        client_seconds=claimed,
+        keystrokes=keystrokes,
         flags=flags,
     )
     study_data_changed(study_id=annotator.study_id)  # multi-reference scoring reads it
     remaining = assignment.quota - len(mine) - 1
     if remaining == 0:
-        total = sum(reference.seconds_spent or 0.0 for reference in mine) + (spent or 0.0)
-        assignment_complete(assignment=assignment, seconds=total)
+        total = sum(reference.seconds_spent or 0.0 for reference in mine) + spent
+        client_total = None
+        if claimed is not None:
+            client_total = sum(reference.client_seconds or 0.0 for reference in mine) + claimed
+        assignment_complete(assignment=assignment, seconds=total, client_seconds=client_total)
     # "Consistently" too fast: this reply and the ones just before it (seed 003, appendix A).
     earlier_fast = [
         ("too-fast" in reference.flags) for reference in mine[-(reference_rules.TOO_FAST_STREAK - 1) :]
@@ -247,13 +272,18 @@ def diversity_submit(
             "meanings",
             f"with {len(chosen)} appropriate replies, the number of meanings is {lowest}-{len(chosen)}",
         )
-    spent = _seconds(seconds)
-    assignment_complete(assignment=assignment, seconds=spent)
+    claimed = _seconds(seconds)
+    assignment_complete(assignment=assignment, seconds=server_seconds(assignment), client_seconds=claimed)
+    spent = assignment.seconds_spent
     judgment, _ = DiversityJudgment.objects.update_or_create(
         annotator=annotator,
         context_id=item.context_id,
         system_id=item.system_id,
-        defaults={"meanings": int(meanings), "seconds_spent": spent},
+        defaults={
+            "meanings": int(meanings),
+            "seconds_spent": spent,
+            "client_seconds": assignment.client_seconds,
+        },
     )
     judgment.appropriate.set(chosen)
     study_data_changed(study_id=annotator.study_id)

@@ -25,6 +25,7 @@ from annotation.models import (
     WorkItem,
     WorkKind,
 )
+from annotation.services.pairwise_items import pair_items_sync
 
 CHECK_WANTED = 1_000_000  # an attention check is shown to every annotator
 BATCH_SIZE = 500
@@ -128,4 +129,6 @@ def work_items_sync(*, study: Study) -> dict[str, int]:
             ],
         )
         existing.filter(kind=WorkKind.DIVERSITY).exclude(wanted=k).update(wanted=Greatest(k, F("taken")))
+    if study.pairwise_enabled:  # annotation/services/pairwise_items.py
+        add(WorkKind.PAIR, pair_items_sync(study=study, existing=existing))
     return created

@@ -2,8 +2,12 @@
  * Annotator pages (templates/annotation/work/*.html): keyboard-first rating, reference writing and
  * diversity judgment on top of plain POST forms that also work without this script.
  *
- * - Time on an item is measured here (the server cannot see reading time) and sent in the hidden
- *   "seconds" field; time with the instructions dialog open does not count.
+ * - Time on an item is measured here too and sent in the hidden "seconds" field (time with the
+ *   instructions dialog open does not count); the server keeps it beside its own measure and never uses
+ *   it for a flag. Key presses while a reference is typed go in "keystrokes": the server compares them
+ *   with the visible length of the text to tell typed text from pasted or filled-in text.
+ * - Scale points are picked by typing their number: "10" is 1 then 0 (the page waits a moment after
+ *   "1" when a 10 exists). Sliders move with the arrow keys, PgUp/PgDn, Home/End, or a typed number.
  * - The checks run here mirror the server's (annotation/reference_rules.py), so a mistake is caught
  *   before the round trip; the server still decides.
  * - User text is only ever put into the page with textContent.
@@ -202,12 +206,29 @@
   }
 
   /* ---- rating ---- */
+  const DIGIT_WAIT_MS = 700; // after "1" on a scale with a 10, wait this long for a "0"
+
   function setupRating() {
     const questions = Array.from(form.querySelectorAll("fieldset.question"));
     let active = 0;
+    let digits = ""; // digits typed for the active question, e.g. "1" then "10"
+    let digitTimer = null;
+
+    function isSlider(question) {
+      return question.dataset.kind === "slider";
+    }
+
+    function answered(question) {
+      if (isSlider(question)) {
+        const number = question.querySelector('input[type="number"]');
+        return number.value !== "" && number.checkValidity();
+      }
+      return question.querySelector("input:checked") !== null;
+    }
 
     function activate(index) {
       active = Math.max(0, Math.min(questions.length - 1, index));
+      digits = "";
       questions.forEach(function (question, i) {
         question.classList.toggle("active", i === active);
         if (i === active) {
@@ -216,6 +237,34 @@
           question.removeAttribute("aria-current");
         }
       });
+    }
+
+    /* A slider and its number box show the same value; the number box is what the form sends (it also
+     * works without this script), so an untouched slider sends nothing and the answer is asked for. */
+    questions.filter(isSlider).forEach(function (question) {
+      const range = question.querySelector("input.slider-range");
+      const number = question.querySelector('input[type="number"]');
+      range.addEventListener("input", function () {
+        number.value = range.value;
+        question.classList.remove("has-error");
+      });
+      number.addEventListener("input", function () {
+        if (number.value !== "") {
+          range.value = number.value;
+        }
+      });
+    });
+
+    function setSlider(question, value) {
+      const range = question.querySelector("input.slider-range");
+      const number = question.querySelector('input[type="number"]');
+      const low = Number(range.min);
+      const high = Number(range.max);
+      const clamped = Math.max(low, Math.min(high, value));
+      range.value = String(clamped);
+      number.value = String(clamped);
+      question.classList.remove("has-error");
+      say("");
     }
 
     questions.forEach(function (question, index) {
@@ -231,13 +280,13 @@
       });
     });
     const firstOpen = questions.findIndex(function (question) {
-      return question.querySelector("input:checked") === null;
+      return !answered(question);
     });
     activate(firstOpen === -1 ? 0 : firstOpen);
 
     function complete() {
       const missing = questions.findIndex(function (question) {
-        return question.querySelector("input:checked") === null;
+        return !answered(question);
       });
       if (missing !== -1) {
         const question = questions[missing];
@@ -252,28 +301,103 @@
     }
     guardSubmit(complete);
 
+    function pick(question, key) {
+      const radio = question.querySelector('input[data-key="' + key + '"]');
+      if (radio === null) {
+        return false;
+      }
+      radio.checked = true;
+      radio.dispatchEvent(new Event("change", { bubbles: true }));
+      return true;
+    }
+
+    function longerKeyExists(question, prefix) {
+      return Array.from(question.querySelectorAll("input[data-key]")).some(function (radio) {
+        return radio.dataset.key.length > prefix.length && radio.dataset.key.startsWith(prefix);
+      });
+    }
+
+    function advance() {
+      clearTimeout(digitTimer);
+      digitTimer = null;
+      if (active < questions.length - 1) {
+        activate(active + 1);
+      } else {
+        digits = "";
+      }
+    }
+
+    function ordinalDigit(question, key) {
+      clearTimeout(digitTimer);
+      const candidate = digits + key;
+      if (digits !== "" && pick(question, candidate)) {
+        digits = candidate;
+      } else if (pick(question, key)) {
+        digits = key;
+      } else {
+        digits = "";
+        say("“" + key + "” is not a key of “" + question.dataset.name + "”.");
+        return;
+      }
+      if (longerKeyExists(question, digits)) {
+        digitTimer = setTimeout(advance, DIGIT_WAIT_MS); // "1" could still become "10"
+      } else {
+        advance();
+      }
+    }
+
+    function sliderKey(question, event) {
+      const range = question.querySelector("input.slider-range");
+      const current = range.dataset.untouched && question.querySelector('input[type="number"]').value === ""
+        ? Math.round((Number(range.min) + Number(range.max)) / 2)
+        : Number(range.value);
+      const steps = { ArrowRight: 1, ArrowUp: 1, ArrowLeft: -1, ArrowDown: -1, PageUp: 10, PageDown: -10 };
+      if (event.key in steps && !(event.key === "ArrowUp" || event.key === "ArrowDown")) {
+        event.preventDefault();
+        setSlider(question, current + steps[event.key]);
+        return true;
+      }
+      if (event.key === "Home" || event.key === "End") {
+        event.preventDefault();
+        setSlider(question, Number(event.key === "Home" ? range.min : range.max));
+        return true;
+      }
+      if (/^[0-9]$/.test(event.key)) {
+        event.preventDefault();
+        clearTimeout(digitTimer);
+        digits = (digits + event.key).slice(-String(range.max).length);
+        setSlider(question, Number(digits));
+        digitTimer = setTimeout(function () {
+          digits = "";
+        }, DIGIT_WAIT_MS * 2);
+        return true;
+      }
+      return false;
+    }
+
     onKey(function (event) {
+      const question = questions[active];
+      const inNumberBox = event.target instanceof HTMLInputElement && event.target.type === "number";
+      if (event.key === "Enter" && !isOtherControl(event.target)) {
+        event.preventDefault();
+        form.requestSubmit();
+        return;
+      }
+      if (inNumberBox) {
+        return; // typing in the number box is the box's own business
+      }
       if (commonKey(event)) {
         return;
       }
+      if (isSlider(question) && sliderKey(question, event)) {
+        return;
+      }
       if (/^[0-9]$/.test(event.key)) {
-        const radio = questions[active].querySelector('input[data-key="' + event.key + '"]');
         event.preventDefault();
-        if (radio === null) {
-          say("“" + event.key + "” is not a key of “" + questions[active].dataset.name + "”.");
-          return;
-        }
-        radio.checked = true;
-        radio.dispatchEvent(new Event("change", { bubbles: true }));
-        if (active < questions.length - 1) {
-          activate(active + 1);
-        }
+        ordinalDigit(question, event.key);
       } else if (event.key === "ArrowDown" || event.key === "ArrowUp") {
         event.preventDefault();
         activate(active + (event.key === "ArrowDown" ? 1 : -1));
-      } else if (event.key === "Enter" && !isOtherControl(event.target)) {
-        event.preventDefault();
-        form.requestSubmit();
       }
     });
   }
@@ -347,6 +471,7 @@
       }
       // Text that did not arrive through key presses (pasted past the block, dropped, filled in).
       form.elements.pasted.value = pasted || value.length > typed ? "1" : "";
+      form.elements.keystrokes.value = String(typed);
       form.elements.seconds.value = stopwatch.seconds();
       return true;
     }

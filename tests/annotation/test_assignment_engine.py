@@ -13,13 +13,14 @@ from annotation.services.assignment import (
     NoWork,
     SlotLost,
     assignment_skip,
+    assignment_visit,
     expire_stale,
     next_assignment,
     previous_assignment,
 )
 from annotation.services.submissions import rating_submit
 from annotation.services.work_items import work_items_sync
-from tests.annotation.work_builders import annotators, first_context, work_study
+from tests.annotation.work_builders import annotators, first_context, measured, shown_ago, work_study
 
 pytestmark = pytest.mark.django_db
 
@@ -247,9 +248,21 @@ def test_a_task_turned_off_hands_out_nothing():
 def test_changing_an_answer_adds_its_time_to_the_first_visit():
     study = work_study(contexts=2, systems=1, k=1)
     annotator = annotators(study, 1)[0]
-    first = _rate(annotator)  # 3.0 s
+    handout = next_assignment(annotator=annotator)
+    shown_ago(handout.assignment.pk, 3.0)
+    first = handout.assignment
+    rating_submit(annotator=annotator, assignment_id=first.pk, values={"appropriateness": 1}, seconds=2.0)
+    first_visit = measured(annotator.ratings.get().seconds_spent)
+    assert 3.0 <= first_visit < 10
+    first.refresh_from_db()
+    assignment_visit(assignment=first)  # opened again to change the answer: a second visit
+    shown_ago(first.pk, 2.0)
     rating_submit(annotator=annotator, assignment_id=first.pk, values={"appropriateness": 0}, seconds=1.5)
-    assert annotator.ratings.get().seconds_spent == pytest.approx(4.5)
+    rating = annotator.ratings.get()
+    assert (
+        first_visit + 2.0 <= measured(rating.seconds_spent) < first_visit + 10
+    )  # the server's visits add up
+    assert rating.client_seconds == pytest.approx(3.5)  # so do the client's claims, kept beside them
 
 
 def test_joining_skips_pseudonyms_already_taken():

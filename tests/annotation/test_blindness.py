@@ -34,9 +34,9 @@ RATE_KEYS = {
 }  # fmt: skip
 NESTED_KEYS = {
     "turns": {"speaker", "text", "is_query"},
-    "questions": {"name", "prompt", "points"},
+    "questions": {"name", "prompt", "kind", "scale_min", "scale_max", "points"},
     "points": {"value", "label"},
-    "progress": {"done", "total", "percent"},
+    "progress": {"done", "total", "percent", "skipped"},
 }
 
 

@@ -8,7 +8,7 @@ from annotation import reference_rules
 from annotation.models import AssignmentStatus, Reference, WorkKind
 from annotation.services.assignment import next_assignment
 from annotation.services.submissions import SubmissionInvalid, diversity_submit, rating_submit, reference_add
-from tests.annotation.work_builders import annotators, first_context, work_study
+from tests.annotation.work_builders import annotators, first_context, shown_ago, work_study
 
 
 @pytest.mark.parametrize(
@@ -82,10 +82,17 @@ def test_repeated_reply_after_normalisation_is_refused(writer):
 
 def test_pasted_and_too_fast_replies_are_flagged_and_warned_when_consistent(writer):
     annotator, assignment = writer
-    first = reference_add(annotator=annotator, assignment_id=assignment.pk, text="sounds good", seconds=0.5)
+    first = reference_add(
+        annotator=annotator, assignment_id=assignment.pk, text="sounds good", seconds=9.0, keystrokes=11
+    )
     assert first.warnings == []  # once is not "consistently"
     second = reference_add(
-        annotator=annotator, assignment_id=assignment.pk, text="no way", seconds=0.4, pasted=True
+        annotator=annotator,
+        assignment_id=assignment.pk,
+        text="no way",
+        seconds=8.0,
+        pasted=True,
+        keystrokes=6,
     )
     assert second.warnings
     flags = list(Reference.objects.filter(author=annotator).order_by("id").values_list("flags", flat=True))
@@ -97,7 +104,14 @@ def test_same_as_another_writers_reply_is_flagged_not_refused(db):
     first, second = annotators(study, 2)
     for annotator in (first, second):
         assignment = next_assignment(annotator=annotator, kind=WorkKind.WRITE).assignment
-        reference_add(annotator=annotator, assignment_id=assignment.pk, text="Yes, of course.", seconds=5.0)
+        shown_ago(assignment.pk, 10)
+        reference_add(
+            annotator=annotator,
+            assignment_id=assignment.pk,
+            text="Yes, of course.",
+            seconds=5.0,
+            keystrokes=15,
+        )
     assert Reference.objects.get(author=second).flags == ["same-as-existing"]
 
 

@@ -20,6 +20,7 @@ from django.contrib import admin
 from django.db import transaction
 from django.db.models import F
 from django.test import Client, RequestFactory
+from django.utils import timezone
 
 from annotation.importers import ImportFile, ImportRejected
 from annotation.models import (
@@ -330,7 +331,9 @@ def test_a_rating_posted_on_the_page_bumps_after_a_real_commit() -> None:
     """No captured callbacks here: the page's transaction really commits, and only then is the bump."""
     study = work_study()
     user = UserFactory.create()
-    annotator = Annotator.objects.create(study=study, user=user, pseudonym="real-commit")
+    annotator = Annotator.objects.create(
+        study=study, user=user, pseudonym="real-commit", consented_at=timezone.now()
+    )
     client = Client()
     client.force_login(user)
     before = version(study)
@@ -459,7 +462,9 @@ def test_reading_pages_and_handing_out_work_bumps_nothing(committed) -> None:
     researcher = Client()
     researcher.force_login(study.owner)
     user = UserFactory.create()
-    annotator = Annotator.objects.create(study=study, user=user, pseudonym="reader")
+    annotator = Annotator.objects.create(
+        study=study, user=user, pseudonym="reader", consented_at=timezone.now()
+    )
     worker = Client()
     worker.force_login(user)
     before = version(study)

@@ -151,7 +151,7 @@ def test_references_csv_neutralises_the_written_text(route):
         assert row["context"] == built.cell(reference.context.external_id or str(reference.context.pk))
         assert row["reference_id"] == str(reference.pk)
         assert row["seconds"] == _seconds(reference.seconds_spent)
-    assert [row["seconds"] for row in rows] == ["12.25", "0.5"]
+    assert [row["client_seconds"] for row in rows] == ["12.25", "0.5"]  # numbers stay numbers
 
 
 @pytest.mark.parametrize("route", ROUTES)
@@ -164,4 +164,4 @@ def test_diversity_csv_neutralises_names_and_reply_ids(route):
     # the first appropriate reply has an external id "=r-..."; the list is one text cell
     assert row["appropriate"].startswith("'=r-")
     assert ";" in row["appropriate"]
-    assert (row["replies"], row["meanings"], row["seconds"]) == ("3", "2", "20.0")
+    assert (row["replies"], row["meanings"], row["client_seconds"]) == ("3", "2", "20.0")

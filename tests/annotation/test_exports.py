@@ -57,6 +57,7 @@ def _expected_ratings(study: Study, excluded_id: int) -> list[tuple[Any, ...]]:
             r.question.name,
             r.value,
             r.seconds_spent,
+            r.client_seconds,
             r.created_at,
             r.annotator_id != excluded_id,
         )
@@ -75,6 +76,7 @@ def _rating_tuple(row: dict[str, Any]) -> tuple[Any, ...]:
         row["question"],
         row["value"],
         row["seconds"],
+        row["client_seconds"],
         _when(row["time"]),
         row["included_in_reports"],
     )
@@ -96,10 +98,11 @@ def test_ratings_jsonl_parses_back_to_the_database_rows():
     assert [_rating_tuple(row) for row in rows] == expected
     assert list(rows[0]) == [
         "study", "item", "response_id", "context", "system", "annotator", "question", "value", "seconds",
-        "time", "included_in_reports",
+        "client_seconds", "time", "included_in_reports",
     ]  # fmt: skip
     assert {row["included_in_reports"] for row in rows if row["annotator"] == "rater-2"} == {False}
-    assert any(row["seconds"] is None for row in rows)  # missing stays null, not 0
+    assert all(row["seconds"] is not None for row in rows)  # the server always measures
+    assert any(row["client_seconds"] is None for row in rows)  # a missing claim stays null, not 0
     assert any(row["system"] == AWKWARD_SYSTEM for row in rows)
 
 
@@ -118,6 +121,7 @@ def test_ratings_csv_parses_back_to_the_database_rows():
             row["question"],
             int(row["value"]),
             _none_or(float, row["seconds"]),
+            _none_or(float, row["client_seconds"]),
             _when(row["time"]),
             {"true": True, "false": False}[row["included_in_reports"]],
         )
@@ -140,6 +144,8 @@ def _expected_references(study: Study) -> list[tuple[Any, ...]]:
             r.text,
             r.author.pseudonym if r.author else None,
             r.seconds_spent,
+            r.client_seconds,
+            r.keystrokes,
             r.flags,
             r.created_at,
         )
@@ -151,12 +157,12 @@ def test_references_parse_back_from_jsonl_and_csv():
     built = annotated_study()
     expected = _expected_references(built.study)
     assert [row[3] for row in expected] == [AWKWARD_REFERENCE, "good idea"]
-    assert expected[1][6] == ["pasted", "too-fast"]
+    assert expected[1][8] == ["no-keystrokes", "pasted", "too-fast"]
 
     from_jsonl = [
         (
             row["study"], row["context"], row["reference_id"], row["text"], row["author"], row["seconds"],
-            row["flags"], _when(row["time"]),
+            row["client_seconds"], row["keystrokes"], row["flags"], _when(row["time"]),
         )
         for row in _jsonl(_export(built.study, "references", "jsonl"))
     ]  # fmt: skip
@@ -165,7 +171,8 @@ def test_references_parse_back_from_jsonl_and_csv():
     from_csv = [
         (
             row["study"], row["context"], int(row["reference_id"]), row["text"], row["author"],
-            _none_or(float, row["seconds"]), row["flags"].split(";") if row["flags"] else [], _when(row["time"]),
+            _none_or(float, row["seconds"]), _none_or(float, row["client_seconds"]),
+            _none_or(int, row["keystrokes"]), row["flags"].split(";") if row["flags"] else [], _when(row["time"]),
         )
         for row in _csv_rows(_export(built.study, "references", "csv"))
     ]  # fmt: skip
@@ -193,7 +200,8 @@ def test_diversity_judgments_parse_back():
         "replies": 3,
         "appropriate": [_label(response.external_id, response.pk) for response in chosen],
         "meanings": 2,
-        "seconds": 20.0,
+        "seconds": judgment.seconds_spent,
+        "client_seconds": 20.0,
     }
     (row,) = _jsonl(_export(built.study, "diversity", "jsonl"))
     assert _when(row.pop("time")) == judgment.created_at
@@ -208,7 +216,8 @@ def test_an_empty_study_exports_a_header_only():
     empty = study_create(owner=built.study.owner, name="nothing yet")
     assert _export(empty, "ratings", "jsonl") == ""
     assert _export(empty, "ratings", "csv").splitlines() == [
-        "study,item,response_id,context,system,annotator,question,value,seconds,time,included_in_reports"
+        "study,item,response_id,context,system,annotator,question,value,seconds,client_seconds,time,"
+        "included_in_reports"
     ]
 
 

@@ -43,3 +43,28 @@ def annotators(study: Study, count: int) -> list[Annotator]:
 
 def first_context(study: Study) -> DialogContext:
     return DialogContext.objects.filter(study=study).order_by("id").first()  # type: ignore[return-value]
+
+
+def shown_ago(assignment_id: int, seconds: float) -> None:
+    """As if the item had been on the annotator's screen for ``seconds``: the server measures time from
+    the hand-out (a writer's next reply: from their previous one), so a test that answers at once would
+    otherwise answer in a few milliseconds. Earlier replies to the item's context move back too."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from annotation.models import Assignment, Reference
+
+    then = timezone.now() - timedelta(seconds=seconds)
+    Assignment.objects.filter(pk=assignment_id).update(served_at=then)
+    assignment = Assignment.objects.select_related("item").get(pk=assignment_id)
+    if assignment.item.context_id is not None:
+        Reference.objects.filter(
+            context_id=assignment.item.context_id, author_id=assignment.annotator_id, created_at__gt=then
+        ).update(created_at=then)
+
+
+def measured(seconds: float | None) -> float:
+    """A time the server must have measured (never None)."""
+    assert seconds is not None, "the server measured no time"
+    return seconds

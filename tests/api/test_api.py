@@ -168,5 +168,5 @@ def test_a_study_can_ask_several_questions() -> None:
     )
     response = client.post("/api/studies/", bad, format="json")
     assert response.status_code == 400
-    assert "one label per scale point (3)" in json.dumps(response.json())
+    assert "2 labels for the 3 points of 1-3: give one per point, or none" in json.dumps(response.json())
     assert not Study.objects.filter(name="bad").exists()

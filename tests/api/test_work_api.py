@@ -13,7 +13,7 @@ from rest_framework.test import APIClient
 
 from annotation.models import Assignment, AssignmentStatus, DiversityJudgment, Rating, Reference, WorkItem
 from annotation.services.work_items import work_items_sync
-from tests.annotation.work_builders import work_study
+from tests.annotation.work_builders import shown_ago, work_study
 from tests.api.work_api_support import add_samples, client_for, members
 from tests.factories import UserFactory
 
@@ -56,7 +56,7 @@ def test_next_gives_a_blind_item_with_progress_and_the_same_item_on_reload():
     assert item["done"] is False
     assert item["resumed"] is False
     assert item["kind"] == "rate"
-    assert item["progress"] == {"done": 0, "total": 4, "percent": 0}
+    assert item["progress"] == {"done": 0, "total": 4, "percent": 0, "skipped": 0}
     assert [point["value"] for point in item["questions"][0]["points"]] == [0, 1, 2]
     assert item["turns"][-1]["is_query"] is True
     assert item["reply"].startswith("bot-")  # the reply text, which the test study words this way
@@ -75,10 +75,11 @@ def test_rating_is_stored_and_progress_moves():
         "warnings": [],
         "blocked": False,
         "remaining": 0,
-        "progress": {"done": 1, "total": 2, "percent": 50},
+        "progress": {"done": 1, "total": 2, "percent": 50, "skipped": 0},
     }
     rating = Rating.objects.get(annotator=member.annotator)
-    assert (rating.value, rating.seconds_spent, rating.question.name) == (2, 4.5, "appropriateness")
+    assert (rating.value, rating.client_seconds, rating.question.name) == (2, 4.5, "appropriateness")
+    assert rating.seconds_spent is not None  # the server's own measure (a few ms here)
     assignment = Assignment.objects.get(pk=item["assignment"])
     assert assignment.status == AssignmentStatus.DONE
     assert rating.response_id == assignment.item.response_id
@@ -166,7 +167,7 @@ def test_late_answer_after_the_item_went_to_someone_else_is_a_409():
     assert fast.rate(study, taken["assignment"]).status_code == 200
 
 
-def test_skip_returns_the_item_to_the_pool_and_it_never_comes_back():
+def test_skip_returns_the_item_to_the_pool_and_it_comes_back_last():
     study = work_study(contexts=2, systems=1, k=1)
     (member,) = members(study, 1)
     first = member.next(study).json()["assignment"]
@@ -178,7 +179,11 @@ def test_skip_returns_the_item_to_the_pool_and_it_never_comes_back():
     assert skipped_item.taken == 0
     second = member.next(study).json()
     assert Assignment.objects.get(pk=second["assignment"]).item_id != skipped_item.pk
+    assert second["progress"]["skipped"] == 1
     member.rate(study, second["assignment"])
+    again = member.next(study).json()  # nothing new is left: the skipped item comes back
+    assert again["assignment"] == first
+    member.rate(study, first)
     assert member.next(study).json()["reason"] == "done"
 
 
@@ -216,14 +221,21 @@ def test_references_one_at_a_time_with_the_collection_rules():
 
     short = member.post(study, assignment, "reference", {"text": "a", "seconds": 9})
     assert (short.status_code, short.json()["field"]) == (400, "text")
-    first = member.post(study, assignment, "reference", {"text": "let us make pasta .", "seconds": 9})
+    shown_ago(assignment, 30)
+    first = member.post(
+        study, assignment, "reference", {"text": "let us make pasta .", "seconds": 9, "keystrokes": 19}
+    )
     assert first.status_code == 200, first.content
     assert first.json()["remaining"] == 1
     repeated = member.post(study, assignment, "reference", {"text": "Let us make PASTA!", "seconds": 9})
     assert (repeated.status_code, repeated.json()["field"]) == (400, "text")
     assert "already wrote" in repeated.json()["detail"]
+    shown_ago(assignment, 30)
     pasted = member.post(
-        study, assignment, "reference", {"text": "how about soup ?", "seconds": 8, "pasted": True}
+        study,
+        assignment,
+        "reference",
+        {"text": "how about soup ?", "seconds": 8, "pasted": True, "keystrokes": 16},
     )
     assert pasted.json()["remaining"] == 0
     assert pasted.json()["progress"]["done"] == 1
@@ -260,7 +272,7 @@ def test_diversity_judgment_checks_the_replies_and_the_number_of_meanings():
     judged = member.post(study, assignment, "diversity", {"appropriate": chosen, "meanings": 2, "seconds": 7})
     assert judged.status_code == 200, judged.content
     judgment = DiversityJudgment.objects.get(annotator=member.annotator)
-    assert (judgment.meanings, judgment.seconds_spent) == (2, 7.0)
+    assert (judgment.meanings, judgment.client_seconds) == (2, 7.0)
     assert sorted(judgment.appropriate.values_list("pk", flat=True)) == sorted(chosen)
 
 

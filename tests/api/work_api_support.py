@@ -10,6 +10,7 @@ from rest_framework.test import APIClient
 
 from annotation.models import Annotator, Response, Study, System
 from annotation.services.annotators import annotator_join
+from annotation.services.joining import annotator_consent
 from tests.factories import DialogContextFactory, UserFactory
 
 
@@ -42,7 +43,7 @@ def members(study: Study, count: int) -> list[Member]:
     joined = []
     for _ in range(count):
         user = UserFactory.create()
-        annotator = annotator_join(token=study.invite_token, user=user)
+        annotator = annotator_consent(annotator=annotator_join(token=study.invite_token, user=user))
         joined.append(Member(user=user, annotator=annotator, client=client_for(user)))
     return joined
 

@@ -121,7 +121,7 @@ def test_csv_leaves_undefined_statistics_empty(study) -> None:
 
 
 def test_unknown_study_or_question_is_an_error(study) -> None:
-    with pytest.raises(CommandError, match="no study named"):
+    with pytest.raises(CommandError, match="no study with the name or id"):
         _run("nope")
     with pytest.raises(CommandError, match="no question named"):
         _run("grade dailydialog", "--question", "nope")

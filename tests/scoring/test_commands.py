@@ -77,7 +77,7 @@ def test_score_study_all_metrics_single_reference_by_id(study) -> None:
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["no such study", "--metrics", "bleu-1"], "no study named 'no such study'"),
+        (["no such study", "--metrics", "bleu-1"], "no study with the name or id 'no such study'"),
         (["command study", "--metrics", "bleu-1,blue-2"], "unknown metric 'blue-2'; known metrics: bleu-1"),
         (["command study", "--metrics", ","], "choose at least one metric"),
     ],

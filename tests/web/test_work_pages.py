@@ -24,8 +24,10 @@ from annotation.models import (
     Study,
 )
 from annotation.services.annotators import annotator_join
+from annotation.services.joining import annotator_consent
 from annotation.services.studies import QuestionSpec, study_create
 from annotation.services.work_items import work_items_sync
+from tests.annotation.work_builders import measured, shown_ago
 from tests.factories import (
     DialogContextFactory,
     ResearcherFactory,
@@ -81,7 +83,7 @@ def _study(
 
 def _member(study: Study) -> tuple[Client, Annotator]:
     user = UserFactory.create()
-    annotator = annotator_join(token=study.invite_token, user=user)
+    annotator = annotator_consent(annotator=annotator_join(token=study.invite_token, user=user))
     client = Client()
     client.force_login(user)
     return client, annotator
@@ -106,6 +108,11 @@ def _reply_of(assignment_id: int) -> Response:
 def test_an_invite_link_shows_the_study_and_joins_on_post() -> None:
     study = _study()
     url = f"/work/join/{study.invite_token}/"
+    anonymous = Client().get(url)  # sign-up is on: the sign-up form, and a way to log in instead
+    assert anonymous.status_code == 200
+    assert f'href="/accounts/login/?next={url}"' in anonymous.content.decode()
+    study.signup_open = False
+    study.save()
     anonymous = Client().get(url)
     assert anonymous.status_code == 302
     assert anonymous["Location"] == f"/accounts/login/?next={url}"
@@ -196,11 +203,13 @@ def test_a_rating_post_stores_the_rating_with_seconds_and_redirects_to_the_next_
     first = _assignment_id(html, study, "rate")
     assert _reply_of(first).text in html
 
+    shown_ago(first, 4.0)
     done = client.post(f"/work/{study.pk}/rate/{first}/", {"q-appropriateness": "2", "seconds": "3.25"})
     assert done.status_code == 302
     assert done["Location"] == f"/work/{study.pk}/rate/"
     rating = Rating.objects.get(annotator=annotator)
-    assert (rating.response, rating.value, rating.seconds_spent) == (_reply_of(first), 2, 3.25)
+    assert (rating.response, rating.value, rating.client_seconds) == (_reply_of(first), 2, 3.25)
+    assert 4.0 <= measured(rating.seconds_spent) < 30  # the server's own clock
 
     following = client.get(done["Location"]).content.decode()
     assert "1 of 6" in following
@@ -238,7 +247,8 @@ def test_a_missing_question_is_named_and_nothing_is_stored() -> None:
         Rating.objects.filter(annotator=annotator).values_list("question__name", "value").order_by("id")
     )
     assert values == {"appropriateness": 1, "fluency": 4}
-    assert Rating.objects.filter(annotator=annotator, seconds_spent__isnull=True).count() == 2  # no JS
+    assert Rating.objects.filter(annotator=annotator, client_seconds__isnull=True).count() == 2  # no JS
+    assert not Rating.objects.filter(annotator=annotator, seconds_spent__isnull=True).exists()  # the server's
 
 
 def test_skip_passes_the_item_on_and_serves_another() -> None:
@@ -258,7 +268,9 @@ def test_back_reopens_the_last_answer_and_resubmitting_replaces_it() -> None:
     study = _study()
     client, annotator = _member(study)
     first = _assignment_id(client.get(f"/work/{study.pk}/rate/").content.decode(), study, "rate")
+    shown_ago(first, 4.0)
     client.post(f"/work/{study.pk}/rate/{first}/", {"q-appropriateness": "0", "seconds": "4"})
+    first_visit = measured(Rating.objects.get(annotator=annotator).seconds_spent)
     second = _assignment_id(client.get(f"/work/{study.pk}/rate/").content.decode(), study, "rate")
 
     back = client.get(f"/work/{study.pk}/rate/back/?before={second}")
@@ -269,10 +281,12 @@ def test_back_reopens_the_last_answer_and_resubmitting_replaces_it() -> None:
     assert re.search(r'name="q-appropriateness" value="0" data-key="0" checked', html)
     assert "skip-form" not in html  # an answered item cannot be skipped
 
+    shown_ago(first, 1.5)  # the reopened item has been on screen for 1.5 s
     changed = client.post(f"/work/{study.pk}/rate/{first}/", {"q-appropriateness": "2", "seconds": "1.5"})
     assert changed["Location"] == f"/work/{study.pk}/rate/"
     rating = Rating.objects.get(annotator=annotator)  # replaced, not added
-    assert (rating.value, rating.seconds_spent) == (2, 5.5)  # the time of both visits
+    assert (rating.value, rating.client_seconds) == (2, 5.5)  # the time of both visits
+    assert first_visit + 1.5 <= measured(rating.seconds_spent) < first_visit + 30
     # Back where they were: the item they had been given before going back.
     assert _assignment_id(client.get(changed["Location"]).content.decode(), study, "rate") == second
     # Nothing before the first answer.
@@ -391,7 +405,11 @@ def test_writing_validates_each_reply_and_moves_on_when_the_context_is_done() ->
     assert short.status_code == 400
     assert "at least 2 characters" in short.content.decode()
 
-    assert client.post(url, {"text": "Sounds <b>great</b>!", "seconds": "6"}).status_code == 302
+    shown_ago(item, 30)
+    assert (
+        client.post(url, {"text": "Sounds <b>great</b>!", "seconds": "6", "keystrokes": "20"}).status_code
+        == 302
+    )
     html = client.get(f"/work/{study.pk}/write/").content.decode()
     assert "Reply 2 of 2 — 1 remaining" in html
     assert "Sounds &lt;b&gt;great&lt;/b&gt;!" in html  # listed, escaped
@@ -401,16 +419,19 @@ def test_writing_validates_each_reply_and_moves_on_when_the_context_is_done() ->
     assert "You already wrote this reply" in repeated.content.decode()
     assert "sounds  &lt;B&gt;GREAT&lt;/B&gt;" in repeated.content.decode()  # the text comes back to fix
 
-    last = client.post(url, {"text": "not today, sorry", "seconds": "7", "pasted": "1"}, follow=True)
+    shown_ago(item, 30)
+    last = client.post(
+        url, {"text": "not today, sorry", "seconds": "7", "pasted": "1", "keystrokes": "16"}, follow=True
+    )
     page = last.content.decode()
     assert "your replies to that conversation are saved" in page
     assert _assignment_id(page, study, "write") != item
     rows = list(
         Reference.objects.filter(
             context=context, author=annotator, origin=ReferenceOrigin.COLLECTED
-        ).values_list("text", "seconds_spent", "flags")
+        ).values_list("text", "client_seconds", "keystrokes", "flags")
     )
-    assert rows == [("Sounds <b>great</b>!", 6.0, []), ("not today, sorry", 7.0, ["pasted"])]
+    assert rows == [("Sounds <b>great</b>!", 6.0, 20, []), ("not today, sorry", 7.0, 16, ["pasted"])]
     assert Assignment.objects.get(pk=item).status == AssignmentStatus.DONE
     # The finished context's page now leads on to the next one.
     assert client.get(url)["Location"] == f"/work/{study.pk}/write/"
@@ -461,10 +482,12 @@ def test_diversity_marks_appropriate_replies_and_counts_meanings() -> None:
     foreign = client.post(url, {"appropriate": ["abc"], "meanings": "1"})
     assert foreign.status_code == 400
 
+    shown_ago(item, 12)
     assert client.post(url, {"appropriate": chosen, "meanings": "2", "seconds": "9"}).status_code == 302
     judgment = DiversityJudgment.objects.get(annotator=annotator)
     assert judgment.meanings == 2
-    assert judgment.seconds_spent == 9.0
+    assert judgment.client_seconds == 9.0
+    assert 12 <= measured(judgment.seconds_spent) < 40
     assert sorted(judgment.appropriate.values_list("pk", flat=True)) == sorted(int(pk) for pk in chosen)
 
     # Back to it: the earlier answer is shown ticked, and can be changed.

@@ -107,7 +107,7 @@ class Command(BaseCommand):
         imports: list[tuple[str, ImportFile, str]],
     ) -> Study:
         """The study ``name`` as it is when it exists already (idempotent); else created and imported."""
-        existing = Study.objects.filter(name=name).first()
+        existing = Study.objects.filter(owner=owner, name=name).first()
         if existing:
             return existing
         study = study_create(

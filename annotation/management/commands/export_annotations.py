@@ -1,4 +1,5 @@
-"""Export a study's annotations: ratings, collected references or diversity judgments, as CSV or JSONL.
+"""Export a study's annotations: ratings, collected references, diversity or pairwise judgments, as CSV
+or JSONL.
 
     python manage.py export_annotations "DailyDialog multi-ref" --what ratings --format csv --output r.csv
 
@@ -16,10 +17,11 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from annotation.exports import EXPORT_FORMATS, encoded
 from annotation.models import Study
 from annotation.selectors.exports import EXPORT_KINDS, export_chunks
+from annotation.selectors.studies import StudyLookupError, study_by_name_or_id
 
 
 class Command(BaseCommand):
-    help = "Export a study's ratings, collected references or diversity judgments as CSV or JSON Lines."
+    help = "Export a study's ratings, references, diversity or pairwise judgments as CSV or JSON Lines."
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("study", help="the study's id or name")
@@ -45,9 +47,7 @@ class Command(BaseCommand):
 
 
 def _study(key: str) -> Study:
-    study = Study.objects.filter(name=key).first()
-    if study is None and key.isdigit():
-        study = Study.objects.filter(pk=int(key)).first()
-    if study is None:
-        raise CommandError(f"no study with the name or id {key!r}")
-    return study
+    try:
+        return study_by_name_or_id(key)
+    except StudyLookupError as error:
+        raise CommandError(str(error)) from None

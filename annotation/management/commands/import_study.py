@@ -62,7 +62,14 @@ class Command(BaseCommand):
             self.stdout.write(self.style.WARNING(f"warning: {warning}"))
 
     def _study(self, options: dict[str, Any]) -> Study:
-        study = Study.objects.filter(name=options["study"].strip()).first()
+        named = Study.objects.filter(name=options["study"].strip())
+        if options["owner"]:
+            named = named.filter(owner__username=options["owner"])
+        if named.count() > 1:
+            raise CommandError(
+                f"{named.count()} studies are named {options['study']!r}: give --owner USERNAME to say whose"
+            )
+        study = named.first()
         if study is not None:
             if options["scale"]:
                 self.stdout.write(f"Study {study.name!r} exists; --scale is ignored.")

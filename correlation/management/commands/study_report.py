@@ -8,7 +8,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from tqdm import tqdm
 
-from annotation.models import Study
+from annotation.selectors.studies import StudyLookupError, study_by_name_or_id
 from correlation.exports import correlation_rows_as_csv
 from correlation.report_cache import report_current
 from correlation.report_document import document_as_json, document_for_question
@@ -37,9 +37,10 @@ class Command(BaseCommand):
         parser.add_argument("--seed", default="", help="seed of the bootstrap resamples")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        study = Study.objects.filter(name=options["name"]).first()
-        if study is None:
-            raise CommandError(f"no study named {options['name']!r}")
+        try:
+            study = study_by_name_or_id(options["name"])
+        except StudyLookupError as error:
+            raise CommandError(str(error)) from None
         name = options["question"]
         if name and study_question_by_name(study=study, name=name) is None:
             raise CommandError(f"study {study.name!r} has no question named {name!r}")

@@ -27,6 +27,7 @@ from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
 from annotation.models import Study
+from annotation.selectors.studies import StudyLookupError, study_by_name_or_id
 from scoring.models import ReferencesMode, RunStatus, ScoringRun, TokenizerChoice
 from scoring.selectors import scoring_run_get, scoring_run_progress, study_response_count
 from scoring.services import ScoringRequestError, scoring_run_create, scoring_run_execute
@@ -124,12 +125,10 @@ class Command(BaseCommand):
             self.stdout.write(self.style.WARNING(f"warning: {run.notes}"))
 
     def _study(self, name_or_id: str) -> Study:
-        study = Study.objects.filter(name=name_or_id).first()
-        if study is None and name_or_id.isdigit():
-            study = Study.objects.filter(pk=int(name_or_id)).first()
-        if study is None:
-            raise CommandError(f"no study named {name_or_id!r}")
-        return study
+        try:
+            return study_by_name_or_id(name_or_id)
+        except StudyLookupError as error:
+            raise CommandError(str(error)) from None
 
     def _execute(self, run: ScoringRun) -> ScoringRun:
         with tqdm(total=run.progress_total, unit="score", desc=f"run {run.pk}") as bar:
