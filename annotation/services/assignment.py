@@ -5,6 +5,7 @@ Rules (issue 4; Potato's least_annotated strategy is the model):
 - an annotator asking for work gets the item of the requested kind with the fewest assignments that they
   have never been given; ties are broken by the annotator's own seeded shuffle, so every annotator sees a
   different, reproducible order (the seed is stored on :class:`Annotator`);
+- nobody gets a reply to rate whose gold answer they were shown in the qualification round;
 - nobody gets an item twice (a unique constraint on ``(item, annotator)``); an item the annotator skipped
   comes back to them at the end of their queue, when nothing new is left and the item still has room;
 - an annotator gets at most ``study.max_items_per_annotator`` items of a kind;
@@ -28,7 +29,15 @@ from django.db import IntegrityError, connection, transaction
 from django.db.models import Count, ExpressionWrapper, F, IntegerField, Q, QuerySet
 from django.utils import timezone
 
-from annotation.models import Annotator, Assignment, AssignmentStatus, Study, WorkItem, WorkKind
+from annotation.models import (
+    Annotator,
+    Assignment,
+    AssignmentStatus,
+    Study,
+    TrainingAnswer,
+    WorkItem,
+    WorkKind,
+)
 from annotation.services.work_items import work_items_sync, writer_quota
 
 SHUFFLE_PRIME = 2_147_483_647  # 2**31 - 1: (a * id + b) mod p is a permutation of ids below p
@@ -56,12 +65,22 @@ def _shuffle_key(annotator: Annotator) -> ExpressionWrapper:
 
 
 def _pool(annotator: Annotator, kind: str) -> QuerySet[WorkItem]:
-    return (
-        WorkItem.objects.filter(study_id=annotator.study_id, kind=kind, taken__lt=F("wanted"))
-        .exclude(assignments__annotator=annotator)
-        .annotate(shuffle=_shuffle_key(annotator))
-        .order_by("taken", "shuffle")
+    pool = WorkItem.objects.filter(study_id=annotator.study_id, kind=kind, taken__lt=F("wanted")).exclude(
+        assignments__annotator=annotator
     )
+    if kind == WorkKind.RATE and _answered_training(annotator):
+        # A reply the annotator met in the qualification round, where they were shown its gold answer, is
+        # not theirs to rate for real (others still rate it).
+        pool = pool.exclude(
+            response_id__in=TrainingAnswer.objects.filter(annotator=annotator).values(
+                "training_item__response_id"
+            )
+        )
+    return pool.annotate(shuffle=_shuffle_key(annotator)).order_by("taken", "shuffle")
+
+
+def _answered_training(annotator: Annotator) -> bool:
+    return TrainingAnswer.objects.filter(annotator=annotator).exists()
 
 
 def _lock_candidates(queryset: QuerySet[WorkItem]) -> QuerySet[WorkItem]:

@@ -16,6 +16,7 @@ from annotation.models import (
 )
 from annotation.selectors.admission import admission_step, training_next, training_score
 from annotation.selectors.exports import rating_rows
+from annotation.services.assignment import NoWork, next_assignment
 from annotation.services.qualification import (
     QualificationClosed,
     TrainingInvalid,
@@ -24,6 +25,7 @@ from annotation.services.qualification import (
     training_item_add,
     training_item_delete,
 )
+from annotation.services.submissions import rating_submit
 from tests.annotation.joining_builders import EXPLANATION, training_items, training_study, volunteer
 from tests.annotation.work_builders import work_study
 from tests.factories import AnnotatorFactory
@@ -203,3 +205,28 @@ def test_training_answers_never_count_as_ratings() -> None:
     assert not Rating.objects.filter(response__context__study=study).exists()
     assert list(rating_rows(study=study)) == []
     assert set(WorkItem.objects.filter(study=study).values_list("done", flat=True)) == {0}
+
+
+def test_a_reply_met_in_training_is_not_rated_for_real_by_that_volunteer_but_by_others() -> None:
+    study = training_study(items=2, threshold=0.5)
+    trained = {item.response_id for item in training_items(study)}
+    annotator = volunteer(study)
+    _answer_all(annotator, [2, 2])
+    given = []
+    while True:
+        try:
+            handout = next_assignment(annotator=annotator)
+        except NoWork:
+            break
+        given.append(handout.assignment.item.response_id)
+        rating_submit(annotator=annotator, assignment_id=handout.assignment.pk, values={"appropriateness": 1})
+    assert given
+    assert trained.isdisjoint(given)
+    assert len(given) == Response.objects.filter(context__study=study).count() - len(trained)
+    other = AnnotatorFactory.create(study=study)  # imported annotators take no training round
+    others = set()
+    for _ in range(Response.objects.filter(context__study=study).count()):
+        handout = next_assignment(annotator=other)
+        others.add(handout.assignment.item.response_id)
+        rating_submit(annotator=other, assignment_id=handout.assignment.pk, values={"appropriateness": 1})
+    assert trained <= others
