@@ -7,9 +7,12 @@ from django.forms import BaseInlineFormSet, ModelForm
 from django.http import HttpRequest
 
 from annotation.models import (
+    Adjudication,
     Annotator,
     DialogContext,
     ImportedMeanRating,
+    ItemNote,
+    PairwiseJudgment,
     Question,
     Rating,
     Reference,
@@ -17,6 +20,7 @@ from annotation.models import (
     Study,
     StudyImport,
     System,
+    TrainingItem,
 )
 from annotation.report_data_admin import ReportDataAdmin
 from annotation.services.data_version import study_data_changed
@@ -107,3 +111,37 @@ class ImportedMeanRatingAdmin(ReportDataAdmin):
 
 
 admin.site.register(StudyImport)
+
+
+@admin.register(Adjudication)
+class AdjudicationAdmin(ReportDataAdmin):
+    """The researcher's decisions on replies (exclusion, gold values): the report reads them."""
+
+    study_lookup = "response__context__study"
+    list_display = ["response", "excluded", "gold", "decided_by", "decided_at"]
+    list_filter = ["excluded"]
+    raw_id_fields = ["response", "decided_by"]
+
+
+@admin.register(PairwiseJudgment)
+class PairwiseJudgmentAdmin(ReportDataAdmin):
+    """Pairwise comparisons: the report's win rates read them."""
+
+    study_lookup = "annotator__study"
+    list_display = ["annotator", "response_a", "response_b", "choice", "created_at"]
+    list_filter = ["choice"]
+    raw_id_fields = ["annotator", "response_a", "response_b", "shown_first"]
+
+
+@admin.register(ItemNote)
+class ItemNoteAdmin(admin.ModelAdmin):
+    list_display = ["kind", "reason", "annotator", "response", "created_at"]
+    list_filter = ["kind", "reason"]
+    raw_id_fields = ["annotator", "response", "context"]
+
+
+@admin.register(TrainingItem)
+class TrainingItemAdmin(admin.ModelAdmin):
+    list_display = ["study", "response", "question", "gold_min", "gold_max", "position"]
+    list_filter = ["study"]
+    raw_id_fields = ["response"]

@@ -24,9 +24,11 @@ from django.utils import timezone
 
 from annotation.importers import ImportFile, ImportRejected
 from annotation.models import (
+    Adjudication,
     Annotator,
     DialogContext,
     ImportedMeanRating,
+    PairwiseJudgment,
     Rating,
     Reference,
     Response,
@@ -502,6 +504,12 @@ def _rating_of_a_study() -> Rating:
     rating = RatingFactory.create()
     ReferenceFactory.create(context=rating.response.context)
     ImportedMeanRating.objects.create(response=rating.response, question=rating.question, value=1.5)
+    Adjudication.objects.create(response=rating.response, excluded=True)
+    rival = ResponseFactory.create(context=rating.response.context)
+    low, high = sorted([rating.response, rival], key=lambda response: response.pk)
+    PairwiseJudgment.objects.create(
+        annotator=rating.annotator, response_a=low, response_b=high, choice="a", shown_first=low
+    )
     return rating
 
 
@@ -513,6 +521,8 @@ ADMIN_ROWS = {
     "annotator": lambda rating: rating.annotator,
     "reference": lambda rating: rating.response.context.references.get(),
     "imported mean": lambda rating: rating.response.imported_means.get(),
+    "adjudication": lambda rating: rating.response.adjudication,
+    "pairwise judgment": lambda rating: rating.annotator.pairwise_judgments.get(),
 }
 
 
