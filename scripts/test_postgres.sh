@@ -42,12 +42,14 @@ export DATABASE_URL="postgres://dialeval@127.0.0.1:$port/dialeval"
 # The tests that touch the database (--database-only: tests/conftest.py deselects those that never open
 # a connection, e.g. the metric and statistics cores, which behave the same on any database); extra
 # arguments are pytest options. Browser tests run once, in the SQLite pass: they check what the pages do in
-# Chromium, and every view and service they reach runs here through the page and API tests.
+# Chromium, and every view and service they reach runs here through the page and API tests. So do the
+# checks on the real corpora of ../shared/data (marker shared_data): their figures (counts, correlations)
+# do not depend on the database, and the import code they go through runs here on the small import files.
 # The fault tests that do not depend on the database run once too, in the SQLite pass: the Redis outages
 # (broker and scoring), the worker killed whole and the chunk that keeps killing its worker, and the
 # writer that commits every 0.3 s (SQLite's lock is its point). A pool process killed mid-run, where the
 # chunk claims meet PostgreSQL's row locks, runs on both; so do the identical starts (tests/scoring).
-.venv/bin/pytest "$@" --database-only -m "not browser" \
+.venv/bin/pytest "$@" --database-only -m "not browser and not shared_data" \
   tests/annotation tests/scoring tests/correlation tests/api tests/web tests/integration \
   --ignore=tests/integration/test_scoring_redis_outage.py --ignore=tests/integration/test_broker_outage.py \
   --deselect tests/integration/test_scoring_faults.py::test_a_run_survives_sigkill_of_the_whole_worker_and_an_immediate_restart \

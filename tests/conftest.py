@@ -51,6 +51,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:  # a test that reads ../shared/data through the fixture carries the marker too
+        if (
+            "shared_data" in getattr(item, "fixturenames", ())
+            and item.get_closest_marker("shared_data") is None
+        ):
+            item.add_marker(pytest.mark.shared_data)
     if not config.getoption("--database-only"):
         return
     keep: list[pytest.Item] = []
