@@ -8,10 +8,10 @@ DailyDialog's text already separates punctuation):
 - :func:`word_repeat`: a random span of 1-3 words of r repeated 1-3 more times in place.
 
 Semantic negatives are well-formed replies that do not answer the context: a random utterance of
-another dialog (:func:`random_other_indices`), and, in a study with several systems, another system's
-reply to the same context (the stand-in for the paper's "random seq2seq"; no seq2seq model is available
-offline). The paper's random back-translation needs a translation model, which is not available here:
-it is left out (docs/metrics.md).
+another dialog (:func:`random_other_indices`). The paper's "random seq2seq" negatives need a seq2seq model
+and its back-translation a translation model, neither available offline; another system's reply to the
+same context could stand in for the first, but in a study such replies are often good ones, so it is not
+used (docs/metrics.md).
 
 A corruption that would leave the text unchanged (shuffling a one-word reply, or words that are all the
 same) falls back to :func:`word_repeat`, so that a negative never equals its positive. Every function is
