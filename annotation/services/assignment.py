@@ -64,11 +64,13 @@ def _shuffle_key(annotator: Annotator) -> ExpressionWrapper:
     return ExpressionWrapper((F("id") * multiplier + seed) % SHUFFLE_PRIME, output_field=IntegerField())
 
 
-def _pool(annotator: Annotator, kind: str) -> QuerySet[WorkItem]:
+def _pool(annotator: Annotator, kind: str, *, trained: bool) -> QuerySet[WorkItem]:
+    """Free items of ``kind`` the annotator was never given (``trained``: they answered training items,
+    whose replies are left out of their rating pool)."""
     pool = WorkItem.objects.filter(study_id=annotator.study_id, kind=kind, taken__lt=F("wanted")).exclude(
         assignments__annotator=annotator
     )
-    if kind == WorkKind.RATE and _answered_training(annotator):
+    if trained:
         # A reply the annotator met in the qualification round, where they were shown its gold answer, is
         # not theirs to rate for real (others still rate it).
         pool = pool.exclude(
@@ -155,9 +157,10 @@ def _take(annotator: Annotator, kind: str, sequence: int) -> Assignment | None:
     transactions and re-checks ``taken < wanted``. Without that second pass, concurrent requests that
     find every free item locked by someone else's request were told "busy" while slots were free.
     """
-    passes = [_lock_candidates(_pool(annotator, kind))]
+    trained = kind == WorkKind.RATE and _answered_training(annotator)  # once per take, not per pass
+    passes = [_lock_candidates(_pool(annotator, kind, trained=trained))]
     if connection.features.has_select_for_update_skip_locked:
-        passes.append(_pool(annotator, kind))
+        passes.append(_pool(annotator, kind, trained=trained))
     for candidates in passes:
         # Only the ids travel (the sort over every free item stays narrow); the UPDATE does the rest.
         for item_id in candidates.values_list("pk", flat=True)[:CANDIDATES_PER_TRY]:
