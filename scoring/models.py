@@ -9,13 +9,24 @@ from annotation.models import Response, Study, System
 from scoring.metrics.tokenize import DEFAULT_TOKENIZER, WHITESPACE_TOKENIZER
 
 
+class MetricOrigin(models.TextChoices):
+    BUILTIN = "builtin", "built in"
+    PLUGIN = "plugin", "plugin (entry point group dialeval.metrics)"
+    EXTERNAL = "external", "external: scores computed elsewhere and imported"
+
+
 class MetricSignature(models.Model):
     """Everything that makes a score reproducible (sacrebleu style): name, parameters, artifact, version.
 
     ``text`` is the canonical string, e.g. ``bleu-2|refs:multi|tok:en-13a|smooth:method1|version:0.1.0``.
+    ``origin`` says where the scores come from: a built-in metric, a plugin metric (its signature names the
+    plugin and its version), or an import of scores computed elsewhere (issue 14).
     """
 
     text = models.CharField(max_length=500, unique=True)
+    origin = models.CharField(
+        max_length=10, choices=MetricOrigin.choices, default=MetricOrigin.BUILTIN, db_index=True
+    )
     name = models.CharField(max_length=120, db_index=True)
     parameters = models.JSONField(default=dict)
     artifact_hash = models.CharField(max_length=64, blank=True)
@@ -127,6 +138,12 @@ class TrainedModel(models.Model):
     config = models.JSONField(default=dict)
     curve = models.JSONField(default=dict, help_text="validation curve, per epoch (and per cell)")
     is_default = models.BooleanField(default=False)
+    pairs = models.PositiveIntegerField(null=True, blank=True, help_text="training pairs (context, reply)")
+    epochs = models.PositiveIntegerField(null=True, blank=True, help_text="epochs trained")
+    validation_accuracy = models.FloatField(
+        null=True, blank=True, help_text="best validation ranking accuracy (positive above negative)"
+    )
+    size_bytes = models.BigIntegerField(null=True, blank=True, help_text="the artifact folder's size")
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -140,6 +157,76 @@ class TrainedModel(models.Model):
 
     def __str__(self) -> str:
         return f"{self.name} ({self.kind}, {self.content_hash[:12]})"
+
+
+class TrainingStatus(models.TextChoices):
+    PENDING = "pending", "waiting for a worker"
+    RUNNING = "running", "training"
+    SUCCEEDED = "succeeded", "trained"
+    FAILED = "failed", "failed"
+    CANCELLED = "cancelled", "cancelled"
+
+
+ACTIVE_TRAINING_STATUSES = (TrainingStatus.PENDING, TrainingStatus.RUNNING)
+
+
+class TrainingJob(models.Model):
+    """Training a learned metric (RUBER, BERT-RUBER, MaUde) as a Celery job started from the page or the API.
+
+    ``progress`` is the latest report of the trainer ({"stage", "epoch", "epochs", "loss",
+    "validation_accuracy", "cell", ...}); ``curve`` the list of per-epoch points the page plots. A cancel
+    request sets ``cancel_requested``; the trainer stops at its next progress report. The finished model is
+    ``trained_model``. Scoring runs that need the model wait for the job (``ScoringRun.waiting_for``).
+    """
+
+    name = models.SlugField(max_length=100, help_text="the name the trained model will have")
+    kind = models.CharField(max_length=20, choices=ModelKind.choices)
+    study = models.ForeignKey(
+        Study,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="training_jobs",
+        help_text="the study it was started from (its model choice is set when it succeeds)",
+    )
+    corpus = models.CharField(max_length=500, help_text="what it trains on: a server path or an upload")
+    corpus_path = models.CharField(max_length=500, help_text="the corpus file or folder on the server")
+    corpus_format = models.CharField(max_length=20, default="dailydialog")
+    parameters = models.JSONField(default=dict, help_text="epochs, cells, pairs limit, seed, threads...")
+    make_default = models.BooleanField(default=False)
+    status = models.CharField(
+        max_length=10, choices=TrainingStatus.choices, default=TrainingStatus.PENDING, db_index=True
+    )
+    progress = models.JSONField(default=dict)
+    curve = models.JSONField(default=list)
+    error = models.TextField(blank=True)
+    cancel_requested = models.BooleanField(default=False)
+    attempts = models.PositiveSmallIntegerField(default=0)
+    trained_model = models.ForeignKey(
+        TrainedModel, null=True, blank=True, on_delete=models.SET_NULL, related_name="training_jobs"
+    )
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["name"],
+                condition=models.Q(status__in=["pending", "running"]),
+                name="one_active_training_per_name",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"training {self.name} ({self.kind}, {self.status})"
+
+    @property
+    def is_finished(self) -> bool:
+        return self.status in {TrainingStatus.SUCCEEDED, TrainingStatus.FAILED, TrainingStatus.CANCELLED}
 
 
 class StudyModelChoice(models.Model):
@@ -194,6 +281,14 @@ class ScoringRun(models.Model):
         default=list, help_text="scores that could not be computed: [{metric, response_id, error}]"
     )
     attempts = models.PositiveSmallIntegerField(default=0, help_text="times the run was planned")
+    waiting_for = models.ForeignKey(
+        TrainingJob,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="waiting_runs",
+        help_text="a model this run needs is still training: the run starts when the job succeeds",
+    )
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
     created_at = models.DateTimeField(auto_now_add=True)
     enqueued_at = models.DateTimeField(null=True, blank=True, help_text="last time a task message was sent")
