@@ -10,7 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from django.db.models import Count, F
+from django.core.cache import cache
+from django.db.models import Count, F, Q
 
 from annotation.models import (
     Annotator,
@@ -172,38 +173,47 @@ class AnnotatorProgress:
         return round(100 * self.done / self.total) if self.total else 100
 
 
+# Below this many free items a study's count is exact on every request (the end of a study, where
+# "n of n" must be right); above it, a count at most FREE_ITEMS_CACHE_SECONDS old is used.
+FREE_ITEMS_EXACT_BELOW = 2000
+FREE_ITEMS_CACHE_SECONDS = 2.0
+
+
+def study_free_items(*, study_id: int, kind: str) -> int:
+    """Items of ``kind`` in the study that still want answers (``taken < wanted``): a scan of the study's
+    items, so a large study's count is taken at most every FREE_ITEMS_CACHE_SECONDS per process (each
+    annotator's progress asks for it on every hand-out and answer; issue 13's load benchmark). Small
+    counts are always exact."""
+    key = f"dialeval:free-items:{study_id}:{kind}"
+    cached = cache.get(key)
+    if cached is not None and cached >= FREE_ITEMS_EXACT_BELOW:
+        return int(cached)
+    count = WorkItem.objects.filter(study_id=study_id, kind=kind, taken__lt=F("wanted")).count()
+    if count >= FREE_ITEMS_EXACT_BELOW:
+        cache.set(key, count, FREE_ITEMS_CACHE_SECONDS)
+    return count
+
+
 def annotator_progress(*, annotator: Annotator, kind: str) -> AnnotatorProgress:
     """ "12 of 150": items of ``kind`` the annotator answered, of those they answered or may still be
     given (checks aside): items others have filled meanwhile drop out of the total, so the count ends at
     "n of n" when nothing is left. ``skipped``: items they skipped that still need answers (they come
-    back at the end of the queue)."""
-    mine = dict(
+    back at the end of the queue).
+
+    Two queries: the annotator's own assignments by status (with how many of their items are still
+    free), and the study's free items (:func:`study_free_items`); the free items still open to them are
+    the study's free items less the free ones they hold or answered."""
+    rows = (
         Assignment.objects.filter(annotator=annotator, item__kind=kind)
         .values("status")
-        .annotate(n=Count("id"))
-        .values_list("status", "n")
+        .annotate(n=Count("id"), free=Count("id", filter=Q(item__taken__lt=F("item__wanted"))))
+        .order_by()
     )
-    done = int(mine.get(AssignmentStatus.DONE, 0))
-    held = int(mine.get(AssignmentStatus.ACTIVE, 0))
-    open_to_them = (
-        WorkItem.objects.filter(study_id=annotator.study_id, kind=kind, taken__lt=F("wanted"))
-        .exclude(
-            pk__in=Assignment.objects.filter(
-                annotator=annotator, status__in=[AssignmentStatus.ACTIVE, AssignmentStatus.DONE]
-            ).values("item_id")
-        )
-        .count()
-    )
-    skipped = (
-        WorkItem.objects.filter(
-            taken__lt=F("wanted"),
-            assignments__annotator=annotator,
-            assignments__status=AssignmentStatus.SKIPPED,
-            kind=kind,
-        ).count()
-        if mine.get(AssignmentStatus.SKIPPED)
-        else 0
-    )
+    mine = {row["status"]: (int(row["n"]), int(row["free"])) for row in rows}
+    done, done_free = mine.get(AssignmentStatus.DONE, (0, 0))
+    held, held_free = mine.get(AssignmentStatus.ACTIVE, (0, 0))
+    skipped = mine.get(AssignmentStatus.SKIPPED, (0, 0))[1]
+    open_to_them = max(0, study_free_items(study_id=annotator.study_id, kind=kind) - done_free - held_free)
     total = done + held + open_to_them
     cap = annotator.study.max_items_per_annotator
     if cap is not None:

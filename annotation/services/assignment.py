@@ -14,9 +14,12 @@ Rules (issue 4; Potato's least_annotated strategy is the model):
 
 Concurrency: a slot is only ever taken by ``UPDATE work_item SET taken = taken + 1 WHERE id = %s AND
 taken < wanted`` and the update's row count says whether it worked, so two annotators never both get
-the last slot, on any database. On PostgreSQL the candidate rows are read with ``FOR UPDATE SKIP
-LOCKED``, so concurrent requests pass each other instead of queueing on the same row; SQLite serialises
-writers anyway (``transaction_mode = IMMEDIATE`` in the settings). The annotator's own row is locked
+the last slot, on any database. The candidates are read without locks: every annotator has their own
+shuffle, so concurrent requests rarely want the same row, and when they do the conditional UPDATE waits
+for the other transaction and re-checks ``taken < wanted`` (on PostgreSQL; SQLite serialises writers
+anyway, ``transaction_mode = IMMEDIATE`` in the settings). Reading them ``FOR UPDATE SKIP LOCKED`` cost
+more than it saved: the row lock sits between the sort and the LIMIT, so PostgreSQL sorted every free
+item instead of keeping the best few (issue 13's load benchmark). The annotator's own row is locked
 first, so a double click cannot hand one person two items at once.
 """
 
@@ -25,7 +28,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from django.db import IntegrityError, connection, transaction
+from django.db import IntegrityError, transaction
 from django.db.models import Count, ExpressionWrapper, F, IntegerField, Q, QuerySet
 from django.utils import timezone
 
@@ -33,6 +36,9 @@ from annotation.models import (
     Annotator,
     Assignment,
     AssignmentStatus,
+    AttentionCheck,
+    DialogContext,
+    Response,
     Study,
     TrainingAnswer,
     WorkItem,
@@ -67,8 +73,10 @@ def _shuffle_key(annotator: Annotator) -> ExpressionWrapper:
 def _pool(annotator: Annotator, kind: str, *, trained: bool) -> QuerySet[WorkItem]:
     """Free items of ``kind`` the annotator was never given (``trained``: they answered training items,
     whose replies are left out of their rating pool)."""
+    # NOT IN over the annotator's own (few) items: one hashed set, where NOT EXISTS probed the assignment
+    # index once per free item of the study.
     pool = WorkItem.objects.filter(study_id=annotator.study_id, kind=kind, taken__lt=F("wanted")).exclude(
-        assignments__annotator=annotator
+        pk__in=Assignment.objects.filter(annotator=annotator).values("item_id")
     )
     if trained:
         # A reply the annotator met in the qualification round, where they were shown its gold answer, is
@@ -83,12 +91,6 @@ def _pool(annotator: Annotator, kind: str, *, trained: bool) -> QuerySet[WorkIte
 
 def _answered_training(annotator: Annotator) -> bool:
     return TrainingAnswer.objects.filter(annotator=annotator).exists()
-
-
-def _lock_candidates(queryset: QuerySet[WorkItem]) -> QuerySet[WorkItem]:
-    if connection.features.has_select_for_update_skip_locked:
-        return queryset.select_for_update(skip_locked=True, of=("self",))
-    return queryset
 
 
 def expire_stale(*, study: Study) -> int:
@@ -112,14 +114,16 @@ def expire_stale(*, study: Study) -> int:
 
 
 def active_assignment(*, annotator: Annotator, kind: str) -> Assignment | None:
-    return (
+    """The item of ``kind`` the annotator holds now (with what its screen shows), or None."""
+    current = (
         Assignment.objects.filter(
             annotator=annotator, status=AssignmentStatus.ACTIVE, item__kind__in=kinds_served(kind)
         )
-        .select_related(*PAYLOAD_RELATIONS)
+        .select_related("item")
         .order_by("-handed_at")
         .first()
     )
+    return None if current is None else with_payload(current, study=annotator.study)
 
 
 def _given_counts(annotator: Annotator) -> dict[str, int]:
@@ -135,41 +139,57 @@ def _given_counts(annotator: Annotator) -> dict[str, int]:
     return {row["item__kind"]: row["n"] for row in rows}
 
 
-PAYLOAD_RELATIONS = (
-    "item__study",
-    "item__response__context",
-    "item__context",
-    "item__attention_check__context",
-    "item__response_b",  # pair items (annotation/services/pairwise_items.py)
-)
+def with_payload(assignment: Assignment, *, study: Study) -> Assignment:
+    """``assignment`` with what its screen shows (annotation.selectors.work.item_payload) loaded: the
+    reply and its context, the check, the context, or the two replies of a pair, by primary key.
 
-
-def _with_relations(assignment: Assignment) -> Assignment:
-    """The assignment with what its screen shows, in one query (the page and the API render it next)."""
-    return Assignment.objects.select_related(*PAYLOAD_RELATIONS).get(pk=assignment.pk)
-
-
-def _take(annotator: Annotator, kind: str, sequence: int) -> Assignment | None:
-    """Try the best candidates in order; the conditional UPDATE decides who gets a contested slot.
-
-    First the candidates nobody else is looking at (SKIP LOCKED, where the database has it); then, if
-    those were all taken, the candidates others hold locked too: the conditional UPDATE waits for their
-    transactions and re-checks ``taken < wanted``. Without that second pass, concurrent requests that
-    find every free item locked by someone else's request were told "busy" while slots were free.
+    One query per relation the item's kind has, not one query joining every relation any kind might
+    have: on PostgreSQL, planning that ten-table join took ~10 ms, more than the rest of a hand-out.
     """
-    trained = kind == WorkKind.RATE and _answered_training(annotator)  # once per take, not per pass
-    passes = [_lock_candidates(_pool(annotator, kind, trained=trained))]
-    if connection.features.has_select_for_update_skip_locked:
-        passes.append(_pool(annotator, kind, trained=trained))
-    for candidates in passes:
-        # Only the ids travel (the sort over every free item stays narrow); the UPDATE does the rest.
-        for item_id in candidates.values_list("pk", flat=True)[:CANDIDATES_PER_TRY]:
+    item = assignment.item  # a query only when the caller did not load it
+    item.study = study
+    if item.kind == WorkKind.CHECK and item.attention_check_id is not None:
+        item.attention_check = AttentionCheck.objects.select_related("context").get(
+            pk=item.attention_check_id
+        )
+    replies = [pk for pk in (item.response_id, item.response_b_id) if pk is not None]
+    if replies:
+        loaded = Response.objects.select_related("context").in_bulk(replies)
+        item.response = loaded.get(item.response_id) if item.response_id is not None else None
+        if item.response_b_id is not None:
+            item.response_b = loaded.get(item.response_b_id)
+    if item.context_id is not None:
+        if item.response is not None and item.response.context_id == item.context_id:
+            item.context = item.response.context
+        else:
+            item.context = DialogContext.objects.get(pk=item.context_id)
+    return assignment
+
+
+def _candidates(annotator: Annotator, kind: str) -> list[int]:
+    """The ids of the annotator's best free items of ``kind`` (fewest answers first, their shuffle)."""
+    trained = kind == WorkKind.RATE and _answered_training(annotator)
+    # Only the ids travel (the sort over every free item stays narrow); the UPDATE does the rest.
+    return list(_pool(annotator, kind, trained=trained).values_list("pk", flat=True)[:CANDIDATES_PER_TRY])
+
+
+def _take(
+    annotator: Annotator, kind: str, sequence: int, *, chosen: list[int] | None = None
+) -> Assignment | None:
+    """Try the best candidates in order; the conditional UPDATE decides who gets a contested slot (it
+    waits for a concurrent transaction holding the row and re-checks ``taken < wanted``).
+
+    ``chosen``: candidates read before the transaction began, so that the sort over the study's free items
+    runs outside the write lock (on SQLite every other writer waits while a transaction runs); when none
+    of them is free any more, the pool is read again here. One the annotator was given meanwhile (a
+    double click) fails the (item, annotator) unique constraint and the caller starts over."""
+    for ids in ([chosen] if chosen else []) + [None]:
+        for item_id in ids if ids is not None else _candidates(annotator, kind):
             if WorkItem.objects.filter(pk=item_id, taken__lt=F("wanted")).update(taken=F("taken") + 1):
-                quota = 1
-                if kind == WorkKind.WRITE:  # read after the update, which locks the item's row
-                    quota = writer_quota(annotator.study, WorkItem.objects.get(pk=item_id))
+                item = WorkItem.objects.get(pk=item_id)  # read after the update, which locks the item's row
+                quota = writer_quota(annotator.study, item) if kind == WorkKind.WRITE else 1
                 return Assignment.objects.create(
-                    item_id=item_id,
+                    item=item,
                     annotator=annotator,
                     sequence=sequence,
                     quota=quota,
@@ -196,7 +216,7 @@ def _retake_skipped(annotator: Annotator, kind: str, sequence: int) -> Assignmen
                 sequence=sequence,
                 quota=quota,
             )
-            return Assignment.objects.get(pk=assignment_id)
+            return Assignment.objects.select_related("item").get(pk=assignment_id)
     return None
 
 
@@ -235,6 +255,7 @@ def _next_assignment(*, annotator: Annotator, kind: str, sweep: bool) -> Handout
     study = annotator.study
     if not task_enabled(study, kind):  # items of a task turned off stay in the database, unused
         raise NoWork("closed", f"This study has no “{WorkKind(kind).label}” task at the moment.")
+    chosen = _candidates(annotator, kind)  # before the write lock (see _take)
     with transaction.atomic():
         locked = Annotator.objects.select_for_update().get(pk=annotator.pk)
         if locked.blocked:
@@ -258,15 +279,15 @@ def _next_assignment(*, annotator: Annotator, kind: str, sweep: bool) -> Handout
             if study.check_interval and sequence % study.check_interval == 0:
                 check = _take(annotator, WorkKind.CHECK, sequence)
                 if check is not None:
-                    return Handout(_with_relations(check), resumed=False)
-        assignment = _take(annotator, kind, sequence)
+                    return Handout(with_payload(check, study=study), resumed=False)
+        assignment = _take(annotator, kind, sequence, chosen=chosen)
         if assignment is None and not WorkItem.objects.filter(study=study, kind=kind).exists():
             work_items_sync(study=study)  # a study whose items were never made (e.g. created before them)
             assignment = _take(annotator, kind, sequence)
         if assignment is None:
             assignment = _retake_skipped(annotator, kind, sequence)
         if assignment is not None:
-            return Handout(_with_relations(assignment), resumed=False)
+            return Handout(with_payload(assignment, study=study), resumed=False)
     # Nothing free: return stale holds to the pool and try once more before saying so.
     if not sweep and expire_stale(study=study):
         return _next_assignment(annotator=annotator, kind=kind, sweep=True)
@@ -302,7 +323,9 @@ def server_seconds(assignment: Assignment, *, since: datetime | None = None) -> 
 
 def assignment_for(*, annotator: Annotator, assignment_id: int) -> Assignment:
     """The annotator's own assignment (Assignment.DoesNotExist for anyone else's)."""
-    return Assignment.objects.select_related("item", "item__study").get(pk=assignment_id, annotator=annotator)
+    assignment = Assignment.objects.select_related("item").get(pk=assignment_id, annotator=annotator)
+    assignment.item.study = annotator.study  # the annotator's own study, already loaded with them
+    return assignment
 
 
 def assignment_skip(*, annotator: Annotator, assignment_id: int) -> None:
