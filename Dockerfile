@@ -47,6 +47,7 @@ COPY . .
 # secret key, which collectstatic does not use.
 RUN DJANGO_SECRET_KEY=collectstatic-only python manage.py collectstatic --noinput --verbosity 0 \
     && useradd --system --create-home --uid 10001 dialeval \
+    && mkdir -p /app/var/media \
     && chown -R dialeval /app/var
 
 USER dialeval

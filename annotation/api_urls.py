@@ -1,11 +1,30 @@
 from django.urls import path
 
-from annotation import api, api_exports, api_joining, api_notes, api_work
+from annotation import api, api_data, api_exports, api_joining, api_notes, api_work
 
 urlpatterns = [
     path("studies/", api.StudyListCreateApi.as_view(), name="api-study-list"),
     path("studies/<int:study_id>/", api.StudyDetailApi.as_view(), name="api-study-detail"),
-    path("studies/<int:study_id>/imports/", api.StudyImportApi.as_view(), name="api-study-imports"),
+    # Imports: small ones in the request, large ones by a worker (annotation/api_data.py); undo; contexts.
+    path(
+        "studies/<int:study_id>/imports/", api_data.StudyImportUploadApi.as_view(), name="api-study-imports"
+    ),
+    path(
+        "studies/<int:study_id>/imports/<int:import_id>/",
+        api_data.StudyImportRecordApi.as_view(),
+        name="api-study-import",
+    ),
+    path(
+        "studies/<int:study_id>/import-jobs/<int:job_id>/",
+        api_data.StudyImportJobApi.as_view(),
+        name="api-study-import-job",
+    ),
+    path("studies/<int:study_id>/contexts/", api_data.StudyContextsApi.as_view(), name="api-study-contexts"),
+    path(
+        "studies/<int:study_id>/systems/<int:system_id>/",
+        api_data.StudySystemApi.as_view(),
+        name="api-study-system",
+    ),
     # Researchers: a study's annotations and annotation progress (annotation/api_exports.py).
     path("studies/<int:study_id>/ratings/", api_exports.StudyRatingsApi.as_view(), name="api-study-ratings"),
     path(

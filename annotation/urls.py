@@ -1,6 +1,13 @@
 from django.urls import path
 
-from annotation import views, views_exports, views_items, views_progress, views_qualification
+from annotation import (
+    views,
+    views_data,
+    views_exports,
+    views_items,
+    views_progress,
+    views_qualification,
+)
 
 app_name = "annotation"
 urlpatterns = [
@@ -8,6 +15,23 @@ urlpatterns = [
     path("new/", views.study_new, name="study-new"),
     path("<int:study_id>/", views.study_detail, name="study-detail"),
     path("<int:study_id>/import/", views.study_import_upload, name="study-import"),
+    # The data round trip (annotation/views_data.py): contexts to run systems on, an import a worker runs,
+    # deleting a system, undoing an import.
+    path("<int:study_id>/contexts.<slug:fmt>", views_data.study_contexts_download, name="study-contexts"),
+    path("<int:study_id>/import/jobs/<int:job_id>/", views_data.study_import_job, name="study-import-job"),
+    path(
+        "<int:study_id>/import/jobs/<int:job_id>/status.json",
+        views_data.study_import_job_status,
+        name="study-import-job-status",
+    ),
+    path(
+        "<int:study_id>/imports/<int:import_id>/undo/", views_data.study_import_undo, name="study-import-undo"
+    ),
+    path(
+        "<int:study_id>/systems/<int:system_id>/delete/",
+        views_data.study_system_delete,
+        name="study-system-delete",
+    ),
     # The researcher's annotation page: progress, quality, attention checks, settings, invite link.
     path("<int:study_id>/annotation/", views_progress.study_annotation, name="study-annotation"),
     path(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
@@ -9,9 +10,11 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
 from annotation.forms import StudyCreateForm, StudyImportForm
-from annotation.importers import ImportFile, ImportRejected
+from annotation.importers import ImportRejected
+from annotation.models import ImportJob
 from annotation.permissions import authenticated_user, researcher_required
 from annotation.roles import user_is_researcher
+from annotation.selectors.import_jobs import import_counts_text, study_import_jobs
 from annotation.selectors.studies import (
     studies_for_annotator,
     studies_visible_to,
@@ -19,7 +22,7 @@ from annotation.selectors.studies import (
     study_imports,
     systems_with_counts,
 )
-from annotation.services.imports import study_import
+from annotation.services.import_jobs import import_upload
 from annotation.services.studies import study_create
 from annotation.views_work import study_cards
 
@@ -62,6 +65,8 @@ def _study_page(
         "counts": study_counts(study=study),
         "systems": systems_with_counts(study=study),
         "imports": study_imports(study=study)[:10],
+        "import_jobs": study_import_jobs(study=study)[:5],
+        "inline_limit": settings.DIALEVAL_IMPORT_INLINE_MAX_BYTES,
         "import_form": import_form or StudyImportForm(study=study),
     }
     return render(request, "annotation/study_detail.html", context, status=400 if import_form else 200)
@@ -72,26 +77,6 @@ def study_detail(request: HttpRequest, study_id: int) -> HttpResponse:
     return _study_page(request, study_id)
 
 
-def import_counts_text(counts: dict[str, int]) -> str:
-    """An import's counters in words, zero ones left out: ``{"contexts_created": 120, "systems_reused": 1}``
-    reads "120 new contexts, 1 system already in the study"."""
-    parts = []
-    for key, value in counts.items():
-        if not value:
-            continue
-        noun, _, verb = key.rpartition("_")
-        noun = noun.replace("_", " ") or verb
-        if value == 1 and noun.endswith("s"):
-            noun = noun[:-1]
-        if verb == "created":
-            parts.append(f"{value:,} new {noun}")
-        elif verb == "reused":
-            parts.append(f"{value:,} {noun} already in the study")
-        else:
-            parts.append(f"{value:,} {key.replace('_', ' ')}")
-    return ", ".join(parts)
-
-
 @researcher_required
 @require_POST
 def study_import_upload(request: HttpRequest, study_id: int) -> HttpResponse:
@@ -99,12 +84,12 @@ def study_import_upload(request: HttpRequest, study_id: int) -> HttpResponse:
     form = StudyImportForm(request.POST, request.FILES, study=study)
     if not form.is_valid():
         return _study_page(request, study_id, import_form=form)
-    files = [ImportFile(name=upload.name, data=upload.read()) for upload in form.cleaned_data["files"]]
     try:
-        record = study_import(
+        # Small uploads are imported here; a large one is queued for a worker (annotation/services/import_jobs.py).
+        record = import_upload(
             study=study,
             format=form.cleaned_data["format"],
-            files=files,
+            uploads=form.cleaned_data["files"],
             user=authenticated_user(request),
             question=form.cleaned_data.get("question") or None,
         )
@@ -113,6 +98,8 @@ def study_import_upload(request: HttpRequest, study_id: int) -> HttpResponse:
         for problem in rejected.problems:
             form.add_error(None, str(problem))
         return _study_page(request, study_id, import_form=form)
+    if isinstance(record, ImportJob):
+        return redirect("annotation:study-import-job", study_id=study.pk, job_id=record.pk)
     summary = import_counts_text(record.counts)
     messages.success(request, f"Imported {', '.join(record.filenames)}: {summary or 'nothing new'}.")
     for warning in record.warnings[:20]:

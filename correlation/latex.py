@@ -24,11 +24,13 @@ Number rules (each table's caption repeats its $p$-value rule):
   bold when fewer than two metrics have a value in that column.
 
 Metric names read as in the papers (``bleu-2`` -> BLEU-2, ``ruber-referenced`` -> Vector pool ($s_R$));
-a name the app does not know is printed as it is, escaped. When one metric was scored with one reference
-and with all of them, its rows say which (``BLEU-2 (single)``, ``BLEU-2 (multi)``); when two signatures of
-a metric still read the same (two tokenizers, two models), the parts of the signature that differ are
-added. Every text from outside (study, question, metric and block names, notes, the filter's
-description) goes through :func:`latex_escape`.
+a name the app does not know is printed as it is, escaped. A metric whose scores were computed elsewhere
+and imported (``origin`` external, issue 14) is printed with its name and a dagger
+(``BLEU-2$^\\dagger$``), in the block External, and the caption says what the dagger means. When one
+metric was scored with one reference and with all of them, its rows say which (``BLEU-2 (single)``,
+``BLEU-2 (multi)``); when two signatures of a metric still read the same (two tokenizers, two models),
+the parts of the signature that differ are added. Every text from outside (study, question, metric and
+block names, notes, the filter's description) goes through :func:`latex_escape`.
 
 The tables need only ``\\usepackage{booktabs}`` (a block's name stands in its first row, no ``multirow``,
 so nothing beyond what an ACL or IEEE template loads). The correlation and single- vs
@@ -45,6 +47,8 @@ import re
 import unicodedata
 from collections.abc import Mapping, Sequence
 from typing import Any
+
+from correlation.report_types import EXTERNAL_ORIGIN
 
 GROUP_ORDER = ("Referenced", "Unreferenced", "Hybrid", "Other")
 INTER_ANNOTATOR = "Inter-annotator"
@@ -134,6 +138,10 @@ METRIC_ORDER = (
     "corpus-bleu",
 )
 _REFERENCE_ORDER = {"single": 0, "multi": 1}
+EXTERNAL_MARK = r"$^\dagger$"
+EXTERNAL_NOTE = (
+    EXTERNAL_MARK + "Computed elsewhere and imported into the app (its signature names the source)."
+)
 _SIGNATURE_VALUE_LIMIT = 12  # a model's sha256 in a disambiguating suffix is cut to this many characters
 
 
@@ -449,6 +457,8 @@ def _row_labels(rows: Sequence[Mapping[str, Any]]) -> dict[int, str]:
     for row in rows:
         metric = str(row.get("metric", ""))
         label = metric_label(metric)
+        if _is_external(row):  # the report names it "<name> (external)": the paper's name and a dagger
+            label = metric_label(metric.removesuffix(" (external)")) + EXTERNAL_MARK
         references = str(row.get("references"))
         if references in _REFERENCE_ORDER and {"single", "multi"} <= modes[metric]:
             label += f" ({references})"
@@ -481,6 +491,10 @@ def _shortened(part: str) -> str:
     if len(value) > _SIGNATURE_VALUE_LIMIT:
         return f"{key}:{value[:_SIGNATURE_VALUE_LIMIT]}"
     return part
+
+
+def _is_external(row: Mapping[str, Any]) -> bool:
+    return row.get("origin") == EXTERNAL_ORIGIN
 
 
 def _best(rows: Sequence[Mapping[str, Any]], stat: str) -> list[Mapping[str, Any]]:
@@ -561,10 +575,15 @@ def _correlation_caption(
     sentences.append(
         r"$p$-values in parentheses ($< 0.01$ below 0.01); the best metric in each column in bold."
     )
+    if any(_is_external(row) for row in rows):
+        sentences.append(EXTERNAL_NOTE)
     fewer = [
         f"{labels[id(row)]} ($n = {row['n']}$)"
         for row in rows
-        if replies is not None and isinstance(row.get("n"), int) and row["n"] < replies
+        if replies is not None
+        and isinstance(row.get("n"), int)
+        and row["n"] < replies
+        and not row.get("no_values")  # said below, with the reason
     ]
     if fewer:
         sentences.append(

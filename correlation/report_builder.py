@@ -4,8 +4,9 @@ The document is what the page renders, the REST API returns, ``study_report --fo
 the exports (CSV, LaTeX, the reproducibility bundle) are written from. Its sections, each a list of
 entries tagged with their question:
 
-* ``rows``: every metric against the human score (correlation/report_metrics.py), ``per_system``,
-  ``metric_comparisons``, ``system_level``, ``quantiles``;
+* ``rows``: every metric against the human score (correlation/report_metrics.py), imported ones marked
+  external and metrics without values with their reason; ``per_system``, ``metric_comparisons``,
+  ``system_level``, ``quantiles``;
 * ``human``: the Human (Avg) and Human (Max) rows (seed 000 Table 2), ``agreement`` and ``filter``
   (correlation/report_human.py);
 * ``references_curve`` (seed 003 Figure 2) and ``single_vs_multi`` (seed 003 Table 4);
@@ -173,8 +174,8 @@ def _single_vs_multi(question: str, rows: list[dict[str, Any]], inputs: ReportIn
     by_text = {signature.text: signature for signature in inputs.signatures}
     paired: dict[tuple[str, tuple[tuple[str, str], ...]], dict[str, dict[str, Any]]] = {}
     for row in rows:
-        signature = by_text[row["signature"]]
-        if signature.references not in ("single", "multi"):
+        signature = by_text.get(row["signature"])  # None: a metric with no values (no statistics to pair)
+        if signature is None or signature.references not in ("single", "multi"):
             continue
         rest = tuple(sorted((k, v) for k, v in signature.parameters.items() if k not in ("refs", "refagg")))
         paired.setdefault((signature.name, rest), {})[signature.references] = row

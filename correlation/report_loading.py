@@ -7,6 +7,11 @@ signatures, metric values), plus two optional parts that recompute metrics and s
   number-of-references curve of seed 003 Figure 2, over the replies with a human score;
 * per (system, context) diversity metrics, when annotators judged diversity (seed 003 section 5.2).
 
+Metric scores imported from elsewhere (``MetricSignature.origin`` external, issue 14) are read like the
+app's own and named ``<name> (external)`` in the group External, so that an imported "bleu-2" never reads
+as the built-in one. A metric that a scoring run asked for but that has no value for any reply (a
+referenced metric on a study without references, ...) is listed with the reason (``unvalued``).
+
 :func:`report_cost` estimates both before anything is computed, so the caller can decide to compute in
 the request or in a worker.
 """
@@ -14,8 +19,9 @@ the request or in a worker.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from django.db.models import Count
 
@@ -36,6 +42,7 @@ from correlation.pairwise_loading import study_pairwise_records
 from correlation.report_adjudication import Adjudications, adjudicated, adjudications_from_rows
 from correlation.report_human import human_scores
 from correlation.report_types import (
+    EXTERNAL_GROUP,
     AnnotatorInfo,
     DiversityInputs,
     QuestionInputs,
@@ -44,10 +51,19 @@ from correlation.report_types import (
     ReportOptions,
     ResponseInfo,
     SignatureInputs,
+    UnvaluedMetric,
 )
 from correlation.selectors import study_metric_signatures, study_metric_values
-from scoring.metrics.registry import UnknownMetricError, metric_spec
-from scoring.models import MetricSignature, PerReferenceScore
+from scoring.external_scores_format import external_metric_label
+from scoring.metrics.registry import UnknownMetricError, is_system_metric, metric_spec
+from scoring.models import (
+    MetricOrigin,
+    MetricSignature,
+    PerReferenceScore,
+    RunStatus,
+    ScoringChunk,
+    ScoringRun,
+)
 from scoring.reference_scores import NotRecomputable, per_reference_scores, recomputable_reason
 
 Progress = Callable[[str, int, int], None]
@@ -199,6 +215,7 @@ def report_inputs(
         diversity=diversity,
         code_version=code_version(),
         pairwise=study_pairwise_records(study=study),  # correlation/pairwise_loading.py
+        unvalued=tuple(study_unvalued_metrics(study=study, signatures=signatures)) if metrics else (),
     )
     return adjudicated(inputs, decisions)
 
@@ -227,15 +244,92 @@ def signature_group(name: str, parameters: dict[str, str]) -> tuple[str, str]:
 
 def _signature_inputs(signature: MetricSignature) -> SignatureInputs:
     parameters = {str(key): str(value) for key, value in (signature.parameters or {}).items()}
-    group, references = signature_group(signature.name, parameters)
+    if signature.origin == MetricOrigin.EXTERNAL:  # computed elsewhere: whatever its name, not ours
+        name, group, references = external_metric_label(signature.name), EXTERNAL_GROUP, "none"
+    else:
+        name = signature.name
+        group, references = signature_group(signature.name, parameters)
     return SignatureInputs(
         id=signature.pk,
-        name=signature.name,
+        name=name,
         text=signature.text,
         references=references,
         group=group,
         parameters=parameters,
+        origin=str(signature.origin),
     )
+
+
+_RUNS_LOOKED_AT = 50  # the newest finished runs say which metrics were asked for and why they have none
+
+
+def study_unvalued_metrics(*, study: Study, signatures: list[MetricSignature]) -> list[UnvaluedMetric]:
+    """The per-reply metrics that the study's newest finished runs asked for and that have no value for
+    any reply of the study, under any signature (``signatures``: those with values), each with why, from
+    the newest run that asked for it. Three queries, and two more when there are some."""
+    valued = {signature.name for signature in signatures if signature.origin != MetricOrigin.EXTERNAL}
+    runs: list[Mapping[str, Any]] = list(
+        ScoringRun.objects.filter(study=study, status__in=[RunStatus.SUCCEEDED, RunStatus.FAILED])
+        .order_by("-created_at", "-id")
+        .values("pk", "status", "signatures", "error", "failures")[:_RUNS_LOOKED_AT]
+    )
+    asked: dict[str, tuple[Mapping[str, Any], int]] = {}  # metric -> (newest run asking, signature id)
+    for run in runs:
+        for name, signature_id in (run["signatures"] or {}).items():
+            if name not in valued and name not in asked and not is_system_metric(name):
+                asked[name] = (run, int(signature_id))
+    if not asked:
+        return []
+    rows = MetricSignature.objects.in_bulk([signature_id for _, signature_id in asked.values()])
+    undefined: dict[tuple[int, str], int] = {}
+    for run_id, counts in ScoringChunk.objects.filter(
+        run_id__in={asking["pk"] for asking, _ in asked.values()}
+    ).values_list("run_id", "undefined"):
+        for name, count in (counts or {}).items():
+            undefined[(run_id, name)] = undefined.get((run_id, name), 0) + int(count)
+    has_references = Reference.objects.filter(context__study=study).exists()
+    result = []
+    for name, (asking, signature_id) in asked.items():
+        row = rows.get(signature_id)
+        if row is None:  # deleted since
+            continue
+        parameters = {str(key): str(value) for key, value in (row.parameters or {}).items()}
+        group, references = signature_group(name, parameters)
+        result.append(
+            UnvaluedMetric(
+                name=name,
+                text=row.text,
+                references=references,
+                group=group,
+                reason=_no_values_reason(name, asking, undefined, has_references=has_references),
+                origin=str(row.origin),
+            )
+        )
+    return sorted(result, key=lambda metric: (metric.name, metric.text))
+
+
+def _no_values_reason(
+    name: str, run: Mapping[str, Any], undefined: dict[tuple[int, str], int], *, has_references: bool
+) -> str:
+    run_id = int(run["pk"])
+    try:
+        needs_references = metric_spec(name).needs_references
+    except UnknownMetricError:
+        needs_references = False
+    if needs_references and not has_references:
+        return "it needs references and the study has none"
+    count = undefined.get((run_id, name), 0)
+    if count:
+        return f"it has no value for any of the {count} replies it was computed on (run {run_id})"
+    failures = [
+        failure for failure in run["failures"] or [] if name in str(failure.get("metric", "")).split(", ")
+    ]
+    if failures:
+        return f"it could not be computed on {len(failures)} replies (run {run_id}): {failures[0].get('error', '')}"
+    if run["status"] == RunStatus.FAILED:
+        error = str(run["error"] or "").strip().splitlines()
+        return f"run {run_id} failed" + (f": {error[0]}" if error else "")
+    return f"run {run_id} stored no value of it"
 
 
 def _rated(ratings: list[tuple[int, int, int]], means: dict[int, float]) -> set[int]:

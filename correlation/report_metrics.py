@@ -11,7 +11,11 @@
 * The quantile plot of seed 000 Figure 1 (correlation/curves.py).
 
 The report says how many replies it left out and why: no human score (counted once per question) or no
-value of the metric (per row).
+value of the metric (per row). A metric a scoring run asked for that has no value for any reply (a
+referenced metric on a study without references, ...) still has its row in ``rows``: ``n`` 0, every
+statistic ``None``, and ``no_values`` (also in ``note``: "no values: <reason>"); it takes no part in the
+other sections. Every row says where the metric's scores come from (``origin``: builtin, plugin, or
+external: computed elsewhere and imported, named "<name> (external)").
 
 Pure Python: no Django here (import-linter contract).
 """
@@ -38,7 +42,7 @@ from correlation.bootstrap import (
 from correlation.comparisons import williams_test
 from correlation.curves import quantile_means
 from correlation.plot_points import HOVER_TEXT_LIMIT, JITTER_SD, JITTER_SEED, compact, compact_or_none
-from correlation.report_types import ReportInputs, ReportOptions, SignatureInputs
+from correlation.report_types import ReportInputs, ReportOptions, SignatureInputs, UnvaluedMetric
 from correlation.stats import (
     TOO_FEW_ITEMS,
     CorrelationResult,
@@ -111,7 +115,7 @@ def metric_section(
     comparisons = _comparisons(question, x, values, signatures, overall, options)
     advance()
     return MetricSection(
-        rows=rows,
+        rows=[*rows, *(_unvalued_row(question, metric, int(items.size)) for metric in inputs.unvalued)],
         per_system=per_system,
         comparisons=comparisons,
         system_level=[
@@ -348,12 +352,30 @@ def _renamed_note(result: CorrelationResult) -> CorrelationResult:
     )
 
 
-def _signature_fields(signature: SignatureInputs) -> dict[str, Any]:
+def _signature_fields(signature: SignatureInputs | UnvaluedMetric) -> dict[str, Any]:
     return {
         "metric": signature.name,
         "references": signature.references,
         "signature": signature.text,
         "group": signature.group,
+        "origin": signature.origin,
+    }
+
+
+def _unvalued_row(question: str, metric: UnvaluedMetric, replies: int) -> dict[str, Any]:
+    """The row of a metric with no value for any reply: what a row has, nothing computed, and why."""
+    none = CorrelationResult(None, None, None, None, 0, "")
+    return {
+        "question": question,
+        **_signature_fields(metric),
+        "n": 0,
+        **_correlation_fields(none, none, none),
+        "pearson_ci_bootstrap": [None, None],
+        "spearman_ci_bootstrap": [None, None],
+        "spearman_bootstrap": None,
+        "left_out": {"no_metric_score": replies},
+        "note": f"no values: {metric.reason}",
+        "no_values": metric.reason,
     }
 
 

@@ -128,11 +128,30 @@ class QuestionInputs:
 @dataclass(frozen=True)
 class SignatureInputs:
     id: int
-    name: str
+    name: str  # as the report shows it: an external metric's is "<name> (external)"
     text: str
     references: str  # "single", "multi", or "none" for a metric that reads no reference
-    group: str  # the row block of the paper-style table: Referenced, Unreferenced, Hybrid, Other
+    group: str  # the row block of the paper-style table: Referenced, Unreferenced, Hybrid, Other, External
     parameters: Mapping[str, str] = field(default_factory=dict)
+    origin: str = "builtin"  # "builtin", "plugin", or "external": scores computed elsewhere and imported
+
+
+EXTERNAL_ORIGIN = "external"
+EXTERNAL_GROUP = "External"
+
+
+@dataclass(frozen=True)
+class UnvaluedMetric:
+    """A metric a scoring run asked for that has no value for any reply of the study (a referenced metric
+    on a study without references, a metric undefined on every reply...): the report lists it with
+    ``reason`` instead of leaving it out."""
+
+    name: str
+    text: str  # its signature
+    references: str
+    group: str
+    reason: str
+    origin: str = "builtin"
 
 
 @dataclass(frozen=True)
@@ -182,3 +201,4 @@ class ReportInputs:
     # removed from the replies, ratings, imported means, metric values and reference scores above; the
     # pairwise section leaves them out itself
     excluded_responses: frozenset[int] = frozenset()
+    unvalued: tuple[UnvaluedMetric, ...] = ()  # metrics a run asked for that have no value (issue 14)

@@ -23,10 +23,14 @@ from scoring.selectors import (
     RunProgress,
     metric_scores_for_study,
     scoring_run_progress,
+    scoring_run_summary,
+    scoring_run_waiting_text,
     scoring_runs_for_study,
+    trained_model_figures,
     trained_models_all,
 )
 from scoring.services import ScoringRequestError, scoring_run_cancel, scoring_run_create
+from scoring.trained_model_figures import ModelFigures
 
 
 class ScoringRunSerializer(serializers.ModelSerializer):
@@ -35,6 +39,10 @@ class ScoringRunSerializer(serializers.ModelSerializer):
     )
     progress_percent = serializers.SerializerMethodField()
     progress_unit = serializers.SerializerMethodField(help_text='what progress counts: "scores"')
+    scope = serializers.SerializerMethodField(
+        help_text='what the run covers, in replies (not scores): {"replies", "metrics", "system_metrics", '
+        '"text": "300 replies × 2 metrics"}'
+    )
     rate_per_second = serializers.SerializerMethodField(help_text="scores per second since the run started")
     eta_seconds = serializers.SerializerMethodField(help_text="seconds left at the measured rate")
     chunks = serializers.SerializerMethodField(help_text="the run's chunks, counted per status")
@@ -42,16 +50,20 @@ class ScoringRunSerializer(serializers.ModelSerializer):
         help_text="true when an identical run was already pending or running and is returned instead"
     )
     trained_models = serializers.SerializerMethodField(
-        help_text="the trained models of the learned metrics, by kind: name and content hash"
+        help_text="the trained models of the learned metrics, by kind: name and content hash (a model still "
+        "being trained: its name and training_job, no hash yet)"
+    )
+    waiting = serializers.SerializerMethodField(
+        help_text='while the run waits for a model being trained: "waiting for model X, epoch 3/10"; else ""'
     )
 
     class Meta:
         model = ScoringRun
         fields = [
             "id", "study", "metrics", "references", "tokenizer", "recompute", "trained_models", "status",
-            "progress_done", "progress_total", "progress_percent", "progress_unit", "rate_per_second",
+            "waiting_for", "waiting", "progress_done", "progress_total", "progress_percent", "progress_unit", "rate_per_second",
             "eta_seconds", "chunks", "error", "notes", "failures", "timings", "attempts", "existing",
-            "created_at", "started_at", "finished_at",
+            "created_at", "started_at", "finished_at", "scope",
         ]  # fmt: skip
 
     def _progress(self, run: ScoringRun) -> RunProgress:
@@ -68,6 +80,19 @@ class ScoringRunSerializer(serializers.ModelSerializer):
 
     def get_progress_unit(self, run: ScoringRun) -> str:
         return "scores"
+
+    @extend_schema_field(serializers.DictField())
+    def get_scope(self, run: ScoringRun) -> dict[str, object]:
+        replies = self.context.setdefault("replies", {})  # one count per study, however many runs
+        if run.study_id not in replies:
+            replies[run.study_id] = scoring_run_summary(run=run).replies
+        summary = scoring_run_summary(run=run, replies=replies[run.study_id])
+        return {
+            "replies": summary.replies,
+            "metrics": summary.metrics,
+            "system_metrics": summary.system_metrics,
+            "text": summary.text,
+        }
 
     @extend_schema_field(serializers.FloatField(allow_null=True))
     def get_rate_per_second(self, run: ScoringRun) -> float | None:
@@ -87,10 +112,16 @@ class ScoringRunSerializer(serializers.ModelSerializer):
     @extend_schema_field(serializers.DictField(child=serializers.DictField(child=serializers.CharField())))
     def get_trained_models(self, run: ScoringRun) -> dict[str, dict[str, str]]:
         # the artifact's path on the server is not the client's business
-        return {
-            kind: {"name": str(model["name"]), "hash": str(model["hash"])}
-            for kind, model in run.trained_models.items()
-        }
+        shown = {}
+        for kind, model in run.trained_models.items():
+            if "hash" in model:
+                shown[kind] = {"name": str(model["name"]), "hash": str(model["hash"])}
+            else:  # waiting for the training job that makes it
+                shown[kind] = {"name": str(model["name"]), "training_job": str(model.get("training_job", ""))}
+        return shown
+
+    def get_waiting(self, run: ScoringRun) -> str:
+        return scoring_run_waiting_text(run=run)
 
 
 class ScoringRunCreateSerializer(serializers.Serializer):
@@ -119,9 +150,51 @@ class ScoringRunCreateSerializer(serializers.Serializer):
 
 
 class TrainedModelSerializer(serializers.ModelSerializer):
+    """A model with the figures the model list shows; figures a model registered before they were stored
+    lacks are read from its artifact (config, curve, folder)."""
+
+    pairs = serializers.SerializerMethodField(
+        help_text="training pairs ((context, reply) examples for MaUde)"
+    )
+    epochs = serializers.SerializerMethodField(help_text="epochs trained (the longest cell's)")
+    cells = serializers.SerializerMethodField(help_text="BERT-RUBER cells / MaUde variants trained")
+    validation_accuracy = serializers.SerializerMethodField(
+        help_text="best validation ranking accuracy (the best cell's)"
+    )
+    size_bytes = serializers.SerializerMethodField(help_text="the artifact folder's size")
+
     class Meta:
         model = TrainedModel
-        fields = ["name", "kind", "content_hash", "language", "corpus", "is_default", "curve", "created_at"]
+        fields = [
+            "name", "kind", "content_hash", "language", "corpus", "is_default", "pairs", "epochs", "cells",
+            "validation_accuracy", "size_bytes", "curve", "created_at",
+        ]  # fmt: skip
+
+    def _figures(self, model: TrainedModel) -> ModelFigures:
+        cache = self.context.setdefault("figures", {})
+        if model.pk not in cache:
+            cache[model.pk] = trained_model_figures(model=model)
+        return cache[model.pk]
+
+    @extend_schema_field(serializers.IntegerField(allow_null=True))
+    def get_pairs(self, model: TrainedModel) -> int | None:
+        return self._figures(model).pairs
+
+    @extend_schema_field(serializers.IntegerField(allow_null=True))
+    def get_epochs(self, model: TrainedModel) -> int | None:
+        return self._figures(model).epochs
+
+    @extend_schema_field(serializers.ListField(child=serializers.CharField()))
+    def get_cells(self, model: TrainedModel) -> list[str]:
+        return list(self._figures(model).cells)
+
+    @extend_schema_field(serializers.FloatField(allow_null=True))
+    def get_validation_accuracy(self, model: TrainedModel) -> float | None:
+        return self._figures(model).validation_accuracy
+
+    @extend_schema_field(serializers.IntegerField(allow_null=True))
+    def get_size_bytes(self, model: TrainedModel) -> int | None:
+        return self._figures(model).size_bytes
 
 
 class MetricScoreSerializer(serializers.ModelSerializer):
@@ -191,7 +264,9 @@ class StudyScoringRunsApi(APIView):
         responses={202: ScoringRunSerializer, 200: ScoringRunSerializer},
         description="Creates a run (202), or returns the identical run already pending or running (200, "
         '"existing": true). A run created while the task broker is down stays pending, says so in "notes", '
-        "and starts once the broker is back.",
+        "and starts once the broker is back. A run whose learned metric needs a model that a training job is still "
+        'making waits for it: pending, with "waiting_for" (the job) and "waiting" ("waiting for model X, epoch '
+        '3/10"); the success of the job sends it, its failure fails it.',
     )
     def post(self, request: Request, study_id: int) -> ApiResponse:
         study = get_object_or_404(studies_visible_to(user=authenticated_user(request)), pk=study_id)
@@ -208,7 +283,9 @@ class StudyScoringRunsApi(APIView):
 
 
 def _visible_run(request: Request, run_id: int) -> ScoringRun:
-    visible = ScoringRun.objects.filter(study__in=studies_visible_to(user=authenticated_user(request)))
+    visible = ScoringRun.objects.filter(
+        study__in=studies_visible_to(user=authenticated_user(request))
+    ).select_related("waiting_for")
     return get_object_or_404(visible, pk=run_id)
 
 

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from scoring import api
+from scoring import api, api_external, api_training
 
 urlpatterns = [
     path("metrics/", api.MetricListApi.as_view(), name="api-metric-list"),
@@ -15,4 +15,30 @@ urlpatterns = [
         "scoring-runs/<int:run_id>/cancel/", api.ScoringRunCancelApi.as_view(), name="api-scoring-run-cancel"
     ),
     path("studies/<int:study_id>/scores/", api.StudyScoresApi.as_view(), name="api-study-scores"),
+    path(
+        "studies/<int:study_id>/metric-scores/",
+        api_external.StudyExternalScoresApi.as_view(),
+        name="api-study-external-scores",
+    ),
+    path(
+        "studies/<int:study_id>/metric-scores/<int:signature_id>/",
+        api_external.StudyExternalMetricApi.as_view(),
+        name="api-study-external-metric",
+    ),
+]
+
+# Training jobs (issue 14): start a training, follow it, cancel it (scoring/api_training.py).
+
+urlpatterns += [
+    path("training-jobs/", api_training.TrainingJobListApi.as_view(), name="api-training-job-list"),
+    path(
+        "training-jobs/<int:job_id>/",
+        api_training.TrainingJobDetailApi.as_view(),
+        name="api-training-job-detail",
+    ),
+    path(
+        "training-jobs/<int:job_id>/cancel/",
+        api_training.TrainingJobCancelApi.as_view(),
+        name="api-training-job-cancel",
+    ),
 ]

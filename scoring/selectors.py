@@ -1,17 +1,22 @@
-"""Reads for scoring: runs, stored scores and signatures, and the responses a run scores (no N+1)."""
+"""Reads for scoring: runs, stored scores and signatures, the responses a run scores (no N+1), trained models
+and the training jobs that make them."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from django.db.models import Count, Prefetch, QuerySet, Sum
+from django.db.models import Count, Prefetch, Q, QuerySet, Sum
 from django.utils import timezone
 
 from annotation.models import Reference, Response, Study
-from scoring.metrics.registry import available_metric_names, is_variant, metric_spec
+from scoring.metrics.registry import available_metric_names, is_system_metric, is_variant, metric_spec
+from scoring.metrics.training_progress import BATCH_STAGE, ENCODING_STAGE, EPOCH_STAGE, WORD2VEC_STAGE
 from scoring.models import (
+    ACTIVE_TRAINING_STATUSES,
     ChunkStatus,
+    MetricOrigin,
     MetricScore,
     MetricSignature,
     RunStatus,
@@ -20,17 +25,34 @@ from scoring.models import (
     StudyModelChoice,
     SystemMetricScore,
     TrainedModel,
+    TrainingJob,
+    TrainingStatus,
 )
+from scoring.trained_model_figures import ModelFigures, figures_compute
 
 
 def scoring_runs_for_study(*, study: Study) -> QuerySet[ScoringRun]:
-    """The study's runs, newest first."""
-    return ScoringRun.objects.filter(study=study).select_related("created_by").order_by("-created_at", "-id")
+    """The study's runs, newest first, with the training job a run waits for."""
+    return (
+        ScoringRun.objects.filter(study=study)
+        .select_related("created_by", "waiting_for")
+        .order_by("-created_at", "-id")
+    )
 
 
 def scoring_run_get(*, run_id: int) -> ScoringRun:
     """One run with its study; raises ``ScoringRun.DoesNotExist``."""
-    return ScoringRun.objects.select_related("study", "created_by").get(pk=run_id)
+    return ScoringRun.objects.select_related("study", "created_by", "waiting_for").get(pk=run_id)
+
+
+def scoring_run_waiting_text(*, run: ScoringRun) -> str:
+    """The text "waiting for model X, epoch 3/10" while a pending run waits for a training job, else "".
+
+    Read from the job's latest progress report, so the page and the API show it live."""
+    job = run.waiting_for
+    if run.status != RunStatus.PENDING or job is None or job.status not in ACTIVE_TRAINING_STATUSES:
+        return ""
+    return f"waiting for model {job.name}, {training_job_progress_text(job=job)}"
 
 
 @dataclass(frozen=True)
@@ -113,6 +135,17 @@ def trained_model_for_study(*, study: Study, kind: str) -> TrainedModel | None:
     return TrainedModel.objects.filter(kind=kind, is_default=True).first()
 
 
+def training_job_awaited(*, study: Study, kind: str) -> TrainingJob | None:
+    """The active training job whose model will be the study's model of ``kind`` when it succeeds: one
+    started from the study (it becomes the study's choice), else one that will be the default; the
+    oldest first (it finishes first)."""
+    jobs = TrainingJob.objects.filter(kind=kind, status__in=ACTIVE_TRAINING_STATUSES)
+    return (
+        jobs.filter(study=study).order_by("created_at", "id").first()
+        or jobs.filter(make_default=True).order_by("created_at", "id").first()
+    )
+
+
 def metrics_available_for_study(*, study: Study) -> list[str]:
     """What "all" means for a study: every metric that is not a variant (``name:variant``), learned ones
     only where the study has a trained model of their kind (its choice, or the default)."""
@@ -178,3 +211,167 @@ def reply_metric_scores(*, response_ids: list[int]) -> dict[int, list[ReplyMetri
     for response_id, name, text, value in rows:
         scores.setdefault(response_id, []).append(ReplyMetricScore(metric=name, signature=text, value=value))
     return scores
+
+
+# --- trained models and training jobs (issue 14) ---------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TrainedModelRow:
+    """A trained model as the model list shows it: the row and its figures (stored, or computed from the
+    artifact for a model registered before the figures were stored)."""
+
+    model: TrainedModel
+    figures: ModelFigures
+
+
+def trained_model_figures(*, model: TrainedModel) -> ModelFigures:
+    """The model's pairs, epochs, cells, best validation accuracy and size; what is not stored on the row
+    is read from its config, curve and folder."""
+    stored = (model.pairs, model.epochs, model.validation_accuracy, model.size_bytes)
+    computed = None
+    if any(value is None for value in stored):
+        computed = figures_compute(config=model.config, curve=model.curve, path=model.path, pairs=model.pairs)
+    cells = tuple(str(cell) for cell in model.config.get("cells", ()) or ())
+
+    def pick(value: Any, attribute: str) -> Any:
+        return value if value is not None or computed is None else getattr(computed, attribute)
+
+    return ModelFigures(
+        pairs=pick(model.pairs, "pairs"),
+        epochs=pick(model.epochs, "epochs"),
+        cells=cells,
+        validation_accuracy=pick(model.validation_accuracy, "validation_accuracy"),
+        size_bytes=pick(model.size_bytes, "size_bytes"),
+    )
+
+
+def trained_model_rows() -> list[TrainedModelRow]:
+    """Every trained model with its figures, by kind and name (one query)."""
+    return [TrainedModelRow(model, trained_model_figures(model=model)) for model in trained_models_all()]
+
+
+def training_jobs_visible_to(*, user: Any) -> QuerySet[TrainingJob]:
+    """The training jobs a researcher may see: those they started and those of their studies (superusers
+    see all), newest first."""
+    jobs = TrainingJob.objects.select_related("study", "trained_model", "created_by").order_by(
+        "-created_at", "-id"
+    )
+    if getattr(user, "is_superuser", False):
+        return jobs
+    return jobs.filter(Q(created_by=user) | Q(study__owner=user))
+
+
+def training_jobs_for_study(*, study: Study) -> QuerySet[TrainingJob]:
+    """The jobs started from the study's page, newest first."""
+    return (
+        TrainingJob.objects.filter(study=study).select_related("trained_model").order_by("-created_at", "-id")
+    )
+
+
+def training_job_progress_text(*, job: TrainingJob) -> str:
+    """Where a job stands, in words: "epoch 3/10" (with the cell when several are trained), "training
+    word2vec", "waiting for a worker", "trained", ..."""
+    progress = job.progress or {}
+    if job.status == TrainingStatus.PENDING:
+        return str(progress.get("note") or "waiting for a worker")
+    if job.status == TrainingStatus.SUCCEEDED:
+        epochs = max((int(point.get("epoch") or 0) for point in job.curve or []), default=0)
+        return f"trained ({epochs} epoch{'s' if epochs != 1 else ''})"
+    if job.status == TrainingStatus.FAILED:
+        return "failed: " + (job.error.splitlines()[0] if job.error else "no reason recorded")
+    if job.status == TrainingStatus.CANCELLED:
+        return str(progress.get("note") or "cancelled")
+    stage = progress.get("stage")
+    cells = int(progress.get("cells") or 0)
+    cell = f" ({progress.get('cell')}, {progress.get('cell_index')}/{cells})" if cells > 1 else ""
+    if stage in (BATCH_STAGE, EPOCH_STAGE):
+        return f"epoch {progress.get('epoch')}/{progress.get('epochs')}{cell}"
+    if stage == WORD2VEC_STAGE:
+        steps = progress.get("steps")
+        return f"training word2vec ({progress.get('step')}/{steps})" if steps else "training word2vec"
+    if stage == ENCODING_STAGE:
+        return f"encoding the utterances ({progress.get('step')}/{progress.get('steps')})"
+    return str(stage or "starting")
+
+
+@dataclass(frozen=True)
+class ExternalMetric:
+    """An external metric of a study (scores computed elsewhere and imported): its signature and how many
+    of the study's replies have a value of it."""
+
+    signature_id: int
+    name: str
+    signature: str
+    replies: int
+
+
+def external_metrics_for_study(*, study: Study) -> list[ExternalMetric]:
+    """The study's imported metrics (``MetricSignature.origin`` external), by name then signature (one
+    query)."""
+    rows = (
+        MetricScore.objects.filter(response__context__study=study, signature__origin=MetricOrigin.EXTERNAL)
+        .values("signature_id", "signature__name", "signature__text")
+        .annotate(replies=Count("id"))
+        .order_by("signature__name", "signature__text")
+    )
+    return [
+        ExternalMetric(
+            signature_id=row["signature_id"],
+            name=row["signature__name"],
+            signature=row["signature__text"],
+            replies=row["replies"],
+        )
+        for row in rows
+    ]
+
+
+@dataclass(frozen=True)
+class RunSummary:
+    """What a run covers, in replies and metrics (its progress counts scores: reply x metric)."""
+
+    replies: int  # the study's replies
+    metrics: int  # per-reply metrics of the run, the raw components of a blend included
+    system_metrics: int  # system-level metrics (one value per system)
+
+    @property
+    def text(self) -> str:
+        """E.g. "300 replies × 2 metrics", "+ 3 system-level metrics" when there are some."""
+        parts = []
+        if self.metrics or not self.system_metrics:
+            parts.append(f"{_counted(self.replies, 'reply', 'replies')} × {_counted(self.metrics, 'metric')}")
+        if self.system_metrics:
+            parts.append(f"{_counted(self.system_metrics, 'system-level metric')}")
+        return " + ".join(parts)
+
+
+def scoring_run_summaries(*, study: Study, runs: Iterable[ScoringRun]) -> dict[int, RunSummary]:
+    """run id -> what it covers: the study's replies times the run's per-reply metrics (one count query
+    for every run of the study)."""
+    replies = study_response_count(study=study)
+    return {run.pk: scoring_run_summary(run=run, replies=replies) for run in runs}
+
+
+def scoring_run_summary(*, run: ScoringRun, replies: int | None = None) -> RunSummary:
+    """What one run covers; ``replies``: the study's reply count when the caller has it (else one query)."""
+    if replies is None:
+        replies = Response.objects.filter(context__study_id=run.study_id).count()
+    system = [name for name in run.metrics if is_system_metric(name)]
+    return RunSummary(replies=replies, metrics=len(run.metrics) - len(system), system_metrics=len(system))
+
+
+def _counted(count: int, singular: str, plural: str = "") -> str:
+    return f"{count:,} {singular if count == 1 else plural or singular + 's'}"
+
+
+def scoring_run_metrics_without_values(*, run: ScoringRun) -> list[str]:
+    """The run's per-reply metrics whose signature has no value for any reply of the study (a referenced
+    metric on a study without references, a metric undefined everywhere): the report lists them with the
+    reason (correlation/report_loading.py), so a run that leaves one bumps the study's data version."""
+    ids = {name: int(pk) for name, pk in (run.signatures or {}).items() if not is_system_metric(name)}
+    valued = set(
+        MetricScore.objects.filter(signature_id__in=ids.values(), response__context__study_id=run.study_id)
+        .values_list("signature_id", flat=True)
+        .distinct()
+    )
+    return [name for name, pk in ids.items() if pk not in valued]

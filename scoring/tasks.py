@@ -5,6 +5,9 @@
   pass the baton. Its soft/hard time limits are per chunk (DIALEVAL_CHUNK_SOFT_TIME_LIMIT, _TIME_LIMIT).
 - ``scoring.recover()``: the periodic check, sent by Celery beat (CELERY_BEAT_SCHEDULE) and run when a
   worker starts.
+- ``scoring.train_model(job_id)``: claim a pending training job and train it (issue 14); sent to the "gpu"
+  queue when a worker with CUDA is live, else "cpu". No time limit: a training reports a heartbeat at least
+  every few seconds, and the periodic check retries a job whose worker stopped.
 """
 
 from __future__ import annotations
@@ -16,8 +19,9 @@ from celery import shared_task
 from celery.signals import worker_ready
 from django.conf import settings
 
-from scoring.models import ScoringRun
+from scoring.models import ScoringRun, TrainingJob
 from scoring.services import scoring_run_start, scoring_run_work, scoring_runs_recover
+from scoring.services.training_jobs import training_job_run
 
 logger = logging.getLogger(__name__)
 
@@ -42,6 +46,14 @@ def scoring_run_work_task(run_id: int, queue: str) -> None:
         scoring_run_work(run_id=run_id, queue=queue)
     except ScoringRun.DoesNotExist:
         logger.warning("scoring run %s no longer exists; nothing to do", run_id)
+
+
+@shared_task(name="scoring.train_model", acks_late=True, reject_on_worker_lost=True)
+def training_job_run_task(job_id: int) -> None:
+    try:
+        training_job_run(job_id=job_id)
+    except TrainingJob.DoesNotExist:
+        logger.warning("training job %s no longer exists; nothing to do", job_id)
 
 
 @shared_task(name="scoring.recover", ignore_result=True)

@@ -23,13 +23,22 @@ from django.db import transaction
 
 from annotation.models import Study
 from scoring.metrics.learned_specs import BERT_RUBER_KIND, MAUDE_KIND, MODEL_KINDS, RUBER_KIND
-from scoring.metrics.maude.dialogs import Dialog
+from scoring.metrics.maude.dialogs import DIALOGS_JSONL, Dialog, read_dialogs, split_dialogs
 from scoring.metrics.maude_specs import maude_variant
 from scoring.metrics.registry import metric_spec
 from scoring.metrics.ruber.artifact import HASH_FILE
-from scoring.metrics.ruber.corpus import QueryReplyPair
-from scoring.models import StudyModelChoice, TrainedModel
-from scoring.selectors import trained_model_for_study
+from scoring.metrics.ruber.corpus import (
+    DAILYDIALOG,
+    PAIRS_JSONL,
+    CorpusError,
+    QueryReplyPair,
+    read_corpus,
+    split_validation,
+)
+from scoring.metrics.training_progress import ProgressCallback
+from scoring.models import ACTIVE_TRAINING_STATUSES, StudyModelChoice, TrainedModel, TrainingJob
+from scoring.selectors import trained_model_for_study, training_job_awaited
+from scoring.trained_model_figures import figures_compute
 
 
 class TrainedModelError(ValueError):
@@ -52,6 +61,89 @@ class TrainingRequest:
     negatives: Sequence[str] = ()  # MaUde only: utterance, order, drop, repeat; empty: all of them
 
 
+@dataclass(frozen=True)
+class TrainingCorpus:
+    """What a model trains on: pairs (RUBER, BERT-RUBER) or dialogs (MaUde), and what validates it."""
+
+    training: list[Any]
+    validation: list[Any]
+    description: str
+
+    @property
+    def example_count(self) -> int:
+        return example_count(self.training)
+
+
+def example_count(items: Sequence[Any]) -> int:
+    """(query, reply) pairs, or MaUde's (context, reply) examples: every turn after a dialog's first."""
+    if not items or isinstance(items[0], QueryReplyPair):
+        return len(items)
+    return sum(max(0, len(dialog) - 1) for dialog in items)
+
+
+def training_corpus_formats(kind: str) -> tuple[str, ...]:
+    """The corpus formats a model of ``kind`` trains on (MaUde reads whole dialogs too)."""
+    if kind == MAUDE_KIND:
+        return (DAILYDIALOG, DIALOGS_JSONL, PAIRS_JSONL)
+    return (DAILYDIALOG, PAIRS_JSONL)
+
+
+def training_corpus_load(
+    *,
+    kind: str,
+    path: Path,
+    corpus_format: str,
+    validation: Path | None = None,
+    max_pairs: int | None = None,
+) -> TrainingCorpus:
+    """Read a training corpus with the metric core's loaders (``ruber.corpus``, ``maude.dialogs``).
+
+    Given DailyDialog's root folder, training uses its ``train/`` split and early stopping its
+    ``validation/`` split; a corpus without a validation split (or ``validation``) keeps 5% of its pairs
+    (MaUde: of its dialogs) for validation, drawn with seed 0. A bad corpus raises ``CorpusError`` naming the
+    file and line."""
+    path = Path(path)
+    if corpus_format not in training_corpus_formats(kind):
+        raise CorpusError(
+            f"format {corpus_format!r}: a {kind} model trains on {' or '.join(training_corpus_formats(kind))}"
+        )
+    if corpus_format == DAILYDIALOG and (path / "train").is_dir():
+        path = path / "train"  # the corpus's root folder: train on its training split
+    if max_pairs is not None and max_pairs < 2:
+        raise CorpusError(f"at most {max_pairs} pairs: training needs at least 2")
+    dialogs = kind == MAUDE_KIND
+
+    def read(source: Path) -> list[Any]:
+        if dialogs:
+            return list(read_dialogs(source, corpus_format=corpus_format))
+        return list(read_corpus(source, corpus_format=corpus_format))
+
+    training = read(path)
+    if max_pairs:
+        training = training[:max_pairs]
+    validation_path = validation or _sibling_validation(path, corpus_format)
+    description = f"{path} ({corpus_format})"
+    if validation_path is not None:
+        return TrainingCorpus(training, read(validation_path), f"{description}; validation {validation_path}")
+    if dialogs:
+        kept, held = split_dialogs(training, seed=0)
+        return TrainingCorpus(
+            list(kept), list(held), f"{description}; validation: 5% of the dialogs held out (seed 0)"
+        )
+    kept_pairs, held_pairs = split_validation(training, seed=0)
+    return TrainingCorpus(
+        list(kept_pairs), list(held_pairs), f"{description}; validation: 5% held out (seed 0)"
+    )
+
+
+def _sibling_validation(corpus: Path, corpus_format: str) -> Path | None:
+    """DailyDialog's layout: train/, validation/, test/ side by side."""
+    if corpus_format != DAILYDIALOG or not corpus.is_dir() or corpus.name != "train":
+        return None
+    sibling = corpus.parent / "validation"
+    return sibling if sibling.is_dir() else None
+
+
 def train_hint(kind: str) -> str:
     """The command that trains a model of ``kind`` on DailyDialog, for error messages."""
     return (
@@ -68,12 +160,16 @@ def trained_model_train(
     make_default: bool = False,
     user: User | None = None,
     progress: bool = True,
+    on_progress: ProgressCallback | None = None,
+    training_job_id: int | None = None,
 ) -> TrainedModel:
     """Train a model of ``request.kind`` and register it under ``request.name``. RUBER and BERT-RUBER
     train on query-reply ``pairs``, MaUde on whole dialogs (``scoring.metrics.maude.dialogs``).
 
     The artifact is written to a temporary folder beside its final place and moved there only when training
-    succeeded, so a failed or interrupted training leaves no half-written model behind.
+    succeeded, so a failed or interrupted training (``on_progress`` raising ``TrainingCancelled``, say)
+    leaves no half-written model behind. ``training_job_id``: the training job this trains for (the name
+    that job holds is free for it; any other active job's name is not).
     """
     if request.kind not in MODEL_KINDS:
         raise TrainedModelError(
@@ -81,11 +177,21 @@ def trained_model_train(
         )
     if TrainedModel.objects.filter(name=request.name).exists():
         raise TrainedModelError(f"a trained model named {request.name!r} exists already; choose another name")
+    training = TrainingJob.objects.filter(name=request.name, status__in=ACTIVE_TRAINING_STATUSES)
+    if training_job_id is not None:
+        training = training.exclude(pk=training_job_id)
+    job = training.first()
+    if job is not None:
+        raise TrainedModelError(
+            f"training job {job.pk} is training a model named {request.name!r}; choose another name"
+        )
     root = Path(settings.DIALEVAL_MODEL_DIR) / request.kind
     root.mkdir(parents=True, exist_ok=True)
     scratch = Path(tempfile.mkdtemp(prefix=f".{request.name}-", dir=root))
     try:
-        artifact_config, curve, content_hash = _train(request, pairs, validation_pairs, scratch, progress)
+        artifact_config, curve, content_hash = _train(
+            request, pairs, validation_pairs, scratch, progress, on_progress
+        )
         final = root / f"{request.name}-{content_hash[:12]}"
         if final.exists():
             shutil.rmtree(final)
@@ -104,6 +210,7 @@ def trained_model_train(
         curve=curve,
         make_default=make_default,
         user=user,
+        pairs=example_count(pairs),
     )
 
 
@@ -120,10 +227,13 @@ def trained_model_register(
     curve: Any,
     make_default: bool = False,
     user: User | None = None,
+    pairs: int | None = None,
 ) -> TrainedModel:
-    """Record an artifact folder as a trained model (and, with ``make_default``, the default of its kind)."""
+    """Record an artifact folder as a trained model (and, with ``make_default``, the default of its kind),
+    with the figures the model list shows (pairs, epochs, best validation accuracy, size)."""
     if make_default:
         TrainedModel.objects.filter(kind=kind, is_default=True).update(is_default=False)
+    figures = figures_compute(config=config, curve=curve, path=path, pairs=pairs)
     return TrainedModel.objects.create(
         name=name,
         kind=kind,
@@ -135,6 +245,10 @@ def trained_model_register(
         curve=curve,
         is_default=make_default,
         created_by=user,
+        pairs=figures.pairs,
+        epochs=figures.epochs,
+        validation_accuracy=figures.validation_accuracy,
+        size_bytes=figures.size_bytes,
     )
 
 
@@ -162,11 +276,38 @@ def scoring_models_resolve(
     *, study: Study, kinds: Sequence[str], names: Sequence[str] = ()
 ) -> dict[str, TrainedModel]:
     """The model of each of ``kinds`` a run on ``study`` uses: one named in ``names``, else the study's
-    choice, else the default. A kind without any raises :class:`TrainedModelError` saying how to train one;
-    an unknown name, or a name whose kind no requested metric needs, too."""
-    named: dict[str, TrainedModel] = {}
+    choice, else the default. A kind without any raises :class:`TrainedModelError` saying how to train one
+    (or which training job is still making it); an unknown name, or a name whose kind no requested metric
+    needs, too."""
+    resolved = scoring_models_resolve_or_wait(study=study, kinds=kinds, names=names)
+    if resolved.training:
+        kind, job = next(iter(resolved.training.items()))
+        raise TrainedModelError(
+            f"the {kind} model {job.name} is still being trained (training job {job.pk}); wait for it, or "
+            "start the run through the worker, which waits for it"
+        )
+    return resolved.models
+
+
+@dataclass(frozen=True)
+class ResolvedModels:
+    """The models a run uses, and for kinds whose model is still being trained, the training job."""
+
+    models: dict[str, TrainedModel]
+    training: dict[str, TrainingJob]
+
+
+def scoring_models_resolve_or_wait(
+    *, study: Study, kinds: Sequence[str], names: Sequence[str] = ()
+) -> ResolvedModels:
+    """As :func:`scoring_models_resolve`, but a kind whose model does not exist yet while an active
+    training job will make it (the job named in ``names``, or a job that will be the study's choice or the
+    default) resolves to that job (issue 14: the run waits for it)."""
+    named: dict[str, TrainedModel | TrainingJob] = {}
     for name in dict.fromkeys(names):
-        found = TrainedModel.objects.filter(name=name).first()
+        found: TrainedModel | TrainingJob | None = TrainedModel.objects.filter(name=name).first()
+        if found is None:
+            found = TrainingJob.objects.filter(name=name, status__in=ACTIVE_TRAINING_STATUSES).first()
         if found is None:
             known = ", ".join(TrainedModel.objects.values_list("name", flat=True)) or "none yet"
             raise TrainedModelError(f"no trained model named {name!r} (trained models: {known})")
@@ -175,16 +316,31 @@ def scoring_models_resolve(
         if found.kind not in kinds:
             raise TrainedModelError(f"{name} is a {found.kind} model, but no requested metric uses one")
         named[found.kind] = found
-    resolved: dict[str, TrainedModel] = {}
+    models: dict[str, TrainedModel] = {}
+    training: dict[str, TrainingJob] = {}
     for kind in dict.fromkeys(kinds):
-        model = named.get(kind) or trained_model_for_study(study=study, kind=kind)
-        if model is None:
+        chosen = named.get(kind) or trained_model_for_study(study=study, kind=kind)
+        if chosen is None:
+            chosen = training_job_awaited(study=study, kind=kind)
+        if chosen is None:
             raise TrainedModelError(
                 f"the requested {kind} metrics need a trained {kind} model, and the study has none selected "
-                f"and there is no default; {train_hint(kind)}"
+                f"and there is no default; train one from the study page (Train a model), or {train_hint(kind)}"
             )
-        resolved[kind] = model
-    return resolved
+        if isinstance(chosen, TrainingJob):
+            training[kind] = chosen
+        else:
+            models[kind] = chosen
+    return ResolvedModels(models=models, training=training)
+
+
+def training_job_planned_model(job: TrainingJob) -> TrainedModel:
+    """An unsaved model standing for what ``job`` will register: its name, kind and the cells (BERT-RUBER)
+    or variants (MaUde) it trains, for :func:`trained_cells_check` before the model exists."""
+    parameters = job.parameters or {}
+    variants = list(parameters.get("variants") or ())
+    cells = list(parameters.get("cells") or variants)
+    return TrainedModel(name=job.name, kind=job.kind, config={"cells": cells, "variants": variants})
 
 
 def trained_cells_check(*, metrics: Sequence[str], trained: Mapping[str, TrainedModel]) -> None:
@@ -246,6 +402,7 @@ def _train(
     validation_pairs: Sequence[Any],
     output_dir: Path,
     progress: bool,
+    on_progress: ProgressCallback | None = None,
 ) -> tuple[dict[str, Any], Any, str]:
     overrides: dict[str, Any] = {
         "language": request.language,
@@ -261,7 +418,12 @@ def _train(
         if request.threads is not None:
             overrides["threads"] = request.threads
         ruber = train_ruber(
-            pairs, validation_pairs, config=RuberConfig(**overrides), output_dir=output_dir, progress=progress
+            pairs,
+            validation_pairs,
+            config=RuberConfig(**overrides),
+            output_dir=output_dir,
+            progress=progress,
+            on_progress=on_progress,
         )
         return ruber.config, ruber.curve, ruber.content_hash
     if request.threads is not None:
@@ -277,7 +439,12 @@ def _train(
             overrides["negatives"] = tuple(request.negatives)
         overrides["context_turns"] = request.context_turns
         maude = train_maude(
-            pairs, validation_pairs, config=MaudeConfig(**overrides), output_dir=output_dir, progress=progress
+            pairs,
+            validation_pairs,
+            config=MaudeConfig(**overrides),
+            output_dir=output_dir,
+            progress=progress,
+            on_progress=on_progress,
         )
         return maude.config, maude.curve, maude.content_hash
     assert request.kind == BERT_RUBER_KIND
@@ -286,6 +453,11 @@ def _train(
     if request.cells:
         overrides["cells"] = tuple(request.cells)
     bert = train_bert_ruber(
-        pairs, validation_pairs, config=BertRuberConfig(**overrides), output_dir=output_dir, progress=progress
+        pairs,
+        validation_pairs,
+        config=BertRuberConfig(**overrides),
+        output_dir=output_dir,
+        progress=progress,
+        on_progress=on_progress,
     )
     return bert.config, bert.curve, bert.content_hash

@@ -2,12 +2,14 @@ from __future__ import annotations
 
 from django import forms
 from django.contrib import messages
+from django.db import transaction
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect
 from django.views.decorators.http import require_POST
 
 from annotation.permissions import authenticated_user, researcher_required
 from annotation.selectors.studies import studies_visible_to
+from scoring.form_stash import form_data_stash
 from scoring.forms import ScoringRunForm, StudyModelChoiceForm
 from scoring.models import ScoringRun
 from scoring.services import ScoringRequestError, scoring_run_cancel, scoring_run_create
@@ -21,6 +23,7 @@ def scoring_run_start(request: HttpRequest, study_id: int) -> HttpResponse:
     form = ScoringRunForm(request.POST, study=study)
     if not form.is_valid():
         _report_form_errors(request, form)
+        form_data_stash(request, form="run", study_id=study.pk, errors=form.errors)  # choices shown again
         return redirect("annotation:study-detail", study_id=study.pk)
     try:
         run = scoring_run_create(
@@ -34,10 +37,16 @@ def scoring_run_start(request: HttpRequest, study_id: int) -> HttpResponse:
         )
     except ScoringRequestError as error:
         messages.error(request, str(error))
+        form_data_stash(request, form="run", study_id=study.pk, errors={"__all__": [str(error)]})
     else:
         if run.was_existing:
             messages.info(
                 request, f"Scoring run {run.pk} with these settings is already {run.get_status_display()}."
+            )
+        elif run.waiting_for is not None:
+            messages.success(
+                request,
+                f"Scoring run {run.pk} created: it starts when the model {run.waiting_for.name} is trained.",
             )
         else:
             messages.success(request, f"Scoring run {run.pk} queued: {', '.join(run.metrics)}.")
@@ -64,12 +73,15 @@ def study_models_choose(request: HttpRequest, study_id: int) -> HttpResponse:
     form = StudyModelChoiceForm(request.POST, study=study)
     if not form.is_valid():
         _report_form_errors(request, form)
+        form_data_stash(request, form="models", study_id=study.pk, errors=form.errors)
         return redirect("annotation:study-detail", study_id=study.pk)
     try:
-        for kind, model in form.choices().items():
-            study_model_choose(study=study, trained_model=model, kind=kind)
+        with transaction.atomic():  # all the kinds or none
+            for kind, model in form.choices().items():
+                study_model_choose(study=study, trained_model=model, kind=kind)
     except TrainedModelError as error:
         messages.error(request, str(error))
+        form_data_stash(request, form="models", study_id=study.pk, errors={"__all__": [str(error)]})
     else:
         messages.success(request, "Trained models saved.")
     return redirect("annotation:study-detail", study_id=study.pk)
@@ -77,4 +89,5 @@ def study_models_choose(request: HttpRequest, study_id: int) -> HttpResponse:
 
 def _report_form_errors(request: HttpRequest, form: forms.Form) -> None:
     for field, errors in form.errors.items():
-        messages.error(request, f"{field}: {' '.join(str(error) for error in errors)}")
+        label = "form" if field == "__all__" else field
+        messages.error(request, f"{label}: {' '.join(str(error) for error in errors)}")

@@ -30,6 +30,7 @@ def csv_rows(
         end_of_previous = reader.line_num
         for row in reader:
             first_line, end_of_previous = end_of_previous + 1, reader.line_num
+            log.line_read(file.basename, end_of_previous)
             if not any(cell.strip() for cell in row):
                 continue
             if len(row) > len(header):

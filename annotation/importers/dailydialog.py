@@ -97,6 +97,7 @@ def _parse_dialogues(
                 f"dialogues without a line get no {key}",
             )
     for dialogue, (number, line) in enumerate(lines):
+        log.line_read(name, number)
         stripped = line.strip()
         if not stripped.endswith(END_OF_UTTERANCE):
             log.problem(

@@ -1,7 +1,9 @@
 """GRADE's human judgements on DailyDialog (Huang et al., EMNLP 2020), one rated reply per JSON line.
 
 Each line keeps the per-annotator 1-5 coherence scores (``HumanScores``, a string holding a JSON list)
-but not who gave them, so every score becomes a rating by its own anonymous imported annotator.
+but not who gave them. Score i of every line is a rating by the import's anonymous annotator of slot i
+(identity unknown: nothing says position i is one person across lines, and reports never treat it as
+one), so the 300 replies of the released file make 11 annotators, not one per score.
 Contexts (two turns joined by "|||") are shared by the systems that answered them. The released file
 rates one system's reply to one context twice (two items with distinct IDs); the second is stored as
 sample 1 of that system for that context, with a warning.
@@ -106,7 +108,9 @@ def _add_item(
             external_id=item_id,
             sample_index=sample_index,
             ratings=[
-                RatingRecord(question=None, annotator=None, value=value, field=f"HumanScores[{index}]")
+                RatingRecord(
+                    question=None, annotator=None, value=value, field=f"HumanScores[{index}]", slot=index
+                )
                 for index, value in enumerate(scores)
             ],
         )

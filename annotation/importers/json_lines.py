@@ -16,6 +16,7 @@ def json_objects(file: ImportFile, log: ProblemLog) -> Iterator[tuple[int, dict[
     if text is None:
         return
     for number, line in numbered_lines(text):
+        log.line_read(file.basename, number)
         try:
             value = json.loads(line)
         except json.JSONDecodeError as error:

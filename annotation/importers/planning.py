@@ -10,9 +10,18 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from annotation.importers.context_ids import context_pk_from_download_id
 from annotation.importers.problems import ProblemLog
-from annotation.importers.records import ContextRecord, ParsedImport, ReplyRecord, Source, text_key
-from annotation.importers.study_state import QuestionInfo, StudyState
+from annotation.importers.records import (
+    ContextRecord,
+    MeanRatingRecord,
+    ParsedImport,
+    RatingRecord,
+    ReplyRecord,
+    Source,
+    text_key,
+)
+from annotation.importers.study_state import ExistingContext, QuestionInfo, StudyState
 
 IMPORTED_ORIGIN = "imported"  # annotation.models.AnnotatorOrigin.IMPORTED
 
@@ -118,6 +127,7 @@ class _Planner:
         self.unknown_questions: set[str] = set()
         self.conflicts: set[Source] = set()  # lines whose contexts must match the study's and do not
         self.anonymous = _AnonymousNames(parsed, state)
+        self.slots: dict[int, str] = {}  # anonymous rater slot -> its pseudonym in this import
 
     def default_question(self, name: str | None) -> QuestionInfo | None:
         if name is None:
@@ -149,7 +159,7 @@ class _Planner:
 
     def _context_target(self, record: ContextRecord) -> ContextTarget | None:
         if record.external_id:
-            existing = self.state.contexts_by_external_id.get(record.external_id)
+            existing = self._existing_context(record.external_id)
             if existing is not None:
                 self.reused_contexts += 1
                 if record.turns_must_match and folded(record.turns) != folded(existing.turns):
@@ -191,6 +201,15 @@ class _Planner:
             return ContextTarget(new=self.new_by_text_key[key])
         return self._new_context(record)
 
+    def _existing_context(self, external_id: str) -> ExistingContext | None:
+        """The study's context of this id; else the context without an id that a contexts download named
+        so (``context-<pk>``, annotation/importers/context_ids.py)."""
+        existing = self.state.contexts_by_external_id.get(external_id)
+        if existing is None:
+            pk = context_pk_from_download_id(external_id)
+            existing = self.state.contexts_without_id.get(pk) if pk is not None else None
+        return existing
+
     def _new_context(self, record: ContextRecord) -> ContextTarget:
         index = len(self.plan.contexts)
         position = self.state.next_context_position + index
@@ -211,6 +230,7 @@ class _Planner:
             question = self._question(reply, mean.question, mean.field, default)
             if question is not None and self._on_scale(reply, question, mean.value, mean.field):
                 means.append((mean, question))
+        self._one_kind_of_score(reply, ratings, means)
         if len(self.log.problems) > problems:
             return
         if reply.system in self.state.systems:
@@ -222,7 +242,7 @@ class _Planner:
             NewResponse(target, reply.system, reply.text, reply.sample_index, reply.external_id)
         )
         for rating, question in ratings:
-            annotator = self._annotator(reply, rating.annotator, rating.field)
+            annotator = self._annotator(reply, rating)
             if annotator is not None:
                 self.plan.ratings.append(NewRating(response, annotator, question.pk, rating.value))
         for mean, question in means:
@@ -287,11 +307,47 @@ class _Planner:
         )
         return False
 
-    def _annotator(self, reply: ReplyRecord, name: str | None, where: str) -> str | None:
+    def _one_kind_of_score(
+        self,
+        reply: ReplyRecord,
+        ratings: list[tuple[RatingRecord, QuestionInfo]],
+        means: list[tuple[MeanRatingRecord, QuestionInfo]],
+    ) -> None:
+        """A question gets individual ratings or one mean per reply, never both (which would be the human
+        score?) and never two means."""
+        rated: dict[int, str] = {}
+        for rating, question in ratings:
+            rated.setdefault(question.pk, rating.field)
+        averaged: dict[int, str] = {}
+        for mean, question in means:
+            if question.pk in rated:
+                self.log.problem(
+                    reply.source.file,
+                    reply.source.line,
+                    mean.field,
+                    f'question "{question.name}" also has individual ratings on this line '
+                    f'("{rated[question.pk]}"); give either the ratings or their mean',
+                )
+            elif question.pk in averaged:
+                self.log.problem(
+                    reply.source.file,
+                    reply.source.line,
+                    mean.field,
+                    f'a second mean for question "{question.name}" (the first is "{averaged[question.pk]}")',
+                )
+            else:
+                averaged[question.pk] = mean.field
+
+    def _annotator(self, reply: ReplyRecord, rating: RatingRecord) -> str | None:
+        name, where = rating.annotator, rating.field
         if name is None:
-            pseudonym = self.anonymous.next()
-            self.plan.annotators.append(pseudonym)
-            self.plan.anonymous.add(pseudonym)
+            pseudonym = self.slots.get(rating.slot) if rating.slot is not None else None
+            if pseudonym is None:
+                pseudonym = self.anonymous.next()
+                self.plan.annotators.append(pseudonym)
+                self.plan.anonymous.add(pseudonym)
+                if rating.slot is not None:
+                    self.slots[rating.slot] = pseudonym
             return pseudonym
         existing = self.state.annotators.get(name)
         if existing is None:

@@ -7,6 +7,7 @@ almost certainly in the wrong format and more lines would only repeat the same m
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import PurePath
 
@@ -71,6 +72,12 @@ class ProblemLog:
     problems: list[ImportProblem] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     warnings_dropped: int = 0
+    # Told (file, line) as the parsers read rows: the progress of an import that runs in a worker.
+    on_line: Callable[[str, int], None] | None = None
+
+    def line_read(self, file: str, line: int) -> None:
+        if self.on_line is not None:
+            self.on_line(file, line)
 
     def problem(self, file: str, line: int | None, field_name: str | None, message: str) -> None:
         self.problems.append(ImportProblem(file=file, line=line, field=field_name, message=message))

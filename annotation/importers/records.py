@@ -54,17 +54,25 @@ class ContextRecord:
 @dataclass(frozen=True)
 class RatingRecord:
     """One rater's integer score. ``question`` None: the question chosen for the import;
-    ``annotator`` None: a new anonymous annotator. ``field`` locates the value in messages."""
+    ``annotator`` None: an anonymous imported annotator. ``field`` locates the value in messages.
+
+    ``slot``: for an anonymous score, its position in the reply's list of scores (GRADE's
+    ``HumanScores``, a generic rating list without ``annotators``). Anonymous scores in the same slot
+    of one import share one anonymous annotator (identity unknown), so a 600-reply file with ten scores
+    a reply makes ten annotators, not 6,000; without a slot a score gets an annotator of its own.
+    """
 
     question: str | None
     annotator: str | None
     value: int
     field: str
+    slot: int | None = None
 
 
 @dataclass(frozen=True)
 class MeanRatingRecord:
-    """A mean of several raters' scores imported without the individual scores."""
+    """A mean of several raters' scores imported without the individual scores (multirefeval's MTurk
+    means; ``mean_rating`` of the generic formats). ``raters``: how many raters it averages, if known."""
 
     question: str | None
     value: float

@@ -3,7 +3,9 @@
 Both read into :class:`ReplyFields`; this module checks what does not depend on the file syntax (the
 annotators and rating lists agree, ids are unique) and turns the fields into import records. With an
 ``annotators`` list, position i of every rating list is annotator i and a missing value means that
-annotator did not rate the reply; without one, every value comes from its own anonymous annotator.
+annotator did not rate the reply; without one, position i of every list is the import's anonymous rater
+slot i (one anonymous annotator per slot, identity unknown). ``mean_rating`` gives a mean of several
+raters' scores instead (``n_raters`` of them, when known), stored as an imported mean rating.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from annotation.importers.problems import ProblemLog
 from annotation.importers.records import (
     IMPORTED,
     ContextRecord,
+    MeanRatingRecord,
     ParsedImport,
     RatingRecord,
     ReplyRecord,
@@ -46,6 +49,7 @@ class ReplyFields:
     references: list[str] = field(default_factory=list)
     ratings: dict[str, RatingList] = field(default_factory=dict)
     annotators: list[str] | None = None
+    mean_ratings: list[MeanRatingRecord] = field(default_factory=list)
 
 
 class ReplyCollector:
@@ -77,11 +81,13 @@ class ReplyCollector:
                         annotator=fields.annotators[index] if fields.annotators is not None else None,
                         value=value,
                         field=f"{ratings.field}[{index}]",
+                        slot=index if fields.annotators is None else None,
                     )
                     for question, ratings in fields.ratings.items()
                     for index, value in enumerate(ratings.values)
                     if value is not None
                 ],
+                mean_ratings=list(fields.mean_ratings),
             )
         )
 
@@ -161,4 +167,7 @@ class ReplyCollector:
                             f"{ratings.field}[{index}]",
                             "a missing value (not rated) needs an annotators list saying who did not rate",
                         )
+        for mean in fields.mean_ratings:
+            if mean.question is not None and (not mean.question or len(mean.question) > QUESTION_NAME_MAX):
+                self.log.problem(file, line, mean.field, "not a question name")
         return len(self.log.problems) > before

@@ -2,6 +2,8 @@
 
 List-valued cells are joined: context turns and references by "|||", annotators and rating values
 by ";". An empty value inside a rating list means "this annotator did not rate this reply".
+``mean_rating`` (the import's question) or ``mean_rating:<question>`` holds a mean of several raters'
+scores, ``n_raters`` (every mean of the row) or ``n_raters:<question>`` how many; an empty cell: none.
 """
 
 from __future__ import annotations
@@ -10,13 +12,24 @@ from collections.abc import Sequence
 from typing import Any
 
 from annotation.importers.csv_rows import csv_rows
+from annotation.importers.mean_ratings import (
+    MEAN_KEY,
+    RATERS_KEY,
+    GivenMean,
+    GivenRaters,
+    mean_rating_records,
+    raters_problem,
+    text_mean,
+)
 from annotation.importers.problems import ImportFile, ProblemLog
-from annotation.importers.records import ParsedImport, Source, alternating_turns
+from annotation.importers.records import MeanRatingRecord, ParsedImport, Source, alternating_turns
 from annotation.importers.replies import RatingList, ReplyCollector, ReplyFields
 
 REQUIRED_COLUMNS = ("response", "system")
-OPTIONAL_COLUMNS = ("context", "context_id", "id", "references", "annotators")
+OPTIONAL_COLUMNS = ("context", "context_id", "id", "references", "annotators", MEAN_KEY, RATERS_KEY)
 RATING_PREFIX = "rating:"
+MEAN_PREFIX = f"{MEAN_KEY}:"
+RATERS_PREFIX = f"{RATERS_KEY}:"
 TEXT_SEPARATOR = "|||"
 LIST_SEPARATOR = ";"
 
@@ -42,7 +55,11 @@ def _header_usable(name: str, header: list[str], log: ProblemLog) -> bool:
         log.problem(name, 1, "context", "missing required column (context, or context_id for known contexts)")
         return False
     for column in header:
-        known = column in REQUIRED_COLUMNS or column in OPTIONAL_COLUMNS or column.startswith(RATING_PREFIX)
+        known = (
+            column in REQUIRED_COLUMNS
+            or column in OPTIONAL_COLUMNS
+            or column.startswith((RATING_PREFIX, MEAN_PREFIX, RATERS_PREFIX))
+        )
         if not known:
             log.warn(name, 1, column, "unknown column, ignored")
     return True
@@ -68,6 +85,7 @@ def _fields(source: Source, row: dict[str, str], log: ProblemLog) -> ReplyFields
             ratings[column.removeprefix(RATING_PREFIX).strip()] = RatingList(
                 field=column, values=_values(column, cell, problem)
             )
+    means = _means(row, problem)
     if len(log.problems) > before:
         return None
     turns: list[dict[str, Any]] | None = alternating_turns(texts) if texts else None
@@ -81,6 +99,7 @@ def _fields(source: Source, row: dict[str, str], log: ProblemLog) -> ReplyFields
         references=[text for text in _split(row.get("references", ""), TEXT_SEPARATOR) if text],
         ratings=ratings,
         annotators=annotators,
+        mean_ratings=means,
     )
 
 
@@ -94,6 +113,42 @@ def _values(column: str, cell: str, problem: Any) -> list[int | None]:
         try:
             values.append(int(part))
         except ValueError:
-            problem(f"{column}[{index}]", f"{part!r} is not an integer rating")
+            hint = f'; a mean of several raters\' scores goes in a "{MEAN_PREFIX}<question>" column'
+            problem(
+                f"{column}[{index}]",
+                f"{part!r} is not an integer rating{hint if text_mean(part) is not None else ''}",
+            )
             values.append(None)
     return values
+
+
+def _means(row: dict[str, str], problem: Any) -> list[MeanRatingRecord]:
+    means: list[GivenMean] = []
+    row_raters: GivenRaters | None = None
+    by_question: dict[str, GivenRaters] = {}
+    for column, cell in row.items():
+        text = cell.strip()
+        if not text:
+            continue
+        if column == MEAN_KEY or column.startswith(MEAN_PREFIX):
+            mean = text_mean(text)
+            if mean is None:
+                problem(column, f"{text!r} is not a number (the mean of several raters' scores)")
+                continue
+            question = column.removeprefix(MEAN_PREFIX).strip() if column != MEAN_KEY else None
+            means.append(GivenMean(question=question, field=column, value=mean))
+        elif column == RATERS_KEY or column.startswith(RATERS_PREFIX):
+            try:
+                count: int | None = int(text)
+            except ValueError:
+                count = None
+            why = raters_problem(count)
+            if why is not None or count is None:
+                problem(column, f"{text!r}: {why}")
+                continue
+            given = GivenRaters(field=column, count=count)
+            if column == RATERS_KEY:
+                row_raters = given
+            else:
+                by_question[column.removeprefix(RATERS_PREFIX).strip()] = given
+    return mean_rating_records(means, row_raters, by_question, problem)

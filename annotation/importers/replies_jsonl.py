@@ -6,11 +6,32 @@ from collections.abc import Sequence
 from typing import Any
 
 from annotation.importers.json_lines import integer_rating, json_objects
+from annotation.importers.mean_ratings import (
+    MEAN_KEY,
+    RATERS_KEY,
+    GivenMean,
+    GivenRaters,
+    json_mean,
+    mean_rating_records,
+    raters_problem,
+)
 from annotation.importers.problems import ImportFile, ProblemLog
-from annotation.importers.records import ParsedImport, Source, alternating_turns
+from annotation.importers.records import MeanRatingRecord, ParsedImport, Source, alternating_turns
 from annotation.importers.replies import RatingList, ReplyCollector, ReplyFields
 
-KNOWN_KEYS = {"id", "context_id", "context", "response", "system", "references", "ratings", "annotators"}
+KNOWN_KEYS = {
+    "id",
+    "context_id",
+    "context",
+    "response",
+    "system",
+    "references",
+    "ratings",
+    "annotators",
+    MEAN_KEY,
+    RATERS_KEY,
+}
+MEAN_HINT = f'; a mean of several raters\' scores goes in "{MEAN_KEY}"'
 
 
 def parse_jsonl(files: Sequence[ImportFile], log: ProblemLog) -> ParsedImport:
@@ -56,6 +77,7 @@ def _fields(source: Source, record: dict[str, Any], log: ProblemLog) -> ReplyFie
     ):
         problem("annotators", "must be a list of names")
     ratings = _ratings(record.get("ratings"), problem)
+    means = _means(record, problem)
     if len(log.problems) > before:
         return None
     return ReplyFields(
@@ -68,6 +90,7 @@ def _fields(source: Source, record: dict[str, Any], log: ProblemLog) -> ReplyFie
         references=[text for text in references if text.strip()],
         ratings=ratings,
         annotators=[name.strip() for name in annotators] if annotators is not None else None,
+        mean_ratings=means,
     )
 
 
@@ -110,7 +133,53 @@ def _ratings(ratings: Any, problem: Any) -> dict[str, RatingList]:
         for index, value in enumerate(values):
             number = integer_rating(value) if value is not None else None
             if value is not None and number is None:
-                problem(f"{where}[{index}]", f"{value!r} is not an integer rating")
+                hint = MEAN_HINT if json_mean(value) is not None else ""
+                problem(f"{where}[{index}]", f"{value!r} is not an integer rating{hint}")
             numbers.append(number)
         checked[question] = RatingList(field=where, values=numbers)
     return checked
+
+
+def _means(record: dict[str, Any], problem: Any) -> list[MeanRatingRecord]:
+    """``mean_rating``: a number (the import's question) or ``{"question-name": mean}``; ``n_raters``: a
+    count for every mean of the line or ``{"question-name": count}``."""
+    given = record.get(MEAN_KEY)
+    means: list[GivenMean] = []
+    if isinstance(given, dict):
+        for question, value in given.items():
+            where = f"{MEAN_KEY}.{question}"
+            mean = json_mean(value)
+            if mean is None:
+                problem(where, f"{value!r} is not a number (the mean of several raters' scores)")
+            else:
+                means.append(GivenMean(question=question, field=where, value=mean))
+    elif given is not None:
+        mean = json_mean(given)
+        if mean is None:
+            problem(
+                MEAN_KEY,
+                f'must be a number (the mean rating of the import\'s question) or {{"question-name": mean}}, '
+                f"not {given!r}",
+            )
+        else:
+            means.append(GivenMean(question=None, field=MEAN_KEY, value=mean))
+    raters = record.get(RATERS_KEY)
+    row_raters: GivenRaters | None = None
+    by_question: dict[str, GivenRaters] = {}
+    if isinstance(raters, dict):
+        for question, value in raters.items():
+            counted = _raters(f"{RATERS_KEY}.{question}", value, problem)
+            if counted is not None:
+                by_question[question] = counted
+    elif raters is not None:
+        row_raters = _raters(RATERS_KEY, raters, problem)
+    return mean_rating_records(means, row_raters, by_question, problem)
+
+
+def _raters(where: str, value: Any, problem: Any) -> GivenRaters | None:
+    count = integer_rating(value)
+    why = raters_problem(count)
+    if why is not None or count is None:
+        problem(where, f"{value!r}: {why}")
+        return None
+    return GivenRaters(field=where, count=count)

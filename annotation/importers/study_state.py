@@ -30,6 +30,8 @@ class StudyState:
 
     questions: list[QuestionInfo] = field(default_factory=list)
     contexts_by_external_id: dict[str, ExistingContext] = field(default_factory=dict)
+    # Contexts imported without an id, by pk: a contexts download names them "context-<pk>" (context_ids.py).
+    contexts_without_id: dict[int, ExistingContext] = field(default_factory=dict)
     contexts_by_text_key: dict[str, int] = field(default_factory=dict)
     next_context_position: int = 0
     reference_texts: dict[int, set[str]] = field(default_factory=dict)  # context pk -> texts

@@ -1,6 +1,7 @@
 """The annotation data model: studies and their data (study.py), annotation work (work.py), quality
-control the researcher steers (quality.py)."""
+control the researcher steers (quality.py), imports waiting for a worker (import_jobs.py)."""
 
+from annotation.models.import_jobs import ImportJob, ImportJobStatus
 from annotation.models.quality import (
     Adjudication,
     FlagReason,
@@ -56,6 +57,8 @@ __all__ = [
     "DialogContext",
     "DiversityJudgment",
     "FlagReason",
+    "ImportJob",
+    "ImportJobStatus",
     "ImportedMeanRating",
     "ItemNote",
     "Language",

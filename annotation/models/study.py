@@ -200,6 +200,14 @@ class DialogContext(models.Model):
     external_id = models.CharField(max_length=200, blank=True, help_text="id in the imported source")
     turns = models.JSONField(default=list)
     position = models.PositiveIntegerField(default=0)
+    source_import = models.ForeignKey(
+        "StudyImport",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="created_contexts",
+        help_text="the import that created it (empty: created in the app, or by an import before undo existed)",
+    )
 
     class Meta:
         ordering = ["position", "id"]
@@ -245,6 +253,14 @@ class Reference(models.Model):
     flags = models.JSONField(
         default=list, blank=True, help_text="collected: e.g. pasted, too-fast (kept, shown to the researcher)"
     )
+    source_import = models.ForeignKey(
+        "StudyImport",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="created_references",
+        help_text="the import that created it (empty: created in the app, or by an import before undo existed)",
+    )
 
     class Meta:
         ordering = ["id"]
@@ -259,6 +275,14 @@ class System(models.Model):
     study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="systems")
     name = models.CharField(max_length=120)
     is_human = models.BooleanField(default=False)
+    source_import = models.ForeignKey(
+        "StudyImport",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="created_systems",
+        help_text="the import that created it (empty: created in the app, or by an import before undo existed)",
+    )
 
     class Meta:
         ordering = ["name"]
@@ -276,6 +300,14 @@ class Response(models.Model):
     text = models.TextField()
     sample_index = models.PositiveSmallIntegerField(default=0)
     external_id = models.CharField(max_length=200, blank=True)
+    source_import = models.ForeignKey(
+        "StudyImport",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="created_responses",
+        help_text="the import that created it (empty: created in the app, or by an import before undo existed)",
+    )
 
     class Meta:
         ordering = ["id"]
@@ -338,6 +370,14 @@ class Annotator(models.Model):
         choices=[("pending", "not qualified yet"), ("passed", "passed"), ("failed", "failed")],
         default="pending",
         help_text="the qualification round (studies with training items only)",
+    )
+    source_import = models.ForeignKey(
+        "StudyImport",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="created_annotators",
+        help_text="the import that created it (empty: created in the app, or by an import before undo existed)",
     )
 
     class Meta:
@@ -404,7 +444,15 @@ class ImportedMeanRating(models.Model):
 
 
 class StudyImport(models.Model):
-    """A record of one accepted import (rejected imports change nothing and leave no record)."""
+    """A record of one accepted import (rejected imports change nothing and leave no record).
+
+    Undo (annotation/services/import_undo.py) needs to know what the import created: every context,
+    reference, system, reply and annotator it creates points back to it (``source_import``); its ratings
+    and mean ratings hang on its replies. A nullable key on the created rows, rather than a list of ids
+    here, stays right whatever happens later: a row deleted in the meantime simply is not there, and a
+    row is never claimed by two imports. Imports made before these keys existed have ``tracked`` False
+    and cannot be undone. An undone import keeps its record, with ``undone_at``.
+    """
 
     study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="imports")
     format = models.CharField(max_length=30)
@@ -413,6 +461,13 @@ class StudyImport(models.Model):
     warnings = models.JSONField(default=list)
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
     created_at = models.DateTimeField(auto_now_add=True)
+    tracked = models.BooleanField(
+        default=False, help_text="the rows it created point back to it (imports before undo existed: no)"
+    )
+    undone_at = models.DateTimeField(null=True, blank=True, help_text="when its rows were deleted (undo)")
+    undone_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
 
     class Meta:
         ordering = ["-created_at"]

@@ -127,9 +127,15 @@ def excluded_annotator_ids(*, study: Study) -> set[int]:
     """Annotators whose report_inclusion is "exclude", or "auto" with agreement under the study's
     ``kappa_threshold`` (a threshold of ``None`` auto-excludes nobody). Two queries."""
     excluded = excluded_from_rows(study_rating_rows(study=study), threshold=study.kappa_threshold)
-    excluded.update(
-        Annotator.objects.filter(study=study, report_inclusion=EXCLUDE).values_list("pk", flat=True)
-    )
+    for pk, inclusion, identity_known in Annotator.objects.filter(study=study).values_list(
+        "pk", "report_inclusion", "identity_known"
+    ):
+        if inclusion == EXCLUDE:
+            excluded.add(pk)
+        elif not identity_known:
+            # Raters of unknown identity (anonymous per-position imported scores) have no agreement of
+            # their own: only an explicit choice leaves them out, as in the report (report_human.py).
+            excluded.discard(pk)
     return excluded
 
 
@@ -231,7 +237,8 @@ def study_quality(*, study: Study) -> list[AnnotatorQuality]:
 
     result = []
     for annotator in annotators:
-        own = agreements.get(annotator.pk, {})
+        # Raters of unknown identity have no agreement of their own (see excluded_annotator_ids).
+        own = agreements.get(annotator.pk, {}) if annotator.identity_known else {}
         agreement = overall_agreement(own.values())
         answers = checks.get(annotator.pk, [])
         times = [seconds for seconds in screens.get(annotator.pk, {}).values() if seconds is not None]

@@ -4,15 +4,21 @@ One service for the command line (import_study), the web form and the REST API: 
 (annotation.importers, no database), check the records against the study, then write everything in
 one transaction with bulk inserts. A rejected import raises ImportRejected and changes nothing.
 Formats and their sources (seed 000 section 4.1, seed 003 sections 3 and 5.1.1): docs/import-formats.md.
+
+Every row the import creates points back to its :class:`StudyImport` record (``source_import``), so the
+import can be undone (annotation/services/import_undo.py). A large import runs the same function in a
+Celery worker (annotation/services/import_jobs.py), which follows it through ``progress`` and finishes
+its job row inside the import's transaction through ``before_commit``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
 
 from django.conf import settings
 from django.contrib.auth.models import User
-from django.db import DatabaseError, transaction
+from django.db import DatabaseError, models, transaction
 
 from annotation.importers import ImportFile, ImportProblem, ImportRejected
 from annotation.importers.formats import FORMATS
@@ -38,6 +44,11 @@ from annotation.services.work_items import work_items_sync
 # Rows per INSERT (Django lowers it further where the database limits bound parameters, as SQLite does):
 # bulk inserts are what keep the 33,700 references of multireftest.json to a few seconds.
 BATCH_SIZE = 500
+READING, CHECKING, WRITING = "reading", "checking", "writing"
+
+# (stage, done, total): lines read of all files, then rows written of all the import creates.
+ImportProgress = Callable[[str, int, int], None]
+ModelT = TypeVar("ModelT", bound=models.Model)
 
 
 def study_import(
@@ -47,9 +58,14 @@ def study_import(
     files: Sequence[ImportFile],
     user: User | None = None,
     question: str | None = None,
+    progress: ImportProgress | None = None,
+    before_commit: Callable[[StudyImport], None] | None = None,
 ) -> StudyImport:
     """Import ``files`` in ``format`` into ``study``; ``question`` receives ratings of formats that name
-    no question (default: the study's first). Raises ImportRejected, with every problem found, instead."""
+    no question (default: the study's first). Raises ImportRejected, with every problem found, instead.
+
+    ``progress`` is told how far reading and writing are; ``before_commit`` is called with the new record
+    inside the transaction, last (an exception there rolls the whole import back)."""
     spec = FORMATS.get(format)
     if spec is None:
         known = ", ".join(FORMATS)
@@ -70,6 +86,8 @@ def study_import(
         raise ImportRejected(too_large)
 
     log = ProblemLog()
+    if progress is not None:
+        log.on_line = _line_progress(files, progress)
     parsed = spec.parse(files, log)
     if not log.problems and not parsed.contexts and not parsed.replies:
         log.problem(", ".join(file.basename for file in files), None, None, "no records found to import")
@@ -80,20 +98,26 @@ def study_import(
         # caught outside the atomic block, after the rollback.
         with transaction.atomic():
             Study.objects.select_for_update().filter(pk=study.pk).first()  # one import per study at a time
+            if progress is not None:
+                progress(CHECKING, 0, 0)
             state = _study_state(study=study, parsed=parsed)
             plan = import_plan(parsed=parsed, state=state, question=question, log=log)
             log.raise_if_any()
-            _plan_write(study=study, plan=plan, state=state)
-            study_data_changed(study_id=study.pk)  # once per import, after it commits
-            work_items_sync(study=study)  # new replies and contexts join the annotation queues at once
-            return StudyImport.objects.create(
+            record = StudyImport.objects.create(
                 study=study,
                 format=format,
                 filenames=[file.basename for file in files],
                 counts=plan.counts,
                 warnings=log.all_warnings(),
                 created_by=user,
+                tracked=True,
             )
+            _plan_write(study=study, plan=plan, state=state, record=record, progress=progress)
+            study_data_changed(study_id=study.pk)  # once per import, after it commits
+            work_items_sync(study=study)  # new replies and contexts join the annotation queues at once
+            if before_commit is not None:
+                before_commit(record)
+            return record
     except DatabaseError as error:
         problem = ImportProblem(
             "", None, None, f"the database refused the import ({error}); nothing was saved"
@@ -118,6 +142,8 @@ def _study_state(*, study: Study, parsed: ParsedImport) -> StudyState:
         positions.append(position)
         if external_id:
             state.contexts_by_external_id[external_id] = ExistingContext(pk=pk, turns=turns)
+        else:
+            state.contexts_without_id[pk] = ExistingContext(pk=pk, turns=turns)
         state.contexts_by_text_key.setdefault(text_key(turns), pk)
     state.next_context_position = max(positions, default=-1) + 1
     if positions:
@@ -139,13 +165,69 @@ def _study_state(*, study: Study, parsed: ParsedImport) -> StudyState:
     return state
 
 
-def _plan_write(*, study: Study, plan: ImportPlan, state: StudyState) -> None:
-    contexts = DialogContext.objects.bulk_create(
+def _line_progress(files: Sequence[ImportFile], progress: ImportProgress) -> Callable[[str, int], None]:
+    """A ProblemLog.on_line hook that reports lines read of all files (each file's lines after the
+    lines of the files before it)."""
+    offsets: dict[str, int] = {}
+    total = 0
+    for file in files:
+        offsets.setdefault(file.basename, total)
+        total += file.data.count(b"\n") + (0 if file.data.endswith(b"\n") else 1)
+
+    def on_line(name: str, line: int) -> None:
+        progress(READING, min(total, offsets.get(name, 0) + line), total)
+
+    return on_line
+
+
+class _Writer:
+    """Bulk inserts in batches, telling ``progress`` the rows written so far of ``total``."""
+
+    def __init__(self, total: int, progress: ImportProgress | None) -> None:
+        self.total = total
+        self.done = 0
+        self.progress = progress
+
+    def create(self, model: type[ModelT], rows: list[ModelT]) -> list[ModelT]:
+        created: list[ModelT] = []
+        for start in range(0, len(rows), BATCH_SIZE):
+            created.extend(model._default_manager.bulk_create(rows[start : start + BATCH_SIZE]))
+            self.done += len(rows[start : start + BATCH_SIZE])
+            if self.progress is not None:
+                self.progress(WRITING, self.done, self.total)
+        return created
+
+
+def _plan_write(
+    *,
+    study: Study,
+    plan: ImportPlan,
+    state: StudyState,
+    record: StudyImport,
+    progress: ImportProgress | None,
+) -> None:
+    total = sum(
+        len(rows)
+        for rows in (
+            plan.contexts,
+            plan.references,
+            plan.systems,
+            plan.annotators,
+            plan.responses,
+            plan.ratings,
+            plan.mean_ratings,
+        )
+    )
+    writer = _Writer(total, progress)
+    made: dict[str, Any] = {"source_import": record}  # every created row names the import (undo)
+    contexts = writer.create(
+        DialogContext,
         [
-            DialogContext(study=study, external_id=new.external_id, turns=new.turns, position=new.position)
+            DialogContext(
+                study=study, external_id=new.external_id, turns=new.turns, position=new.position, **made
+            )
             for new in plan.contexts
         ],
-        batch_size=BATCH_SIZE,
     )
 
     def context_pk(target: ContextTarget) -> int:
@@ -154,33 +236,39 @@ def _plan_write(*, study: Study, plan: ImportPlan, state: StudyState) -> None:
         assert target.new is not None
         return contexts[target.new].pk
 
-    Reference.objects.bulk_create(
+    writer.create(
+        Reference,
         [
-            Reference(context_id=context_pk(new.context), text=new.text, origin=new.origin)
+            Reference(context_id=context_pk(new.context), text=new.text, origin=new.origin, **made)
             for new in plan.references
         ],
-        batch_size=BATCH_SIZE,
     )
     systems = dict(state.systems)
-    for system in System.objects.bulk_create(
-        [System(study=study, name=name, is_human=is_human) for name, is_human in plan.systems.items()]
+    for system in writer.create(
+        System,
+        [
+            System(study=study, name=name, is_human=is_human, **made)
+            for name, is_human in plan.systems.items()
+        ],
     ):
         systems[system.name] = system.pk
     annotators = {pseudonym: pk for pseudonym, (pk, _) in state.annotators.items()}
-    for annotator in Annotator.objects.bulk_create(
+    for annotator in writer.create(
+        Annotator,
         [
             Annotator(
                 study=study,
                 pseudonym=name,
                 origin=AnnotatorOrigin.IMPORTED,
                 identity_known=name not in plan.anonymous,
+                **made,
             )
             for name in plan.annotators
         ],
-        batch_size=BATCH_SIZE,
     ):
         annotators[annotator.pseudonym] = annotator.pk
-    responses = Response.objects.bulk_create(
+    responses = writer.create(
+        Response,
         [
             Response(
                 context_id=context_pk(new.context),
@@ -188,12 +276,13 @@ def _plan_write(*, study: Study, plan: ImportPlan, state: StudyState) -> None:
                 text=new.text,
                 sample_index=new.sample_index,
                 external_id=new.external_id,
+                **made,
             )
             for new in plan.responses
         ],
-        batch_size=BATCH_SIZE,
     )
-    Rating.objects.bulk_create(
+    writer.create(
+        Rating,
         [
             Rating(
                 annotator_id=annotators[new.annotator],
@@ -203,9 +292,9 @@ def _plan_write(*, study: Study, plan: ImportPlan, state: StudyState) -> None:
             )
             for new in plan.ratings
         ],
-        batch_size=BATCH_SIZE,
     )
-    ImportedMeanRating.objects.bulk_create(
+    writer.create(
+        ImportedMeanRating,
         [
             ImportedMeanRating(
                 response_id=responses[new.response].pk,
@@ -215,5 +304,4 @@ def _plan_write(*, study: Study, plan: ImportPlan, state: StudyState) -> None:
             )
             for new in plan.mean_ratings
         ],
-        batch_size=BATCH_SIZE,
     )

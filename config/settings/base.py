@@ -137,6 +137,8 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
+    # Several components have a "kind" field with different choices: name the trained-model kind's enum.
+    "ENUM_NAME_OVERRIDES": {"ModelKindEnum": "scoring.models.ModelKind"},
 }
 
 # Celery: the broker is REDIS_URL; task state lives on database rows (ScoringRun), not in a result backend.
@@ -166,7 +168,19 @@ DIALEVAL_CHUNK_TIME_LIMIT = env_int("DIALEVAL_CHUNK_TIME_LIMIT", 2100)
 DIALEVAL_RECOVERY_INTERVAL_SECONDS = env_int("DIALEVAL_RECOVERY_INTERVAL_SECONDS", 30)
 CELERY_BEAT_SCHEDULE = {
     "scoring-recover": {"task": "scoring.recover", "schedule": float(DIALEVAL_RECOVERY_INTERVAL_SECONDS)},
+    # Import jobs whose message was lost or whose worker died (annotation/services/import_jobs.py).
+    "imports-recover": {
+        "task": "annotation.recover_imports",
+        "schedule": float(DIALEVAL_RECOVERY_INTERVAL_SECONDS),
+    },
 }
+# Imports (issue 14): uploads larger than this (all files together) are imported by a worker, with a progress
+# bar; the upload waits under DIALEVAL_IMPORT_DIR, which the web processes and the workers must share. A running
+# import job silent for DIALEVAL_IMPORT_STALE_SECONDS lost its worker and is retried, at most MAX_ATTEMPTS times.
+DIALEVAL_IMPORT_INLINE_MAX_BYTES = env_int("DIALEVAL_IMPORT_INLINE_MAX_BYTES", 2 * 1024 * 1024)
+DIALEVAL_IMPORT_DIR = Path(env_str("DIALEVAL_IMPORT_DIR", str(VAR_DIR / "media" / "imports")))
+DIALEVAL_IMPORT_STALE_SECONDS = env_int("DIALEVAL_IMPORT_STALE_SECONDS", 120)
+DIALEVAL_IMPORT_MAX_ATTEMPTS = env_int("DIALEVAL_IMPORT_MAX_ATTEMPTS", 3)
 # A pool process above this resident size (KiB) is replaced after its task (BERT-RUBER holds ~1-2 GB).
 CELERY_WORKER_MAX_MEMORY_PER_CHILD = env_int("CELERY_WORKER_MAX_MEMORY_PER_CHILD", 4_000_000)
 # Correlation reports (correlation/report_cache.py): computed in the request while small, else by a worker.
@@ -197,6 +211,14 @@ LOGGING = {
 
 # Trained learned-metric models (RUBER, BERT-RUBER): one artifact folder each, shared by web and workers.
 DIALEVAL_MODEL_DIR = Path(env_str("DIALEVAL_MODEL_DIR", str(VAR_DIR / "models")))
+# Training jobs started from the page or the API (issue 14, docs/scoring-service.md). A corpus named by its
+# server path must lie under one of these folders; uploaded corpora are saved under the upload folder (beside
+# the models: the web and the workers share that folder). A running job whose heartbeat is older than the
+# stale limit lost its worker: it is sent again, and failed after the attempt cap.
+DIALEVAL_CORPUS_ROOTS = env_list("DIALEVAL_CORPUS_ROOTS", [str(SHARED_DATA_DIR)])
+DIALEVAL_CORPUS_UPLOAD_DIR = Path(env_str("DIALEVAL_CORPUS_UPLOAD_DIR", str(DIALEVAL_MODEL_DIR / "corpora")))
+DIALEVAL_TRAINING_STALE_SECONDS = env_int("DIALEVAL_TRAINING_STALE_SECONDS", 300)
+DIALEVAL_TRAINING_MAX_ATTEMPTS = env_int("DIALEVAL_TRAINING_MAX_ATTEMPTS", 2)
 
 # CPU threads torch uses in each process that trains or scores (scoring/torch_threads.py, issue 11). 0: the
 # cores the process may use, divided among a Celery worker's pool processes (at least 1 each); `train_metric

@@ -24,7 +24,7 @@ from scoring.metrics.spec import (
     reference_aggregation,
     tokenizer_choice,
 )
-from scoring.metrics.tokenize import tokenize
+from scoring.metrics.tokenize import tokenize_all
 
 ROUGE_L_NAME = "rouge-l"
 METEOR_NAME = "meteor"
@@ -101,14 +101,8 @@ def _tokenize_batch(
     Sharing the list object lets :func:`rouge_l_batch` build a reference's position masks once for all
     the systems answering one context.
     """
-    tokens_by_text: dict[str, list[str]] = {}
-
-    def tokens(text: str) -> list[str]:
-        cached = tokens_by_text.get(text)
-        if cached is None:
-            cached = tokens_by_text[text] = tokenize(text, language, tokenizer)
-        return cached
-
-    hypothesis_tokens = [tokenize(text, language, tokenizer) for text in hypotheses]
-    reference_tokens = [[tokens(text) for text in texts] for texts in references]
+    distinct = list(dict.fromkeys(text for texts in references for text in texts))
+    tokens_by_text = dict(zip(distinct, tokenize_all(distinct, language, tokenizer), strict=True))
+    hypothesis_tokens = tokenize_all(hypotheses, language, tokenizer)
+    reference_tokens = [[tokens_by_text[text] for text in texts] for texts in references]
     return hypothesis_tokens, reference_tokens

@@ -11,12 +11,20 @@ a trained model (seed 004; context-aware: they read every context turn).
 Names are lowercase and hyphenated; a variant of a metric is ``name:variant`` (BERT-RUBER's factorial
 cells, ``bert-ruber-unreferenced:bert-max-ce``). Variants are computed only when asked for by name:
 ``"all"`` in a scoring request means the metrics without a variant.
+
+Other packages add metrics through entry points of the group ``dialeval.metrics``
+(:mod:`scoring.metrics.plugins`), registered after the built-in ones: a plugin metric's signature records
+``plugin:<distribution>@<version>`` and :func:`metric_origin` says "plugin". A plugin that fails to load,
+or names a metric that is already registered, is skipped with a logged warning and listed by
+:func:`metric_plugins` with its error; the app goes on without it.
 """
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 
 from scoring.metrics.bert_ruber_referenced import bert_ruber_referenced_spec
 from scoring.metrics.bleu_family import bleu_specs
@@ -24,6 +32,7 @@ from scoring.metrics.embedding_specs import embedding_specs
 from scoring.metrics.learned_specs import bert_ruber_specs, ruber_specs
 from scoring.metrics.maude_specs import maude_specs
 from scoring.metrics.overlap_specs import overlap_specs
+from scoring.metrics.plugins import MetricPlugin, discovered_plugins, spec_problem
 from scoring.metrics.spec import MODEL_PARAMETER, TOKENIZER_PARAMETER, MetricFamily, MetricSpec
 from scoring.metrics.system_specs import ContextOutputs, SystemMetricSpec, SystemScore, system_metric_specs
 from scoring.metrics.tokenize import DEFAULT_TOKENIZER, checked_tokenizer, tokenizer_name
@@ -31,6 +40,15 @@ from scoring.metrics.tokenize import DEFAULT_TOKENIZER, checked_tokenizer, token
 _SPECS: dict[str, MetricSpec] = {}
 _FAMILIES: dict[str, MetricFamily] = {}
 _SYSTEM_SPECS: dict[str, SystemMetricSpec] = {}  # one value per system (diversity, corpus BLEU)
+_PLUGINS: list[MetricPlugin] = []  # every entry point of the group, loaded or broken
+_PLUGIN_OF: dict[str, MetricPlugin] = {}  # plugin metric name -> the plugin that registered it
+
+logger = logging.getLogger(__name__)
+
+# Where a metric's scores come from, as recorded on its stored signature (scoring.models.MetricOrigin).
+BUILTIN_ORIGIN = "builtin"
+PLUGIN_ORIGIN = "plugin"
+PLUGIN_SIGNATURE_KEY = "plugin"
 
 
 VARIANT_SEPARATOR = ":"
@@ -52,15 +70,21 @@ class UnknownMetricError(ValueError):
 
 
 def register_metric(spec: MetricSpec) -> None:
-    if spec.name in _SPECS:
-        raise ValueError(f"metric {spec.name!r} is already registered")
+    _check_registrable(spec)
+    _SPECS[spec.name] = spec
+
+
+def _check_registrable(spec: MetricSpec) -> None:
+    if spec.name in _SPECS or spec.name in _SYSTEM_SPECS:
+        owner = _PLUGIN_OF.get(spec.name)
+        where = f"by plugin {owner.describe()}" if owner else "built in"
+        raise ValueError(f"metric {spec.name!r} is already registered ({where})")
     base, _, variant = spec.name.partition(VARIANT_SEPARATOR)
     for part in (base, variant) if variant else (base,):
         if part != part.lower() or not part or any(c in part for c in " |:_"):
             raise ValueError(f"metric names are lowercase and hyphenated (name:variant), got {spec.name!r}")
     if spec.family and spec.family not in _FAMILIES:
         raise ValueError(f"metric {spec.name!r} names family {spec.family!r}, which is not registered")
-    _SPECS[spec.name] = spec
 
 
 def register_metric_family(family: MetricFamily, specs: Sequence[MetricSpec]) -> None:
@@ -76,6 +100,34 @@ def register_metric_family(family: MetricFamily, specs: Sequence[MetricSpec]) ->
 def available_metric_names() -> list[str]:
     """Every registered per-response metric name, in registration order (families stay together)."""
     return list(_SPECS)
+
+
+def metric_origin(name: str) -> str:
+    """Where ``name``'s scores come from: :data:`PLUGIN_ORIGIN` for a plugin's metric, else
+    :data:`BUILTIN_ORIGIN` (the values of ``scoring.models.MetricOrigin``)."""
+    return PLUGIN_ORIGIN if name in _PLUGIN_OF else BUILTIN_ORIGIN
+
+
+def metric_plugin(name: str) -> MetricPlugin | None:
+    """The plugin that registered ``name``, or None for a built-in metric."""
+    return _PLUGIN_OF.get(name)
+
+
+def metric_plugins() -> list[MetricPlugin]:
+    """Every entry point of the ``dialeval.metrics`` group found at the last load: the ones registered
+    (``loaded``) and the ones skipped, with their ``error``."""
+    return list(_PLUGINS)
+
+
+def metric_plugins_reload() -> list[MetricPlugin]:
+    """Unregister every plugin metric and load the entry points again (after a package was installed or
+    removed in this process, e.g. a test's plugin on ``sys.path``); returns :func:`metric_plugins`."""
+    for name in _PLUGIN_OF:
+        _SPECS.pop(name, None)
+    _PLUGIN_OF.clear()
+    _PLUGINS.clear()
+    _register_plugin_metrics()
+    return metric_plugins()
 
 
 def available_system_metric_names() -> list[str]:
@@ -170,7 +222,7 @@ def signature_parameters(
     tokenizer's name only for metrics that tokenize (``tok:en-v1``, or ``tok:none`` with
     ``tokenizer="none"``; learned metrics always record the language's tokenizer, which their model was
     trained with); ``model_hash`` (the trained model's content hash) only for learned metrics, which
-    must have one.
+    must have one; ``plugin`` (``<distribution>@<version>``) only for a plugin's metrics.
     """
     checked_tokenizer(tokenizer)
     spec = metric_spec(name)
@@ -185,6 +237,9 @@ def signature_parameters(
         signature["tok"] = tokenizer_name(language, DEFAULT_TOKENIZER if spec.model_kind else tokenizer)
     if spec.artifact_hash:
         signature["artifact"] = spec.artifact_hash
+    plugin = _PLUGIN_OF.get(name)
+    if plugin is not None:  # which package computed it, and which release of it
+        signature[PLUGIN_SIGNATURE_KEY] = plugin.signature_value
     if spec.model_kind:
         signature["model"] = model_hash
     signature["version"] = spec.version
@@ -390,4 +445,40 @@ def _register_builtin_metrics() -> None:
         register_metric(spec)
 
 
+def _register_plugin_metrics() -> None:
+    """Register the metrics of every entry point of the ``dialeval.metrics`` group; skip (and log) a plugin
+    that failed to load or whose metrics cannot be registered, all of its metrics together."""
+    for plugin in discovered_plugins():
+        problem = plugin.error or _plugin_problem(plugin)
+        if problem:
+            logger.warning("metric plugin %s skipped: %s", plugin.describe(), problem)
+            _PLUGINS.append(replace(plugin, specs=(), error=problem))
+            continue
+        for spec in plugin.specs:
+            _SPECS[spec.name] = spec
+            _PLUGIN_OF[spec.name] = plugin
+        _PLUGINS.append(plugin)
+
+
+def _plugin_problem(plugin: MetricPlugin) -> str:
+    """Why the plugin's metrics cannot all be registered, or ``""``."""
+    names = [spec.name for spec in plugin.specs]
+    twice = sorted({name for name in names if names.count(name) > 1})
+    if twice:
+        return f"it gives the metric(s) {', '.join(twice)} more than once"
+    for spec in plugin.specs:
+        problem = spec_problem(spec)
+        if problem:
+            return problem
+        try:
+            _check_registrable(spec)
+        except ValueError as error:
+            return str(error)
+        unknown = [name for name in spec.requires if name not in _SPECS and name not in names]
+        if unknown:
+            return f"metric {spec.name!r} requires {', '.join(unknown)}, which is not registered"
+    return ""
+
+
 _register_builtin_metrics()
+_register_plugin_metrics()

@@ -24,6 +24,7 @@ from django.utils import timezone
 
 from annotation.models import Reference, Response, System
 from scoring.metrics.registry import (
+    metric_origin,
     metric_specs,
     signature_parameters,
     split_metric_names,
@@ -204,6 +205,12 @@ def _signatures(run: ScoringRun) -> dict[str, MetricSignature]:
 def _signature(name: str, parameters: dict[str, str], *, artifact_hash: str, version: str) -> MetricSignature:
     signature, _ = MetricSignature.objects.get_or_create(
         text=metric_signature(name, parameters),
-        defaults={"name": name, "parameters": parameters, "artifact_hash": artifact_hash, "version": version},
+        defaults={
+            "name": name,
+            "parameters": parameters,
+            "artifact_hash": artifact_hash,
+            "version": version,
+            "origin": metric_origin(name),  # a plugin's metric: "plugin" (its signature names the plugin)
+        },
     )
     return signature

@@ -9,6 +9,10 @@ queue agree with them.
   run so resumes from its stored chunks within stale + interval seconds (60 + 30 by default).
 - Chunks that used every attempt are failed (and their run); runs whose chunks are all done are finished.
 - Chunks waiting on the "gpu" queue when no GPU worker is live any more are moved to the "cpu" queue.
+- Training jobs (issue 14, :func:`scoring.services.training_jobs.training_jobs_recover`): a running job whose
+  heartbeat went stale is queued again (failed past its attempt cap); pending jobs never sent are sent.
+- Runs waiting for a training job are never sent while the job is pending or running; a run whose job has
+  ended but that still waits (the worker died between the two) is sent or failed now.
 
 Sending twice is harmless: planning and chunk claims are conditional updates, so a duplicate finds nothing.
 """
@@ -23,11 +27,13 @@ from django.conf import settings
 from django.db.models import Q
 from django.utils import timezone
 
-from scoring.models import ChunkStatus, RunStatus, ScoringChunk, ScoringRun
+from scoring.models import ACTIVE_TRAINING_STATUSES, ChunkStatus, RunStatus, ScoringChunk, ScoringRun
 from scoring.services.chunks import chunk_fail_exhausted, scoring_run_advance, stale_before
 from scoring.services.execution import chains_start
 from scoring.services.queueing import GPU_QUEUE, default_queue, gpu_worker_available
 from scoring.services.runs import scoring_run_send
+from scoring.services.training_jobs import TrainingRecoveryReport, training_jobs_recover
+from scoring.services.waiting_runs import waiting_run_reconsider
 
 logger = logging.getLogger(__name__)
 
@@ -39,6 +45,8 @@ class RecoveryReport:
     failed_chunks: list[int] = field(default_factory=list)  # chunks past the attempt cap
     finished_runs: list[int] = field(default_factory=list)
     rerouted_chunks: int = 0
+    released_runs: list[int] = field(default_factory=list)  # waiting runs whose job had ended: sent or failed
+    training: TrainingRecoveryReport = field(default_factory=TrainingRecoveryReport)
 
     def __bool__(self) -> bool:
         return bool(
@@ -47,18 +55,31 @@ class RecoveryReport:
             or self.failed_chunks
             or self.finished_runs
             or self.rerouted_chunks
+            or self.released_runs
+            or self.training
         )
 
 
 def scoring_runs_recover(*, pending_grace_seconds: float = 5.0) -> RecoveryReport:
     """One pass of the periodic check (see the module docstring); what it did."""
     report = RecoveryReport()
+    report.training = training_jobs_recover(pending_grace_seconds=pending_grace_seconds)
     now = timezone.now()
     stale = stale_before()
     resend_before = now - timedelta(seconds=settings.DIALEVAL_RUN_STALE_SECONDS)
-    pending = ScoringRun.objects.filter(
-        status=RunStatus.PENDING, created_at__lt=now - timedelta(seconds=pending_grace_seconds)
-    ).filter(Q(enqueued_at__isnull=True) | Q(enqueued_at__lt=resend_before))
+    ended = ScoringRun.objects.filter(status=RunStatus.PENDING, waiting_for__isnull=False).exclude(
+        waiting_for__status__in=ACTIVE_TRAINING_STATUSES
+    )
+    for run_id in ended.order_by("created_at").values_list("pk", flat=True):
+        if waiting_run_reconsider(run_id=run_id):
+            report.released_runs.append(run_id)
+    pending = (
+        ScoringRun.objects.filter(
+            status=RunStatus.PENDING, created_at__lt=now - timedelta(seconds=pending_grace_seconds)
+        )
+        .filter(Q(enqueued_at__isnull=True) | Q(enqueued_at__lt=resend_before))
+        .exclude(waiting_for__status__in=ACTIVE_TRAINING_STATUSES)  # waits for its model: never sent
+    )
     for run_id in pending.order_by("created_at").values_list("pk", flat=True):
         if scoring_run_send(run_id=run_id):
             report.sent_runs.append(run_id)

@@ -9,6 +9,11 @@ One run per request: ``request_key`` hashes the study, the metrics, the referenc
 the content hashes of the trained models; a partial unique constraint allows one PENDING or RUNNING run
 per key, so two identical starts at once (double click, two tabs, two CLI calls) are one run, on SQLite
 and PostgreSQL alike: the second insert fails on the constraint and the existing run is returned.
+
+A run whose learned metric needs a model that a training job is still making waits for it (issue 14): it is
+created PENDING with ``waiting_for`` set and a placeholder record ``{"name", "training_job"}`` for that
+kind (its key names the job instead of a hash), and it is not sent; the job's end sends it or fails it
+(:mod:`scoring.services.waiting_runs`).
 """
 
 from __future__ import annotations
@@ -39,6 +44,7 @@ from scoring.models import (
     ScoringChunk,
     ScoringRun,
     TokenizerChoice,
+    TrainingJob,
 )
 from scoring.selectors import metrics_available_for_study
 from scoring.services.queueing import RUN_TASK, task_send
@@ -46,7 +52,9 @@ from scoring.trained_model_services import (
     TrainedModelError,
     run_model_record,
     scoring_models_resolve,
+    scoring_models_resolve_or_wait,
     trained_cells_check,
+    training_job_planned_model,
 )
 
 ALL_METRICS = "all"
@@ -81,6 +89,10 @@ def scoring_run_create(
     signatures are computed (blends and system metrics are always recomputed: they depend on every reply).
     With ``enqueue=False`` nothing is sent (``manage.py score_study --sync`` executes it in-process).
 
+    A learned metric whose model a training job is still making (named in ``models``, or going to be the
+    study's choice or the default) makes the run wait for the job (see the module docstring), unless
+    ``enqueue=False``: a run executed in-process cannot wait, and is refused saying which job to wait for.
+
     When a PENDING or RUNNING run with the same request exists, it is returned with ``was_existing`` set.
     """
     names = _validated_metric_names(metrics, study=study)
@@ -94,11 +106,18 @@ def scoring_run_create(
         )
     kinds = [spec.model_kind for spec in metric_specs(split_metric_names(names)[0]) if spec.model_kind]
     try:
-        trained = scoring_models_resolve(study=study, kinds=kinds, names=models)
-        trained_cells_check(metrics=names, trained=trained)
+        if enqueue:
+            resolved = scoring_models_resolve_or_wait(study=study, kinds=kinds, names=models)
+            trained, training = resolved.models, resolved.training
+        else:
+            trained, training = scoring_models_resolve(study=study, kinds=kinds, names=models), {}
+        planned = {kind: training_job_planned_model(job) for kind, job in training.items()}
+        trained_cells_check(metrics=names, trained={**trained, **planned})
     except TrainedModelError as error:
         raise ScoringRequestError(str(error)) from None
-    records = {kind: run_model_record(model) for kind, model in trained.items()}
+    records: dict[str, dict[str, object]] = {kind: run_model_record(model) for kind, model in trained.items()}
+    records.update({kind: waiting_record(job) for kind, job in training.items()})
+    waiting_for = min(training.values(), key=lambda job: (job.created_at, job.pk), default=None)
     key = scoring_request_key(
         study_id=study.pk, metrics=names, references=references, tokenizer=tokenizer, models=records
     )
@@ -113,9 +132,10 @@ def scoring_run_create(
                     tokenizer=tokenizer,
                     recompute=recompute,
                     trained_models=records,
+                    waiting_for=waiting_for,
                     created_by=user if isinstance(user, get_user_model()) else None,
                 )
-                if enqueue:
+                if enqueue and waiting_for is None:
                     transaction.on_commit(partial(scoring_run_send, run_id=run.pk))
             return run
         except IntegrityError:
@@ -140,16 +160,35 @@ def scoring_request_key(
         "metrics": sorted(metrics),
         "references": references,
         "tokenizer": tokenizer,
-        "models": {kind: str(record.get("hash", "")) for kind, record in sorted(models.items())},
+        "models": {kind: _model_key(record) for kind, record in sorted(models.items())},
     }
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
 
 
+def _model_key(record: dict[str, object]) -> str:
+    """A model's part of the request key: its hash, or the training job a waiting run waits for."""
+    if is_waiting_record(record):
+        return f"training-job:{record['training_job']}"
+    return str(record.get("hash", ""))
+
+
+def waiting_record(job: TrainingJob) -> dict[str, object]:
+    """What a waiting run stores for the kind whose model ``job`` is making (no hash, no path yet: a run
+    planned with it would fail loudly rather than score with an unknown model)."""
+    return {"name": job.name, "training_job": job.pk}
+
+
+def is_waiting_record(record: object) -> bool:
+    return isinstance(record, dict) and "training_job" in record and "hash" not in record
+
+
 def scoring_run_send(*, run_id: int) -> bool:
     """Send the run's planning task; on a broker failure the run stays PENDING and says why (recovery sends
-    it later). Returns whether the message was sent."""
-    run = ScoringRun.objects.filter(pk=run_id).only("metrics", "status").first()
+    it later). Returns whether the message was sent. A run still waiting for a model is never sent."""
+    run = ScoringRun.objects.filter(pk=run_id).only("metrics", "status", "trained_models").first()
     if run is None or run.status != RunStatus.PENDING:
+        return False
+    if any(is_waiting_record(record) for record in run.trained_models.values()):
         return False
     if task_send(RUN_TASK, args=[run_id]):
         ScoringRun.objects.filter(pk=run_id, status=RunStatus.PENDING).update(

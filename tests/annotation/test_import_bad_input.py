@@ -96,7 +96,8 @@ def test_non_integer_rating(study):
     problems = rejected(study, "jsonl", "r.jsonl", jsonl({**GOOD, "ratings": {"appropriateness": [1, 1.5]}}))
     assert (
         str(problems[0])
-        == 'r.jsonl, line 1, field "ratings.appropriateness[1]": 1.5 is not an integer rating'
+        == 'r.jsonl, line 1, field "ratings.appropriateness[1]": 1.5 is not an integer rating; '
+        'a mean of several raters\' scores goes in "mean_rating"'
     )
 
     problems = rejected(

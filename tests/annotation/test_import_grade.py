@@ -37,7 +37,7 @@ def study(researcher):
 
 
 @pytest.mark.django_db
-def test_systems_share_contexts_and_every_score_is_its_own_anonymous_annotator(study):
+def test_systems_share_contexts_and_each_score_position_is_one_anonymous_annotator(study):
     items = [
         _item(0, "generator", [3, 5, 1]),
         _item(1, "ranker", [4, 4]),
@@ -57,9 +57,13 @@ def test_systems_share_contexts_and_every_score_is_its_own_anonymous_annotator(s
     assert sorted(Response.objects.values_list("external_id", flat=True)) == ["0", "1", "2"]
     scores = sorted(Rating.objects.filter(response__external_id="0").values_list("value", flat=True))
     assert scores == [1, 3, 5]
-    assert Annotator.objects.filter(study=study, origin="imported").count() == 6
-    assert Rating.objects.values("annotator").distinct().count() == 6
-    assert record.counts["annotators_created"] == 6
+    # One anonymous annotator per position in HumanScores (3 at most here), not one per score.
+    assert Annotator.objects.filter(study=study, origin="imported").count() == 3
+    assert Rating.objects.values("annotator").distinct().count() == 3
+    assert sorted(
+        Rating.objects.filter(response__external_id="1").values_list("annotator__pseudonym", "value")
+    ) == [("grade-anon-1", 4), ("grade-anon-2", 4)]
+    assert record.counts["annotators_created"] == 3
     assert record.counts["ratings_created"] == 6
     # Nobody knows who gave which score: reports must not treat these raters as people.
     assert not Annotator.objects.filter(study=study, identity_known=True).exists()

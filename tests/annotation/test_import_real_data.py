@@ -137,7 +137,9 @@ def test_grade_dailydialog_gives_300_replies_with_their_individual_scores(shared
     # 150 items per system, but one context is rated twice for each system: 149 distinct contexts.
     assert DialogContext.objects.filter(study=study).count() == 149
     assert Rating.objects.filter(response__context__study=study).count() == 2990
-    assert Annotator.objects.filter(study=study, origin="imported").count() == 2990
+    # One anonymous annotator per position of HumanScores (up to 11 scores a reply), not one per score.
+    assert Annotator.objects.filter(study=study, origin="imported").count() == 11
+    assert not Annotator.objects.filter(study=study, identity_known=True).exists()
     assert System.objects.filter(study=study).count() == 2
     assert Response.objects.filter(context__study=study, sample_index=1).count() == 2
     assert len(record.warnings) == 2

@@ -47,7 +47,7 @@ def test_a_large_studys_free_count_is_reused_briefly_and_a_small_one_is_always_e
     member = members(study, 1)[0]
     monkeypatch.setattr(work_selectors, "FREE_ITEMS_EXACT_BELOW", 4)
     assert study_free_items(study_id=study.pk, kind="rate") == 5  # counted, and kept (5 >= 4)
-    first = WorkItem.objects.filter(study=study).order_by("id").first()
+    first = WorkItem.objects.filter(study=study).order_by("id")[0]
     WorkItem.objects.filter(pk=first.pk).update(taken=1)  # someone else took one meanwhile
     assert study_free_items(study_id=study.pk, kind="rate") == 5  # the kept count, at most 2 s old
     progress = annotator_progress(annotator=member.annotator, kind="rate")

@@ -127,7 +127,7 @@ def test_score_study_command_follows_a_run_on_the_worker(celery_worker_process: 
 
     run = ScoringRun.objects.get(study=study)
     assert run.status == RunStatus.SUCCEEDED, celery_worker_process.log()
-    assert f"run {run.pk} succeeded: 4 scores on 4 responses in " in out.getvalue()
+    assert f"run {run.pk} succeeded: 4 scores: 4 replies x 1 metric in " in out.getvalue()
     assert MetricScore.objects.filter(response__context__study=study).count() == 4
 
 

@@ -253,9 +253,9 @@ def test_score_study_model_option_and_list_models(trained: TrainedModel) -> None
         "score_study", "learned study", "--metrics", "ruber-unreferenced", "--model", "tiny-ruber", "--sync"
     )
     assert f"ruber model: tiny-ruber ({trained.content_hash[:12]})" in output
-    assert "succeeded: 12 scores on 12 responses" in output
+    assert "succeeded: 12 scores: 12 replies x 1 metric in " in output
     listing = run_command("list_models")
-    assert listing.startswith(f"tiny-ruber\truber\t{trained.content_hash[:12]}\t-\t")
+    assert listing.splitlines()[1].startswith(f"tiny-ruber\truber\t{trained.content_hash[:12]}\t-\t")
 
 
 @pytest.mark.parametrize(

@@ -1,6 +1,9 @@
 """Print every metric a scoring run can compute, one name per line (with --verbose: what it needs).
 
-Per-response metrics first, then system-level ones (one value per system: diversity, corpus BLEU)."""
+Per-response metrics first, then system-level ones (one value per system: diversity, corpus BLEU). A
+metric registered by a plugin (entry point group ``dialeval.metrics``) carries a second, tab-separated
+column ``plugin <distribution> <version>`` (with --verbose: a fifth column). A plugin that could not be
+loaded is listed on stderr as broken, with the reason; its metrics are not available."""
 
 from __future__ import annotations
 
@@ -11,6 +14,8 @@ from django.core.management.base import BaseCommand
 from scoring.metrics.registry import (
     available_metric_names,
     available_system_metric_names,
+    metric_plugin,
+    metric_plugins,
     metric_spec,
     system_metric_spec,
 )
@@ -26,13 +31,15 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         for name in available_metric_names():
+            plugin = metric_plugin(name)
+            origin = [f"plugin {plugin.distribution} {plugin.version}"] if plugin else []
             if not options["verbose"]:
-                self.stdout.write(name)
+                self.stdout.write("\t".join([name, *origin]))
                 continue
             spec = metric_spec(name)
             references = "needs references" if spec.needs_references else "reference-free"
             model = f"needs a trained {spec.model_kind} model" if spec.model_kind else "no training"
-            self.stdout.write(f"{name}\t{references}\t{model}\t{spec.description}")
+            self.stdout.write("\t".join([name, references, model, spec.description, *origin]))
         for name in available_system_metric_names():
             if not options["verbose"]:
                 self.stdout.write(name)
@@ -40,3 +47,6 @@ class Command(BaseCommand):
             system_spec = system_metric_spec(name)
             references = "needs references" if system_spec.needs_references else "reference-free"
             self.stdout.write(f"{name}\t{references}\tsystem level\t{system_spec.description}")
+        for plugin in metric_plugins():
+            if not plugin.loaded:
+                self.stderr.write(f"broken plugin {plugin.describe()}: {plugin.error}")

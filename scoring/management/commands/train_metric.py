@@ -2,11 +2,14 @@
 register it for scoring.
 
     manage.py train_metric ruber --corpus ../shared/data/dailydialog --format dailydialog --name dd-ruber
-    manage.py train_metric bert-ruber --corpus pairs.jsonl --format pairs-jsonl --name my-bert --epochs 5
+    manage.py train_metric bert-ruber --corpus ../shared/data/dailydialog --format dailydialog --name dd-bert
+    manage.py train_metric bert-ruber --corpus pairs.jsonl --format pairs-jsonl --name my-bert --all-cells
     manage.py train_metric maude --corpus ../shared/data/dailydialog --format dailydialog --name dd-maude
 
 RUBER trains word2vec and the unreferenced scorer s_U (seed 000, sections 3.1-3.2); BERT-RUBER trains the
-unreferenced factorial cells over MiniLM and word2vec (seed 001, section 2.1); MaUde trains its scorer and
+unreferenced factorial cells over MiniLM and word2vec (seed 001, section 2.1): by default the eight pooling
+cells, which train in minutes ({bert,word2vec}-{max,mean}-{ranking,ce}); the four Bi-GRU cells take hours
+on a CPU and are trained when named (``--cells``) or with ``--all-cells``; MaUde trains its scorer and
 the baselines named by --variants on (context, reply) examples of every dialog (seed 004; --format
 dialogs-jsonl reads {"turns": [...]} lines, --context-turns cuts the history). Early stopping uses the
 corpus's validation split when there is one (``--validation``; given DailyDialog's folder, training
@@ -23,24 +26,25 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
-from scoring.metrics.learned_specs import FACTORIAL_CELLS, MAUDE_KIND, MODEL_KINDS
-from scoring.metrics.maude.dialogs import DIALOG_FORMATS, DIALOGS_JSONL, read_dialogs, split_dialogs
+from scoring.metrics.bert_ruber.cells import FAST_CELLS
+from scoring.metrics.learned_specs import BERT_RUBER_KIND, FACTORIAL_CELLS, MAUDE_KIND, MODEL_KINDS
+from scoring.metrics.maude.dialogs import DIALOG_FORMATS, DIALOGS_JSONL
 from scoring.metrics.maude.inputs import POOLINGS
 from scoring.metrics.maude.training import NEGATIVE_KINDS
 from scoring.metrics.maude.variants import ALL_VARIANTS, DEFAULT_VARIANTS
-from scoring.metrics.ruber.corpus import (
-    DAILYDIALOG,
-    CorpusError,
-    read_corpus,
-    split_validation,
-)
+from scoring.metrics.ruber.corpus import CorpusError
 from scoring.torch_threads import (
     threads_argument,
     torch_threads_apply,
     torch_threads_default,
     torch_threads_source,
 )
-from scoring.trained_model_services import TrainedModelError, TrainingRequest, trained_model_train
+from scoring.trained_model_services import (
+    TrainedModelError,
+    TrainingRequest,
+    trained_model_train,
+    training_corpus_load,
+)
 
 
 class Command(BaseCommand):
@@ -58,7 +62,13 @@ class Command(BaseCommand):
         parser.add_argument("--language", default="en", choices=["en", "zh"])
         parser.add_argument(
             "--cells",
-            help=f"BERT-RUBER cells to train, comma-separated (default all: {','.join(FACTORIAL_CELLS)})",
+            help=f"BERT-RUBER cells to train, comma-separated (default the pooling cells: {','.join(FAST_CELLS)}; "
+            f"known: {','.join(FACTORIAL_CELLS)})",
+        )
+        parser.add_argument(
+            "--all-cells",
+            action="store_true",
+            help="BERT-RUBER: train every cell, the Bi-GRU (*-rnn-*) cells too (hours on a CPU)",
         )
         parser.add_argument(
             "--variants",
@@ -97,8 +107,13 @@ class Command(BaseCommand):
                 raise CommandError(
                     f"unknown cell(s) {', '.join(unknown)}; known: {', '.join(FACTORIAL_CELLS)}"
                 )
-            if cells and options["kind"] != "bert-ruber":
-                raise CommandError("--cells applies to bert-ruber only")
+            if (cells or options["all_cells"]) and options["kind"] != BERT_RUBER_KIND:
+                raise CommandError("--cells and --all-cells apply to bert-ruber only")
+            if cells and options["all_cells"]:
+                raise CommandError("give --cells or --all-cells, not both")
+            if options["kind"] == BERT_RUBER_KIND and not cells:
+                cells = list(FACTORIAL_CELLS if options["all_cells"] else FAST_CELLS)
+                self.stdout.write(f"cells: {','.join(cells)}")
             threads = torch_threads_apply(options["threads"] or torch_threads_default())
             source = "--threads" if options["threads"] else torch_threads_source()
             self.stdout.write(f"torch threads: {threads} ({source})")
@@ -171,39 +186,15 @@ class Command(BaseCommand):
         return variants
 
     def _corpus(self, options: dict[str, Any]) -> tuple[list[Any], list[Any], str]:
-        corpus: Path = options["corpus"]
-        corpus_format: str = options["corpus_format"]
-        if corpus_format == DAILYDIALOG and (corpus / "train").is_dir():
-            corpus = corpus / "train"  # the corpus's root folder: train on its training split
         if not options["name"].replace("-", "").replace("_", "").isalnum():
             raise CommandError(f"--name {options['name']!r}: use letters, digits, '-' and '_' only")
         if options["max_pairs"] is not None and options["max_pairs"] < 2:
             raise CommandError("--max-pairs must be at least 2")
-        dialogs = options["kind"] == MAUDE_KIND
-
-        def read(path: Path) -> list[Any]:
-            if dialogs:
-                return list(read_dialogs(path, corpus_format=corpus_format))
-            return list(read_corpus(path, corpus_format=corpus_format))
-
-        pairs = read(corpus)
-        if options["max_pairs"]:
-            pairs = pairs[: options["max_pairs"]]
-        validation_path = options["validation"] or self._sibling_validation(corpus, corpus_format)
-        description = f"{corpus} ({corpus_format})"
-        if validation_path is not None:
-            validation = read(validation_path)
-            return pairs, validation, f"{description}; validation {validation_path}"
-        if dialogs:
-            kept, held = split_dialogs(pairs, seed=0)
-            return list(kept), list(held), f"{description}; validation: 5% of the dialogs held out (seed 0)"
-        training, validation = split_validation(pairs, seed=0)
-        return list(training), list(validation), f"{description}; validation: 5% held out (seed 0)"
-
-    @staticmethod
-    def _sibling_validation(corpus: Path, corpus_format: str) -> Path | None:
-        """DailyDialog's layout: train/, validation/, test/ side by side."""
-        if corpus_format != DAILYDIALOG or not corpus.is_dir() or corpus.name != "train":
-            return None
-        sibling = corpus.parent / "validation"
-        return sibling if sibling.is_dir() else None
+        corpus = training_corpus_load(
+            kind=options["kind"],
+            path=options["corpus"],
+            corpus_format=options["corpus_format"],
+            validation=options["validation"],
+            max_pairs=options["max_pairs"],
+        )
+        return corpus.training, corpus.validation, corpus.description

@@ -33,6 +33,10 @@ bfloat16 autocast with large batches (``contextual_encoder.device_settings``), v
 large batches, Adam is the fused CUDA kernel, and the epoch's loss is summed on the device (float64,
 read once per epoch rather than once per step); the heads, losses and optimiser stay float32. On the
 CPU every step is computed as before, and artifacts are bit-identical to those of earlier versions.
+
+``on_progress`` (:mod:`scoring.metrics.training_progress`) hears of word2vec's epochs, the encoding of the
+utterances, each batch (the running loss every ``PROGRESS_EVERY`` batches) and each epoch of each cell;
+raising ``TrainingCancelled`` from it stops the training.
 """
 
 from __future__ import annotations
@@ -63,6 +67,15 @@ from scoring.metrics.ruber.corpus import CorpusError, QueryReplyPair, training_p
 from scoring.metrics.ruber.ranking import negative_indices
 from scoring.metrics.ruber.word2vec import Word2VecConfig, train_word2vec
 from scoring.metrics.tokenize import tokenize, tokenizer_name
+from scoring.metrics.training_progress import (
+    BATCH_STAGE,
+    ENCODING_STAGE,
+    EPOCH_STAGE,
+    WORD2VEC_STAGE,
+    ProgressCallback,
+    TrainingReport,
+    report_progress,
+)
 
 if TYPE_CHECKING:
     import torch
@@ -106,9 +119,11 @@ def train_bert_ruber(
     output_dir: Path,
     encoder: TokenEncoder | None = None,
     progress: bool = True,
+    on_progress: ProgressCallback | None = None,
 ) -> BertRuberArtifact:
     """Train word2vec and ``config.cells`` on ``pairs``, stop early on ``validation_pairs``, save to
-    ``output_dir``. BERT cells use ``encoder`` (default all-MiniLM-L6-v2, English only)."""
+    ``output_dir``. BERT cells use ``encoder`` (default all-MiniLM-L6-v2, English only). ``on_progress``
+    gets the reports of :mod:`scoring.metrics.training_progress` (and may raise to stop)."""
     import torch
 
     threads = torch.get_num_threads()
@@ -116,7 +131,13 @@ def train_bert_ruber(
         torch.set_num_threads(config.torch_threads)
     try:
         return _train(
-            pairs, validation_pairs, config=config, output_dir=output_dir, encoder=encoder, progress=progress
+            pairs,
+            validation_pairs,
+            config=config,
+            output_dir=output_dir,
+            encoder=encoder,
+            progress=progress,
+            on_progress=on_progress,
         )
     finally:
         torch.set_num_threads(threads)
@@ -130,6 +151,7 @@ def _train(
     output_dir: Path,
     encoder: TokenEncoder | None,
     progress: bool,
+    on_progress: ProgressCallback | None = None,
 ) -> BertRuberArtifact:
     import torch
     from tqdm import tqdm
@@ -151,7 +173,16 @@ def _train(
 
     started = time.perf_counter()
     sentences = [tokenize(text, config.language) for text in utterances(pairs)]
-    vectors = train_word2vec(sentences, config=config.word2vec, seed=config.seed)
+    report_progress(on_progress, TrainingReport(WORD2VEC_STAGE, epochs=config.epochs, cells=len(cells)))
+    vectors = train_word2vec(
+        sentences,
+        config=config.word2vec,
+        seed=config.seed,
+        on_epoch=lambda done, total: report_progress(
+            on_progress,
+            TrainingReport(WORD2VEC_STAGE, epochs=config.epochs, step=done, steps=total, cells=len(cells)),
+        ),
+    )
     if len(vectors) == 0:
         raise CorpusError(
             f"no word occurs {config.word2vec.min_count} times in the corpus; word2vec is empty"
@@ -187,8 +218,25 @@ def _train(
         else:
             assert encoder is not None
             bar = tqdm(total=len(texts), desc="encoding utterances", unit="text", disable=not progress)
+            encoded = 0
+
+            def encoded_chunk(count: int, bar: Any = bar) -> None:
+                nonlocal encoded
+                encoded += count
+                bar.update(count)
+                report_progress(
+                    on_progress,
+                    TrainingReport(
+                        ENCODING_STAGE,
+                        epochs=config.epochs,
+                        step=encoded,
+                        steps=len(texts),
+                        cells=len(cells),
+                    ),
+                )
+
             tables[embedding] = encoder_table(
-                texts, encoder, max_length=config.max_length, with_tokens=with_tokens, on_chunk=bar.update
+                texts, encoder, max_length=config.max_length, with_tokens=with_tokens, on_chunk=encoded_chunk
             )
             bar.close()
         timings[f"{embedding}_inputs_seconds"] = _since(stage)
@@ -196,8 +244,15 @@ def _train(
     curves: dict[str, list[dict[str, float]]] = {}
     results: dict[str, dict[str, float]] = {}
     timings["cells"] = {}
-    for cell in cells:
+    for cell_index, cell in enumerate(cells, start=1):
         stage = time.perf_counter()
+
+        def cell_progress(report: TrainingReport, index: int = cell_index) -> None:
+            report_progress(
+                on_progress,
+                dataclasses.replace(report, cell_index=index, cells=len(cells)),
+            )
+
         state, curve, epoch_seconds = _train_cell(
             cell,
             tables[cell.embedding],
@@ -206,6 +261,7 @@ def _train(
             config=config,
             device=device,
             progress=progress,
+            on_progress=cell_progress if on_progress is not None else None,
         )
         torch.save(state, output_dir / cell_weights_file(cell.name))
         best = max(curve, key=lambda epoch_row: epoch_row["validation_accuracy"])
@@ -235,6 +291,7 @@ def _train_cell(
     config: BertRuberConfig,
     device: torch.device,
     progress: bool,
+    on_progress: ProgressCallback | None = None,
 ) -> tuple[dict[str, Any], list[dict[str, float]], list[float]]:
     """(best epoch's state dict, curve rows, seconds per epoch) of one cell."""
     import torch
@@ -286,8 +343,23 @@ def _train_cell(
             optimiser.step()
             summed += loss.detach().double() * size
             count += size
-            if progress and (step % PROGRESS_EVERY == 0 or step == len(batches)):
+            read_loss = step % PROGRESS_EVERY == 0 or step == len(batches)
+            if progress and read_loss:
                 bar.set_postfix(loss=f"{float(summed) / count:.4f}")
+            if on_progress is not None:
+                report_progress(
+                    on_progress,
+                    TrainingReport(
+                        BATCH_STAGE,
+                        epoch=epoch,
+                        epochs=config.epochs,
+                        step=step,
+                        steps=len(batches),
+                        # reading the sum waits for the device: only every PROGRESS_EVERY batches
+                        loss=float(summed) / count if read_loss else None,
+                        cell=cell.name,
+                    ),
+                )
         bar.close()
         total = float(summed)
         true_scores = np.array(
@@ -307,6 +379,20 @@ def _train_cell(
             }
         )
         epoch_seconds.append(_since(epoch_started))
+        report_progress(
+            on_progress,
+            TrainingReport(
+                EPOCH_STAGE,
+                epoch=epoch,
+                epochs=config.epochs,
+                step=len(batches),
+                steps=len(batches),
+                loss=curve[-1]["train_loss"],
+                validation_accuracy=accuracy,
+                validation_loss=curve[-1]["validation_loss"],
+                cell=cell.name,
+            ),
+        )
         if progress:
             tqdm.write(
                 f"{cell.name} epoch {epoch}: train loss {total / count:.4f}, validation accuracy {accuracy:.4f}"

@@ -19,6 +19,9 @@ Deviations from the paper, recorded in ``config.json``: the encoder is frozen (t
 DistilBERT end to end: not affordable on a CPU; BERT-RUBER freezes its encoder too); all-MiniLM-L6-v2
 instead of DistilBERT; learning rate 1e-3 instead of 1e-4 (frozen inputs, few epochs); no
 back-translation and no seq2seq negatives (no such model offline, docs/metrics.md).
+
+``on_progress`` (:mod:`scoring.metrics.training_progress`) hears of word2vec's epochs, the encoding of the
+texts, each batch and each epoch of each variant; raising ``TrainingCancelled`` from it stops the training.
 """
 
 from __future__ import annotations
@@ -51,6 +54,15 @@ from scoring.metrics.ruber.artifact import write_shared_files
 from scoring.metrics.ruber.corpus import CorpusError, training_provenance
 from scoring.metrics.ruber.word2vec import Word2VecConfig, train_word2vec
 from scoring.metrics.tokenize import tokenize, tokenizer_name
+from scoring.metrics.training_progress import (
+    BATCH_STAGE,
+    ENCODING_STAGE,
+    EPOCH_STAGE,
+    WORD2VEC_STAGE,
+    ProgressCallback,
+    TrainingReport,
+    report_progress,
+)
 
 ARTIFACT_FORMAT = 1
 RANDOM_UTTERANCE = "utterance"
@@ -102,15 +114,17 @@ def train_maude(
     output_dir: Path,
     encoder: TokenEncoder | None = None,
     progress: bool = True,
+    on_progress: ProgressCallback | None = None,
 ) -> MaudeArtifact:
-    """Train ``config.variants`` on ``dialogs``, stop early on ``validation_dialogs``, save to ``output_dir``."""
+    """Train ``config.variants`` on ``dialogs``, stop early on ``validation_dialogs``, save to ``output_dir``;
+    ``on_progress`` gets the reports of :mod:`scoring.metrics.training_progress` (and may raise to stop)."""
     import torch
 
     threads = torch.get_num_threads()
     if config.torch_threads is not None:
         torch.set_num_threads(config.torch_threads)
     try:
-        return _train(dialogs, validation_dialogs, config, Path(output_dir), encoder, progress)
+        return _train(dialogs, validation_dialogs, config, Path(output_dir), encoder, progress, on_progress)
     finally:
         torch.set_num_threads(threads)
 
@@ -122,6 +136,7 @@ def _train(
     output_dir: Path,
     encoder: TokenEncoder | None,
     progress: bool,
+    on_progress: ProgressCallback | None = None,
 ) -> MaudeArtifact:
     import torch
     from tqdm import tqdm
@@ -154,7 +169,16 @@ def _train(
     started = time.perf_counter()
 
     sentences = [tokenize(turn, config.language) for dialog in dialogs for turn in dialog]
-    vectors = train_word2vec(sentences, config=config.word2vec, seed=config.seed)
+    report_progress(on_progress, TrainingReport(WORD2VEC_STAGE, epochs=config.epochs, cells=len(variants)))
+    vectors = train_word2vec(
+        sentences,
+        config=config.word2vec,
+        seed=config.seed,
+        on_epoch=lambda done, total: report_progress(
+            on_progress,
+            TrainingReport(WORD2VEC_STAGE, epochs=config.epochs, step=done, steps=total, cells=len(variants)),
+        ),
+    )
     timings["word2vec_seconds"] = _since(started)
 
     stage = time.perf_counter()
@@ -168,7 +192,26 @@ def _train(
         assert encoder is not None
         stage = time.perf_counter()
         bar = tqdm(total=len(prepared.index.texts), desc="encoding texts", unit="text", disable=not progress)
-        encoded = encoder_vectors(prepared.index.texts, encoder, pooling=config.pooling, on_chunk=bar.update)
+        done = 0
+
+        def encoded_chunk(count: int) -> None:
+            nonlocal done
+            done += count
+            bar.update(count)
+            report_progress(
+                on_progress,
+                TrainingReport(
+                    ENCODING_STAGE,
+                    epochs=config.epochs,
+                    step=done,
+                    steps=len(prepared.index.texts),
+                    cells=len(variants),
+                ),
+            )
+
+        encoded = encoder_vectors(
+            prepared.index.texts, encoder, pooling=config.pooling, on_chunk=encoded_chunk
+        )
         bar.close()
         timings["encoder_seconds"] = _since(stage)
     utterance_table = None
@@ -204,8 +247,11 @@ def _train(
     curves: dict[str, list[dict[str, float]]] = {}
     results: dict[str, dict[str, float]] = {}
     timings["variants"] = {}
-    for variant in variants:
+    for variant_index, variant in enumerate(variants, start=1):
         stage = time.perf_counter()
+
+        def variant_progress(report: TrainingReport, index: int = variant_index) -> None:
+            report_progress(on_progress, dataclasses.replace(report, cell_index=index, cells=len(variants)))
 
         def feed(arrays: Any, part: str, variant: str = variant) -> Feed:
             return Feed(
@@ -226,6 +272,7 @@ def _train(
             config,
             device,
             progress,
+            variant_progress if on_progress is not None else None,
         )
         torch.save(state, output_dir / cell_weights_file(variant))
         best = min(curve, key=lambda row: row["validation_loss"])
@@ -303,6 +350,7 @@ def _train_variant(
     config: MaudeConfig,
     device: Any,
     progress: bool,
+    on_progress: ProgressCallback | None = None,
 ) -> tuple[dict[str, Any], list[dict[str, float]], list[float]]:
     """(best epoch's state dict, curve rows, seconds per epoch) of one variant."""
     import torch
@@ -340,8 +388,9 @@ def _train_variant(
             ]
         order = torch.randperm(len(train), generator=generator).numpy()
         summed, count = 0.0, 0
+        starts = range(0, len(order), config.batch_size)
         bar = tqdm(
-            range(0, len(order), config.batch_size),
+            starts,
             desc=f"{variant} epoch {epoch}",
             disable=not progress,
             leave=False,
@@ -372,6 +421,18 @@ def _train_variant(
             count += len(batch)
             if progress and step % 50 == 0:
                 bar.set_postfix(loss=f"{summed / count:.4f}")
+            report_progress(
+                on_progress,
+                TrainingReport(
+                    BATCH_STAGE,
+                    epoch=epoch,
+                    epochs=config.epochs,
+                    step=step,
+                    steps=len(starts),
+                    loss=summed / count,
+                    cell=variant,
+                ),
+            )
         bar.close()
         scores = score_examples(
             scorer,
@@ -402,6 +463,20 @@ def _train_variant(
             row[f"validation_accuracy_{name}"] = round(float(np.mean(true_scores > neg)), 6)
         curve.append(row)
         epoch_seconds.append(_since(epoch_started))
+        report_progress(
+            on_progress,
+            TrainingReport(
+                EPOCH_STAGE,
+                epoch=epoch,
+                epochs=config.epochs,
+                step=len(starts),
+                steps=len(starts),
+                loss=row["train_loss"],
+                validation_accuracy=row["validation_accuracy"],
+                validation_loss=row["validation_loss"],
+                cell=variant,
+            ),
+        )
         if progress:
             tqdm.write(
                 f"{variant} epoch {epoch}: train loss {row['train_loss']:.4f}, validation loss "

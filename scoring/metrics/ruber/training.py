@@ -35,6 +35,9 @@ The paper trains on 1.4M Douban pairs.
 
 Determinism: fixed seeds (Python, torch, gensim with one worker); timings.json records the thread
 count. On CUDA, GRU kernels may differ in the last bits between runs.
+
+``on_progress`` (:mod:`scoring.metrics.training_progress`) hears of each word2vec epoch, each batch and
+each epoch's validation figures; raising ``TrainingCancelled`` from it stops the training.
 """
 
 from __future__ import annotations
@@ -59,6 +62,14 @@ from scoring.metrics.ruber.corpus import CorpusError, QueryReplyPair, training_p
 from scoring.metrics.ruber.ranking import negative_indices
 from scoring.metrics.ruber.word2vec import Word2VecConfig, train_word2vec
 from scoring.metrics.tokenize import tokenize, tokenizer_name
+from scoring.metrics.training_progress import (
+    BATCH_STAGE,
+    EPOCH_STAGE,
+    WORD2VEC_STAGE,
+    ProgressCallback,
+    TrainingReport,
+    report_progress,
+)
 
 ARTIFACT_FORMAT = 1
 IN_BATCH = "in-batch"
@@ -114,8 +125,10 @@ def train_ruber(
     config: RuberConfig,
     output_dir: Path,
     progress: bool = True,
+    on_progress: ProgressCallback | None = None,
 ) -> RuberArtifact:
-    """Train word2vec and s_U on ``pairs``, stop early on ``validation_pairs``, save to ``output_dir``."""
+    """Train word2vec and s_U on ``pairs``, stop early on ``validation_pairs``, save to ``output_dir``;
+    ``on_progress`` gets a report per word2vec epoch, batch and epoch (and may raise to stop)."""
     import torch
 
     if config.negatives not in NEGATIVES:
@@ -139,6 +152,7 @@ def train_ruber(
             output_dir=Path(output_dir),
             device=device,
             progress=progress,
+            on_progress=on_progress,
         )
     finally:
         torch.set_num_threads(threads)
@@ -152,6 +166,7 @@ def _train(
     output_dir: Path,
     device: Any,
     progress: bool,
+    on_progress: ProgressCallback | None = None,
 ) -> RuberArtifact:
     import numpy as np
     import torch
@@ -182,7 +197,15 @@ def _train(
 
     sentences = [tokenized(text) for text in utterances(pairs)]
     timings["tokenize_seconds"] = round(time.perf_counter() - started, 3)
-    vectors = train_word2vec(sentences, config=config.word2vec, seed=config.seed)
+    report_progress(on_progress, TrainingReport(WORD2VEC_STAGE, epochs=config.epochs))
+    vectors = train_word2vec(
+        sentences,
+        config=config.word2vec,
+        seed=config.seed,
+        on_epoch=lambda done, total: report_progress(
+            on_progress, TrainingReport(WORD2VEC_STAGE, epochs=config.epochs, step=done, steps=total)
+        ),
+    )
     if len(vectors) == 0:
         raise CorpusError(
             f"no word occurs {config.word2vec.min_count} times in the corpus; word2vec is empty"
@@ -255,6 +278,17 @@ def _train(
             total += float(loss.item())
             if number % 20 == 0:
                 bar.set_postfix(loss=f"{total / number:.4f}", refresh=False)
+            report_progress(
+                on_progress,
+                TrainingReport(
+                    BATCH_STAGE,
+                    epoch=epoch,
+                    epochs=config.epochs,
+                    step=number,
+                    steps=len(batches),
+                    loss=total / number,
+                ),
+            )
         bar.close()
         train_loss = total / len(batches)
         true_scores = score_pairs(model, valid_queries, valid_replies, device=device)
@@ -273,6 +307,19 @@ def _train(
         )
         epoch_seconds.append(round(time.perf_counter() - epoch_started, 3))
         epoch_cpu_seconds.append(round(time.process_time() - epoch_cpu_started, 3))
+        report_progress(
+            on_progress,
+            TrainingReport(
+                EPOCH_STAGE,
+                epoch=epoch,
+                epochs=config.epochs,
+                step=len(batches),
+                steps=len(batches),
+                loss=train_loss,
+                validation_accuracy=accuracy,
+                validation_loss=valid_loss,
+            ),
+        )
         if progress:
             tqdm.write(
                 f"epoch {epoch}: train loss {train_loss:.4f}, validation accuracy {accuracy:.4f} "

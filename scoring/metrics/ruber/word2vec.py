@@ -8,8 +8,9 @@ per-word initial vectors (gensim's default is Python's ``hash``, which is salted
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from scoring.metrics.word_vectors import WordVectors, from_gensim_keyed_vectors
 
@@ -30,9 +31,17 @@ def stable_hash(text: str) -> int:
 
 
 def train_word2vec(
-    sentences: Sequence[Sequence[str]], *, config: Word2VecConfig, seed: int, name: str = "word2vec"
+    sentences: Sequence[Sequence[str]],
+    *,
+    config: Word2VecConfig,
+    seed: int,
+    name: str = "word2vec",
+    on_epoch: Callable[[int, int], None] | None = None,
 ) -> WordVectors:
-    """Word vectors trained on tokenized ``sentences``; the vocabulary is ordered by frequency (gensim)."""
+    """Word vectors trained on tokenized ``sentences``; the vocabulary is ordered by frequency (gensim).
+
+    ``on_epoch(done, epochs)`` is called after each word2vec epoch, in this thread (gensim calls its
+    callbacks from the thread that trains), so an exception it raises stops the training."""
     from gensim.models import Word2Vec
 
     model = Word2Vec(
@@ -46,5 +55,20 @@ def train_word2vec(
         seed=seed,
         workers=1,
         hashfxn=stable_hash,
+        callbacks=[] if on_epoch is None else [_epoch_callback(on_epoch, config.epochs)],
     )
     return from_gensim_keyed_vectors(model.wv, name=name)
+
+
+def _epoch_callback(on_epoch: Callable[[int, int], None], epochs: int) -> Any:
+    from gensim.models.callbacks import CallbackAny2Vec
+
+    class EpochCallback(CallbackAny2Vec):
+        def __init__(self) -> None:
+            self.done = 0
+
+        def on_epoch_end(self, model: Any) -> None:
+            self.done += 1
+            on_epoch(self.done, epochs)
+
+    return EpochCallback()

@@ -1,0 +1,321 @@
+"""REST API of the data round trip (issue 14). Owners only; anyone else gets 404, as for every study endpoint.
+
+- ``GET /api/studies/<id>/contexts/?format=jsonl|csv``: the contexts file to run systems on (the same bytes
+  as the study page's link); without ``format`` the rows as paginated JSON.
+- ``POST /api/studies/<id>/imports/``: as before for small uploads (201 with the import); an upload over
+  ``DIALEVAL_IMPORT_INLINE_MAX_BYTES`` is queued for a worker: 202 with the job, to follow at
+  ``GET /api/studies/<id>/import-jobs/<job>/``.
+- ``GET`` / ``DELETE /api/studies/<id>/imports/<import>/``: the import with what undoing it deletes, leaves
+  and cannot restore; DELETE undoes it (409 with the reason when it cannot be undone).
+- ``GET`` / ``DELETE /api/studies/<id>/systems/<system>/``: the system with what deleting it removes; DELETE
+  deletes it with its replies and scores.
+
+A DELETE may carry ``?fingerprint=`` from the GET: then it is refused (409, nothing deleted) when what
+would go has changed in between.
+"""
+
+from __future__ import annotations
+
+from itertools import islice
+from typing import Any
+
+from django.http import StreamingHttpResponse
+from django.shortcuts import get_object_or_404
+from django.urls import reverse
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, inline_serializer
+from rest_framework import serializers, status
+from rest_framework.pagination import LimitOffsetPagination
+from rest_framework.renderers import BrowsableAPIRenderer, JSONRenderer
+from rest_framework.request import Request
+from rest_framework.response import Response as ApiResponse
+from rest_framework.views import APIView
+
+from annotation.api import (
+    ImportProblemSerializer,
+    StudyImportApi,
+    StudyImportInputSerializer,
+    StudyImportOutputSerializer,
+)
+from annotation.api_exports import CsvRenderer, JsonLinesRenderer
+from annotation.exports import CONTENT_TYPES, encoded
+from annotation.importers import ImportRejected
+from annotation.models import ImportJob, Study, StudyImport, System
+from annotation.permissions import IsResearcher, authenticated_user
+from annotation.selectors.contexts_download import (
+    CONTEXT_COLUMNS,
+    context_rows,
+    contexts_file_chunks,
+    contexts_filename,
+)
+from annotation.selectors.import_jobs import import_job_view
+from annotation.selectors.studies import studies_visible_to
+from annotation.services.deletion_counts import DeletionPreview, DeletionRefused, counts_lines
+from annotation.services.import_jobs import import_upload
+from annotation.services.import_undo import import_undo, import_undo_preview
+from annotation.services.system_deletion import system_delete, system_deletion_preview
+
+FINGERPRINT = OpenApiParameter(
+    "fingerprint", str, description="the GET's fingerprint: refuse (409) if what would go has changed since"
+)
+PreviewSerializer = inline_serializer(
+    "DeletionPreview",
+    {
+        "subject": serializers.CharField(),
+        "allowed": serializers.BooleanField(),
+        "counts": serializers.DictField(child=serializers.IntegerField(), help_text="model label -> rows"),
+        "lines": serializers.ListField(child=serializers.CharField(), help_text="the counts in words"),
+        "notes": serializers.ListField(child=serializers.CharField(), help_text="what stays, what is lost"),
+        "refusals": serializers.ListField(child=serializers.CharField(), help_text="why it cannot be done"),
+        "fingerprint": serializers.CharField(),
+    },
+)
+DeletedSerializer = inline_serializer(
+    "Deleted",
+    {
+        "deleted": serializers.DictField(child=serializers.IntegerField()),
+        "lines": serializers.ListField(child=serializers.CharField()),
+    },
+)
+JobSerializer = inline_serializer(
+    "ImportJob",
+    {
+        "id": serializers.IntegerField(),
+        "status": serializers.CharField(help_text="pending, running, succeeded or failed"),
+        "status_label": serializers.CharField(),
+        "stage": serializers.CharField(help_text="reading, checking or writing (while running)"),
+        "stage_words": serializers.CharField(),
+        "done": serializers.IntegerField(),
+        "total": serializers.IntegerField(),
+        "finished": serializers.BooleanField(),
+        "problems": serializers.ListField(child=serializers.CharField(), help_text="why it was rejected"),
+        "problems_truncated": serializers.BooleanField(),
+        "error": serializers.CharField(),
+        "summary": serializers.CharField(help_text="the import's counts in words"),
+        "warnings": serializers.ListField(child=serializers.CharField()),
+        "import_id": serializers.IntegerField(allow_null=True),
+        "url": serializers.CharField(help_text="this resource"),
+    },
+)
+
+
+def _owned_study(request: Request, study_id: int) -> Study:
+    return get_object_or_404(studies_visible_to(user=authenticated_user(request)), pk=study_id)
+
+
+def _preview_data(preview: DeletionPreview) -> dict[str, Any]:
+    return {
+        "subject": preview.subject,
+        "allowed": preview.allowed,
+        "counts": preview.counts,
+        "lines": preview.lines,
+        "notes": preview.notes,
+        "refusals": preview.refusals,
+        "fingerprint": preview.fingerprint,
+    }
+
+
+def _deleted(deleted: dict[str, int]) -> ApiResponse:
+    return ApiResponse({"deleted": deleted, "lines": counts_lines(deleted)})
+
+
+def _refused(refused: DeletionRefused) -> ApiResponse:
+    return ApiResponse({"detail": refused.message}, status=status.HTTP_409_CONFLICT)
+
+
+def _job_data(request: Request, job: ImportJob) -> dict[str, Any]:
+    url = reverse("api-study-import-job", args=[job.study_id, job.pk])
+    return {**import_job_view(job=job).as_json(), "url": request.build_absolute_uri(url)}
+
+
+class StudyContextsApi(APIView):
+    """The study's contexts, to run systems on: ``context_id``, ``turns``, ``references`` per context."""
+
+    permission_classes = [IsResearcher]
+    renderer_classes = [JSONRenderer, BrowsableAPIRenderer, CsvRenderer, JsonLinesRenderer]
+
+    @extend_schema(
+        parameters=[OpenApiParameter("format", str, enum=["json", "csv", "jsonl"])],
+        responses={
+            (200, "application/json"): inline_serializer(
+                "StudyContextsPage",
+                {
+                    "columns": serializers.ListField(child=serializers.CharField()),
+                    "offset": serializers.IntegerField(),
+                    "limit": serializers.IntegerField(),
+                    "next_offset": serializers.IntegerField(allow_null=True),
+                    "results": serializers.ListField(child=serializers.DictField()),
+                },
+            ),
+            (200, "text/csv"): OpenApiResponse(OpenApiTypes.STR, description="turns, references: JSON cells"),
+            (200, "application/jsonl"): OpenApiResponse(OpenApiTypes.STR, description="one context a line"),
+        },
+    )
+    def get(self, request: Request, study_id: int) -> ApiResponse | StreamingHttpResponse:
+        study = _owned_study(request, study_id)
+        fmt = request.accepted_renderer.format
+        if fmt in CONTENT_TYPES:
+            response = StreamingHttpResponse(
+                encoded(contexts_file_chunks(study=study, fmt=fmt)), content_type=CONTENT_TYPES[fmt]
+            )
+            response["Content-Disposition"] = (
+                f'attachment; filename="{contexts_filename(study=study, fmt=fmt)}"'
+            )
+            return response
+        paginator = LimitOffsetPagination()
+        limit = paginator.get_limit(request) or 100
+        offset = paginator.get_offset(request)
+        page = list(islice(context_rows(study=study), offset, offset + limit + 1))
+        return ApiResponse(
+            {
+                "columns": list(CONTEXT_COLUMNS),
+                "offset": offset,
+                "limit": limit,
+                "next_offset": offset + limit if len(page) > limit else None,
+                "results": page[:limit],
+            }
+        )
+
+
+class StudyImportUploadApi(StudyImportApi):
+    """POST multipart: ``format``, one or more ``files``, optional ``question``. All-or-nothing; 201 with the
+    import when done in the request, 202 with the job when the upload is large enough for a worker."""
+
+    @extend_schema(
+        request=StudyImportInputSerializer,
+        responses={
+            201: StudyImportOutputSerializer,
+            202: JobSerializer,
+            400: OpenApiResponse(ImportProblemSerializer),
+        },
+    )
+    def post(self, request: Request, study_id: int) -> ApiResponse:
+        study = _owned_study(request, study_id)
+        data = {
+            "format": request.data.get("format"),
+            "files": request.FILES.getlist("files"),
+            "question": request.data.get("question", ""),
+        }
+        serializer = StudyImportInputSerializer(data=data)
+        serializer.is_valid(raise_exception=True)
+        try:
+            outcome = import_upload(
+                study=study,
+                format=serializer.validated_data["format"],
+                uploads=serializer.validated_data["files"],
+                user=authenticated_user(request),
+                question=serializer.validated_data["question"] or None,
+            )
+        except ImportRejected as rejected:
+            problems = [vars(problem) for problem in rejected.problems]
+            detail = "the import was rejected and nothing was changed"
+            return ApiResponse({"detail": detail, "problems": problems}, status=status.HTTP_400_BAD_REQUEST)
+        if isinstance(outcome, ImportJob):
+            return ApiResponse(_job_data(request, outcome), status=status.HTTP_202_ACCEPTED)
+        return ApiResponse(StudyImportOutputSerializer(outcome).data, status=status.HTTP_201_CREATED)
+
+
+class StudyImportJobApi(APIView):
+    """An import a worker runs: status, progress, and its outcome once finished."""
+
+    permission_classes = [IsResearcher]
+
+    @extend_schema(responses=JobSerializer)
+    def get(self, request: Request, study_id: int, job_id: int) -> ApiResponse:
+        study = _owned_study(request, study_id)
+        job = get_object_or_404(ImportJob.objects.select_related("result"), study=study, pk=job_id)
+        return ApiResponse(_job_data(request, job))
+
+
+class StudyImportRecordApi(APIView):
+    """One accepted import: GET shows what undoing it deletes; DELETE undoes it."""
+
+    permission_classes = [IsResearcher]
+
+    def _record(self, request: Request, study_id: int, import_id: int) -> tuple[Study, StudyImport]:
+        study = _owned_study(request, study_id)
+        return study, get_object_or_404(StudyImport, study=study, pk=import_id)
+
+    @extend_schema(
+        responses=inline_serializer(
+            "StudyImportWithUndo",
+            {
+                "id": serializers.IntegerField(),
+                "format": serializers.CharField(),
+                "filenames": serializers.ListField(child=serializers.CharField()),
+                "counts": serializers.DictField(child=serializers.IntegerField()),
+                "undone_at": serializers.DateTimeField(allow_null=True),
+                "undo": PreviewSerializer,
+            },
+        )
+    )
+    def get(self, request: Request, study_id: int, import_id: int) -> ApiResponse:
+        _, record = self._record(request, study_id, import_id)
+        return ApiResponse(
+            {
+                "id": record.pk,
+                "format": record.format,
+                "filenames": record.filenames,
+                "counts": record.counts,
+                "undone_at": record.undone_at,
+                "undo": _preview_data(import_undo_preview(record=record)),
+            }
+        )
+
+    @extend_schema(parameters=[FINGERPRINT], responses={200: DeletedSerializer, 409: OpenApiTypes.OBJECT})
+    def delete(self, request: Request, study_id: int, import_id: int) -> ApiResponse:
+        study, record = self._record(request, study_id, import_id)
+        try:
+            deleted = import_undo(
+                study=study,
+                import_id=record.pk,
+                user=authenticated_user(request),
+                fingerprint=request.query_params.get("fingerprint") or None,
+            )
+        except DeletionRefused as refused:
+            return _refused(refused)
+        return _deleted(deleted)
+
+
+class StudySystemApi(APIView):
+    """One system: GET shows what deleting it removes; DELETE deletes it with its replies and scores."""
+
+    permission_classes = [IsResearcher]
+
+    def _system(self, request: Request, study_id: int, system_id: int) -> tuple[Study, System]:
+        study = _owned_study(request, study_id)
+        return study, get_object_or_404(System, study=study, pk=system_id)
+
+    @extend_schema(
+        responses=inline_serializer(
+            "SystemWithDeletion",
+            {
+                "id": serializers.IntegerField(),
+                "name": serializers.CharField(),
+                "is_human": serializers.BooleanField(),
+                "delete": PreviewSerializer,
+            },
+        )
+    )
+    def get(self, request: Request, study_id: int, system_id: int) -> ApiResponse:
+        _, system = self._system(request, study_id, system_id)
+        preview = system_deletion_preview(system=system)
+        return ApiResponse(
+            {
+                "id": system.pk,
+                "name": system.name,
+                "is_human": system.is_human,
+                "delete": _preview_data(preview),
+            }
+        )
+
+    @extend_schema(parameters=[FINGERPRINT], responses={200: DeletedSerializer, 409: OpenApiTypes.OBJECT})
+    def delete(self, request: Request, study_id: int, system_id: int) -> ApiResponse:
+        study, system = self._system(request, study_id, system_id)
+        try:
+            deleted = system_delete(
+                study=study, system_id=system.pk, fingerprint=request.query_params.get("fingerprint") or None
+            )
+        except DeletionRefused as refused:
+            return _refused(refused)
+        return _deleted(deleted)
