@@ -47,8 +47,8 @@ COPY . .
 # secret key, which collectstatic does not use.
 RUN DJANGO_SECRET_KEY=collectstatic-only python manage.py collectstatic --noinput --verbosity 0 \
     && useradd --system --create-home --uid 10001 dialeval \
-    && mkdir -p /app/var/media \
-    && chown -R dialeval /app/var
+    && mkdir -p /app/var/media /srv/models \
+    && chown -R dialeval /app/var /srv/models
 
 USER dialeval
 EXPOSE 8000

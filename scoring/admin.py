@@ -6,7 +6,14 @@ from django.contrib import admin
 from django.db.models import QuerySet
 
 from annotation.report_data_admin import ReportDataAdmin
-from scoring.models import MetricScore, MetricSignature, ScoringRun, SystemMetricScore, TrainedModel
+from scoring.models import (
+    MetricScore,
+    MetricSignature,
+    ScoringRun,
+    SystemMetricScore,
+    TrainedModel,
+    TrainingJob,
+)
 
 
 @admin.register(ScoringRun)
@@ -47,3 +54,10 @@ class TrainedModelAdmin(admin.ModelAdmin):
 class SystemMetricScoreAdmin(ReportDataAdmin):
     study_lookup = "system__study"
     list_display = ["system", "signature", "value", "items"]
+
+
+@admin.register(TrainingJob)
+class TrainingJobAdmin(admin.ModelAdmin):
+    list_display = ["id", "name", "kind", "status", "study", "created_by", "created_at", "finished_at"]
+    list_filter = ["status", "kind"]
+    raw_id_fields = ["study", "trained_model"]

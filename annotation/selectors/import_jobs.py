@@ -19,11 +19,17 @@ STAGE_WORDS = {
 }
 
 
+COUNT_ORDER = ("contexts", "references", "systems", "responses", "annotators", "ratings", "mean_ratings")
+
+
 def import_counts_text(counts: dict[str, int]) -> str:
     """An import's counters in words, zero ones left out: ``{"contexts_created": 120, "systems_reused": 1}``
-    reads "120 new contexts, 1 system already in the study"."""
+    reads "120 new contexts, 1 system already in the study". Always in the same order (contexts, references,
+    systems, responses, then the rest as given): PostgreSQL's jsonb does not keep a stored dict's order."""
     parts = []
-    for key, value in counts.items():
+    rank = {noun: index for index, noun in enumerate(COUNT_ORDER)}
+    ordered = sorted(counts.items(), key=lambda entry: rank.get(entry[0].rpartition("_")[0], len(rank)))
+    for key, value in ordered:
         if not value:
             continue
         noun, _, verb = key.rpartition("_")

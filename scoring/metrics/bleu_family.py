@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from scoring.metrics import METRICS_VERSION
-from scoring.metrics.bleu import sentence_bleu_orders_batch
+from scoring.metrics.bleu import sentence_bleu_best_batch, sentence_bleu_orders_batch
 from scoring.metrics.spec import (
     DEFAULT_REFERENCE_AGGREGATION,
     MetricFamily,
@@ -25,7 +25,7 @@ from scoring.metrics.spec import (
     reference_aggregation,
     tokenizer_choice,
 )
-from scoring.metrics.tokenize import tokenize
+from scoring.metrics.tokenize import tokenize_all
 
 BLEU_FAMILY_NAME = "bleu"
 BLEU_ORDERS = {f"bleu-{n}": n for n in range(1, 5)}
@@ -45,15 +45,19 @@ def bleu_family_compute(
     smoothing = params.get("smooth", DEFAULT_SMOOTHING)  # checked by the bleu module
     orders = {name: BLEU_ORDERS[name] for name in names}
     tokenizer = tokenizer_choice(params)
-    hypothesis_tokens = [tokenize(text, language, tokenizer) for text in hypotheses]
+    hypothesis_tokens = tokenize_all(hypotheses, language, tokenizer)
     reference_tokens = _tokenize_reference_lists(references, language, tokenizer)
     aggregation = reference_aggregation(params, supported=REFERENCE_AGGREGATIONS)
-    max_n = max(orders.values())
     if aggregation == "joint":
-        rows = sentence_bleu_orders_batch(hypothesis_tokens, reference_tokens, max_n, smoothing)
-    else:
-        rows = _max_over_references(hypothesis_tokens, reference_tokens, max_n, smoothing)
-    return {name: [row[order - 1] for row in rows] for name, order in orders.items()}
+        rows = sentence_bleu_orders_batch(
+            hypothesis_tokens, reference_tokens, max(orders.values()), smoothing
+        )
+        return {name: [row[order - 1] for row in rows] for name, order in orders.items()}
+    # seed 003, eq. 1: per order, the best single-reference BLEU; only the orders asked for are computed
+    wanted = sorted(set(orders.values()))
+    rows = sentence_bleu_best_batch(hypothesis_tokens, reference_tokens, wanted, smoothing)
+    column = {order: index for index, order in enumerate(wanted)}
+    return {name: [row[column[order]] for row in rows] for name, order in orders.items()}
 
 
 def bleu_specs() -> tuple[MetricFamily, list[MetricSpec]]:
@@ -74,42 +78,21 @@ def bleu_specs() -> tuple[MetricFamily, list[MetricSpec]]:
     return family, specs
 
 
-def _max_over_references(
-    hypotheses: Sequence[list[str]], references: Sequence[Sequence[list[str]]], max_n: int, smoothing: str
-) -> list[list[float]]:
-    """Per item and order, the best single-reference BLEU (seed 003, eq. 1), from one batched pass."""
-    flat_hypotheses: list[list[str]] = []
-    flat_references: list[list[list[str]]] = []
-    owners: list[int] = []
-    for index, (hypothesis, refs) in enumerate(zip(hypotheses, references, strict=True)):
-        for ref in refs or [[]]:  # no reference at all: scored against an empty one, i.e. 0
-            flat_hypotheses.append(hypothesis)
-            flat_references.append([ref])
-            owners.append(index)
-    flat_rows = sentence_bleu_orders_batch(flat_hypotheses, flat_references, max_n, smoothing)
-    best: list[list[float] | None] = [None] * len(hypotheses)
-    for owner, row in zip(owners, flat_rows, strict=True):
-        current = best[owner]
-        best[owner] = row if current is None else [max(a, b) for a, b in zip(current, row, strict=True)]
-    return [row if row is not None else [0.0] * max_n for row in best]
-
-
 def _tokenize_reference_lists(
     references: Sequence[Sequence[str]], language: str, tokenizer: str
 ) -> list[list[list[str]]]:
     """Tokenized reference lists; equal lists (one context, several systems) become the same object.
 
-    Sharing the object lets :func:`sentence_bleu_orders_batch` count those references' n-grams once.
+    Sharing the object lets the BLEU functions build those references' n-grams once.
     """
+    distinct = list(dict.fromkeys(text for texts in references for text in texts))
+    tokens_by_text = dict(zip(distinct, tokenize_all(distinct, language, tokenizer), strict=True))
     by_texts: dict[tuple[str, ...], list[list[str]]] = {}
-    tokens_by_text: dict[str, list[str]] = {}
     result = []
     for texts in references:
         key = tuple(texts)
-        if key not in by_texts:
-            for text in key:
-                if text not in tokens_by_text:
-                    tokens_by_text[text] = tokenize(text, language, tokenizer)
-            by_texts[key] = [tokens_by_text[text] for text in key]
-        result.append(by_texts[key])
+        shared = by_texts.get(key)
+        if shared is None:
+            shared = by_texts[key] = [tokens_by_text[text] for text in key]
+        result.append(shared)
     return result

@@ -51,39 +51,50 @@ def rouge_l_batch(
 ) -> list[float]:
     """ROUGE-L of each hypothesis ``i`` against its closest reference in ``references[i]`` (seed 003, eq. 1).
 
-    An item without references scores 0.0. A reference that is the same object for several items (every
-    system answering one context) has its position masks built once.
+    An item without references scores 0.0. Consecutive items whose references are the same token list
+    objects (every system answering one context, as scoring runs order them) build their position masks
+    once; only those masks are kept, since thousands of live dicts make the garbage collector's passes cost
+    more than the masks.
     """
     if len(hypotheses) != len(references):
         raise ValueError(
             f"{len(hypotheses)} hypotheses but {len(references)} reference lists; "
             "references[i] must hold every reference of hypothesis i"
         )
-    # Keyed by id(): the references stay alive in ``references`` for the whole call, so ids are unique.
-    masks_by_reference: dict[int, _Masks] = {}
+    # The token lists stay alive in ``references`` for the whole call, so their ids identify them.
+    current: tuple[int, ...] | None = None
+    kept: list[tuple[_Masks, int]] = []
     scores = []
     for hypothesis, refs in zip(hypotheses, references, strict=True):
+        key = tuple(map(id, refs))
+        if key != current:
+            current = key
+            kept = [(_position_masks(reference), len(reference)) for reference in refs if reference]
         best = 0.0
         if hypothesis:
             hyp_len = len(hypothesis)
-            for reference in refs:
-                if not reference:
-                    continue
-                masks = masks_by_reference.get(id(reference))
-                if masks is None:
-                    masks = masks_by_reference[id(reference)] = _position_masks(reference)
-                lcs = _lcs_from_masks(masks, len(reference), hypothesis)
-                score = _f_measure(lcs, hyp_len, len(reference), beta)
+            for masks, ref_len in kept:
+                lcs = _lcs_from_masks(masks, ref_len, hypothesis)
+                score = _f_measure(lcs, hyp_len, ref_len, beta)
                 if score > best:
                     best = score
         scores.append(best)
     return scores
 
 
+_BITS = [1 << position for position in range(256)]  # grown on demand by _position_masks
+
+
 def _position_masks(tokens: Tokens) -> _Masks:
-    masks: _Masks = {}
-    for position, token in enumerate(tokens):
-        masks[token] = masks.get(token, 0) | (1 << position)
+    if len(tokens) > len(_BITS):
+        _BITS.extend(1 << position for position in range(len(_BITS), len(tokens)))
+    # Most tokens of a reply occur once: build the dict in C, then merge the positions of repeated tokens
+    # (the dict kept only the last position of each).
+    masks: _Masks = dict(zip(tokens, _BITS, strict=False))
+    if len(masks) < len(tokens):
+        masks = {}
+        for position, token in enumerate(tokens):
+            masks[token] = masks.get(token, 0) | _BITS[position]
     return masks
 
 
@@ -91,12 +102,14 @@ def _lcs_from_masks(masks: _Masks, length: int, other: Tokens) -> int:
     """LCS length of the sequence behind ``masks`` (``length`` tokens) and ``other``.
 
     Bit i of ``row`` is 0 where row i of the LCS table steps up (Hyyrö's formulation); the LCS length is
-    the number of zero bits among the low ``length`` bits after the last token of ``other``.
+    the number of zero bits among the low ``length`` bits after the last token of ``other``. A token of
+    ``other`` that does not occur in the first sequence leaves ``row`` as it is, so only the masks of
+    shared tokens are visited.
     """
     full = (1 << length) - 1
     row = full
-    for token in other:
-        matched = row & masks.get(token, 0)
+    for mask in [masks[token] for token in other if token in masks]:
+        matched = row & mask
         # ``matched`` is a subset of ``row``, so the subtraction never borrows; the mask drops the carry
         # that the addition may push past the top bit.
         row = ((row + matched) | (row - matched)) & full

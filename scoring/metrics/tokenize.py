@@ -24,6 +24,7 @@ import functools
 import importlib.util
 import logging
 import re
+from collections.abc import Iterable
 from types import ModuleType
 
 SUPPORTED_LANGUAGES = ("en", "zh")
@@ -36,8 +37,16 @@ _QUOTES = str.maketrans({"’": "'", "‘": "'", "‛": "'", "“": '"', "”": 
 # multi-reference release of the same dialogues (seed 003) has "--" and "."; map them the same way.
 _EN_PUNCTUATION = str.maketrans({"—": "--", "–": "--", "。": "."})
 # A word keeps its inner apostrophes (don't, n't, o'clock); a detached English clitic ('s, 'll, ...)
-# stays one token as in Penn Treebank text; any other run of punctuation is a token of its own.
-_EN_TOKEN = re.compile(r"\w+(?:'\w+)*|'(?:s|re|ve|ll|d|m|t)\b|[^\w\s]+")
+# stays one token as in Penn Treebank text; any other run of punctuation is a token of its own. That is
+# the pattern \w+(?:'\w+)*|'(?:s|re|ve|ll|d|m|t)\b|[^\w\s]+ (en-v1); it is written here with the
+# whitespace before a token consumed inside the match (the token is the group) and possessive quantifiers,
+# which find the same tokens about a fifth faster: sre no longer fails a match attempt at every space.
+_EN_TOKEN = re.compile(r"\s*+(\w++(?:'\w+)*+|'(?:s|re|ve|ll|d|m|t)\b|[^\w\s]++)")
+# The same for ASCII text, compiled with re.ASCII: sre's ASCII classes are faster still, and on ASCII input
+# they match the same characters as the Unicode ones, except that Unicode counts \x1c-\x1f (information
+# separators) as whitespace, hence their explicit exclusion from punctuation runs. Most dialog text is
+# ASCII (about 90% of DailyDialog's turns); tests compare both with the plain pattern above.
+_EN_TOKEN_ASCII = re.compile(r"\s*+(\w++(?:'\w+)*+|'(?:s|re|ve|ll|d|m|t)\b|[^\w\s\x1c-\x1f]++)", re.ASCII)
 _HAN_OR_WORD = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]|\w+(?:'\w+)*|[^\w\s]+")
 
 
@@ -48,6 +57,10 @@ def tokenize(text: str, language: str = "en", tokenizer: str = DEFAULT_TOKENIZER
     """
     if checked_tokenizer(tokenizer) == WHITESPACE_TOKENIZER:
         return text.split()
+    if language == "en" and text.isascii():
+        # None of the characters the tables map is ASCII, so plain lowercasing gives the same text
+        # (str.translate with a dict looks every character up: it cost as much as the regex).
+        return _EN_TOKEN_ASCII.findall(text.lower())
     normalised = text.translate(_QUOTES).lower()
     if language == "en":
         return _EN_TOKEN.findall(normalised.translate(_EN_PUNCTUATION))
@@ -57,6 +70,24 @@ def tokenize(text: str, language: str = "en", tokenizer: str = DEFAULT_TOKENIZER
             return _HAN_OR_WORD.findall(normalised)
         return [token for token in (t.strip() for t in jieba.lcut(normalised)) if token]
     raise ValueError(_unsupported(language))
+
+
+def tokenize_all(
+    texts: Iterable[str], language: str = "en", tokenizer: str = DEFAULT_TOKENIZER
+) -> list[list[str]]:
+    """``[tokenize(text, language, tokenizer) for text in texts]``, with the choices checked once.
+
+    The batch metrics tokenize thousands of short replies: the per-call checks cost a fifth of it.
+    """
+    if checked_tokenizer(tokenizer) == WHITESPACE_TOKENIZER:
+        return [text.split() for text in texts]
+    if language != "en":
+        return [tokenize(text, language, tokenizer) for text in texts]
+    ascii_tokens = _EN_TOKEN_ASCII.findall
+    return [
+        ascii_tokens(text.lower()) if text.isascii() else tokenize(text, language, tokenizer)
+        for text in texts
+    ]
 
 
 def tokenizer_name(language: str, tokenizer: str = DEFAULT_TOKENIZER) -> str:

@@ -27,7 +27,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
-from typing import Any
+from typing import Any, NamedTuple
 
 from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
@@ -49,6 +49,7 @@ from scoring.models import (
     ScoringRun,
     SystemMetricScore,
 )
+from scoring.selectors import scoring_run_metrics_without_values
 from scoring.services.errors import error_summary, error_text
 from scoring.services.references_policy import references_for_mode
 from scoring.trained_model_services import run_model_paths
@@ -110,7 +111,10 @@ def chunk_claim_next(*, run_id: int, queue: str | None) -> ClaimedChunk | None:
     stage_zero_open = (
         ScoringChunk.objects.filter(run_id=run_id, stage=0).exclude(status=ChunkStatus.DONE).exists()
     )
-    for candidate in chunks.filter(claimable_q()).order_by("stage", "index")[:50]:
+    # The candidates without their reply lists and results (a replies chunk lists up to 512 ids: reading
+    # 50 of them per claim cost more than some metrics); the claimed chunk is read whole below.
+    candidates = chunks.filter(claimable_q()).defer("response_ids", "seconds", "undefined", "failures")
+    for candidate in candidates.order_by("stage", "index")[:50]:
         if candidate.stage > 0 and stage_zero_open:
             return None
         if candidate.attempts >= settings.DIALEVAL_SCORING_MAX_ATTEMPTS:
@@ -129,8 +133,8 @@ def chunk_claim_next(*, run_id: int, queue: str | None) -> ClaimedChunk | None:
             )
         )
         if claimed:
-            candidate.refresh_from_db()
-            return ClaimedChunk(chunk=candidate, attempt=candidate.attempts)
+            chunk = ScoringChunk.objects.get(pk=candidate.pk)  # every field, as claimed
+            return ClaimedChunk(chunk=chunk, attempt=chunk.attempts)
     return None
 
 
@@ -231,7 +235,42 @@ def scoring_run_advance(*, run_id: int) -> bool:
     )
     if finished:
         logger.info("scoring run %s succeeded (%d chunk(s))", run_id, len(chunks))
+        if scoring_run_metrics_without_values(run=run):  # the report lists them, with the reason
+            study_data_changed(study_id=run.study_id)
     return bool(finished)
+
+
+@dataclass(frozen=True)
+class ScoreCount:
+    """``items`` replies (or systems) x ``metrics``: one group of a run's scores."""
+
+    items: int
+    unit: str  # "reply" or "system"
+    metrics: tuple[str, ...]
+
+    @property
+    def scores(self) -> int:
+        return self.items * len(self.metrics)
+
+
+def scoring_run_score_counts(*, run_id: int) -> list[ScoreCount]:
+    """What run ``run_id`` computes, from its chunks: metrics that score the same number of replies (or, for
+    system-level metrics, systems) grouped together, in the run's metric order. The groups' scores add up to
+    the run's ``progress_total``. A metric of a family counts once per reply, not once per chunk or member.
+    """
+    run = ScoringRun.objects.only("metrics").get(pk=run_id)
+    counts: dict[tuple[str, str], int] = {}
+    for kind, metrics, units in ScoringChunk.objects.filter(run_id=run_id).values_list(
+        "kind", "metrics", "units"
+    ):
+        unit = "system" if kind == ChunkKind.SYSTEMS else "reply"
+        for name in metrics:  # a chunk's units are its items x its metrics
+            counts[(unit, name)] = counts.get((unit, name), 0) + units // max(1, len(metrics))
+    order = {name: index for index, name in enumerate(run.metrics)}
+    groups: dict[tuple[str, int], list[str]] = {}
+    for (unit, name), items in sorted(counts.items(), key=lambda entry: order.get(entry[0][1], len(order))):
+        groups.setdefault((unit, items), []).append(name)
+    return [ScoreCount(items, unit, tuple(names)) for (unit, items), names in groups.items()]
 
 
 # --- computing ----------------------------------------------------------------------------------------
@@ -266,7 +305,13 @@ class _Fence:
 def _compute_replies(chunk: ScoringChunk, run: ScoringRun, fence: _Fence) -> _Outcome:
     items = _reply_items(chunk.response_ids)
     names = list(chunk.metrics)
-    references = [references_for_mode(item.references, run.references) for item in items]
+    # once per context: the replies of one context share the list, which lets the metrics tokenize and
+    # prepare those references once
+    by_context: dict[int, list[str]] = {}
+    for item in items:
+        if item.context_id not in by_context:
+            by_context[item.context_id] = references_for_mode(item.references, run.references)
+    references = [by_context[item.context_id] for item in items]
     if any(metric_spec(name).needs_references for name in names):
         kept = [index for index, refs in enumerate(references) if refs]
         items, references = [items[index] for index in kept], [references[index] for index in kept]
@@ -322,20 +367,21 @@ def _compute_replies(chunk: ScoringChunk, run: ScoringRun, fence: _Fence) -> _Ou
     return outcome
 
 
-@dataclass(frozen=True)
-class _ReferenceRow:
+# Plain rows (named tuples: a frozen dataclass costs several times as much to build, and a chunk builds
+# one per reply and reference)
+class _ReferenceRow(NamedTuple):
     pk: int
     text: str
     origin: str
 
 
-@dataclass(frozen=True)
-class _ReplyItem:
+class _ReplyItem(NamedTuple):
     pk: int
     text: str
     query: str
     references: list[_ReferenceRow]
     context: tuple[str, ...]  # every turn, oldest first (context-aware metrics: MaUde)
+    context_id: int
 
 
 def _reply_items(response_ids: Sequence[int]) -> list[_ReplyItem]:
@@ -361,23 +407,51 @@ def _reply_items(response_ids: Sequence[int]) -> list[_ReplyItem]:
             text, context_id, turns = rows[pk]
             context = tuple(str(turn["text"]) for turn in turns or [])
             query = context[-1] if context else ""  # DialogContext.query: the last turn
-            items.append(_ReplyItem(pk, text, query, references.get(context_id, []), context))
+            items.append(_ReplyItem(pk, text, query, references.get(context_id, []), context, context_id))
     return items
 
 
+_UPSERT_ROWS = 2000  # rows per statement: 8,000 parameters, well under PostgreSQL's 65,535
+
+
 def _upsert_scores(rows: Sequence[tuple[int, int, float]], *, now: Any) -> None:
-    """Insert or update (response, signature, value) rows in one statement per batch: the same upsert on
-    SQLite and PostgreSQL (``ON CONFLICT ... DO UPDATE``), without building a model instance per score."""
+    """Insert or update (response, signature, value) rows with one multi-row ``INSERT ... VALUES (...), (...)
+    ... ON CONFLICT ... DO UPDATE`` per batch of rows: the same statement on SQLite and PostgreSQL, without
+    a model instance per score. One statement per batch rather than one per row (``executemany``) halves
+    the writes' CPU on SQLite (90,000 scores on a shared 2-core machine: 0.46-0.55 vs 0.82-1.07 s to insert
+    them, 0.26-0.37 vs 0.65-0.76 s to update them) and saves PostgreSQL a round trip per row."""
+    if not rows:
+        return
     table = connection.ops.quote_name(MetricScore._meta.db_table)
     computed_at = connection.ops.adapt_datetimefield_value(now)
-    sql = (
-        f"INSERT INTO {table} (response_id, signature_id, value, computed_at) VALUES (%s, %s, %s, %s) "
-        "ON CONFLICT (response_id, signature_id) DO UPDATE SET value = EXCLUDED.value, "
-        "computed_at = EXCLUDED.computed_at"
-    )
+    per_statement = min(_UPSERT_ROWS, _bind_parameter_limit() // 4)
     with connection.cursor() as cursor:
-        for start in range(0, len(rows), 2000):
-            cursor.executemany(sql, [(*row, computed_at) for row in rows[start : start + 2000]])
+        for start in range(0, len(rows), per_statement):
+            part = rows[start : start + per_statement]
+            parameters: list[Any] = []
+            for response_id, signature_id, value in part:
+                parameters += (response_id, signature_id, value, computed_at)
+            cursor.execute(
+                f"INSERT INTO {table} (response_id, signature_id, value, computed_at) VALUES "
+                + ", ".join(["(%s, %s, %s, %s)"] * len(part))
+                + " ON CONFLICT (response_id, signature_id) DO UPDATE SET value = EXCLUDED.value, "
+                "computed_at = EXCLUDED.computed_at",
+                parameters,
+            )
+
+
+def _bind_parameter_limit() -> int:
+    """How many parameters one statement may bind: SQLite's compiled-in limit (999 on old builds, 32,766 or
+    more on recent ones; Django's feature flag always says 999), else PostgreSQL's 65,535."""
+    if connection.vendor == "sqlite":
+        import sqlite3
+
+        connection.ensure_connection()
+        raw = connection.connection
+        if hasattr(raw, "getlimit"):  # Python 3.11+
+            return int(raw.getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER))
+        return int(connection.features.max_query_params or 999)
+    return int(connection.features.max_query_params or 65_535)
 
 
 def _compute_one_by_one(

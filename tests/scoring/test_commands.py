@@ -58,7 +58,23 @@ def test_score_study_sync_computes_and_reports(study) -> None:
     assert run.references == "multi"
     assert MetricScore.objects.filter(response__context__study=study).count() == 6
     assert f"run {run.pk}: bleu-1, bleu-2 on 3 responses of 'command study' (multi references)" in output
-    assert f"run {run.pk} succeeded: 6 scores on 3 responses in " in output
+    assert f"run {run.pk} succeeded: 6 scores: 3 replies x 2 metrics in " in output
+
+
+def test_score_study_summary_counts_replies_and_metrics_not_chunks(study, settings) -> None:
+    settings.DIALEVAL_SCORING_CHUNK_SIZE = 2  # two chunks per family: still 3 replies, not 2 + 1 of each
+    ResponseFactory.create(context=DialogContextFactory.create(study=study), text="no reference here")
+    output = run_command(
+        "score_study", "command study", "--metrics", "bleu-1,bleu-2,rouge-l,distinct-1", "--sync"
+    )
+    run = ScoringRun.objects.get(study=study)
+    # the reference-based metrics skip the reply without a reference; distinct-1 scores each of 4 systems
+    assert f"run {run.pk} succeeded: 13 scores: 3 replies x 3 metrics + 4 systems x 1 metric in " in output
+    assert run.progress_total == 13
+
+    output = run_command("score_study", "command study", "--metrics", "bleu-1", "--sync")  # all scored
+    latest = ScoringRun.objects.filter(study=study).latest("pk")
+    assert f"run {latest.pk} succeeded: 0 scores (nothing left to compute) in " in output
 
 
 def test_score_study_all_metrics_single_reference_by_id(study) -> None:

@@ -14,7 +14,7 @@ each kind), else the study's chosen model, else the default model of that kind (
 Without --sync the run is queued for a worker and this command follows its progress until it finishes;
 an identical run already pending or running is followed instead of starting a second one. Only replies
 without a score of the run's signatures are computed unless --recompute is given. Progress counts scores
-(reply x metric). Exits non-zero with the run's error when the run fails or is cancelled
+(reply x metric); the summary says how many, e.g. "600 scores: 300 replies x 2 metrics". Exits non-zero with the run's error when the run fails or is cancelled
 (`manage.py cancel_scoring_run RUN`).
 """
 
@@ -31,6 +31,7 @@ from annotation.selectors.studies import StudyLookupError, study_by_name_or_id
 from scoring.models import ReferencesMode, RunStatus, ScoringRun, TokenizerChoice
 from scoring.selectors import scoring_run_get, scoring_run_progress, study_response_count
 from scoring.services import ScoringRequestError, scoring_run_create, scoring_run_execute
+from scoring.services.chunks import scoring_run_score_counts
 from scoring.torch_threads import threads_argument, torch_threads_configure, torch_threads_default
 
 
@@ -117,8 +118,7 @@ class Command(BaseCommand):
             )
         self.stdout.write(
             self.style.SUCCESS(
-                f"run {run.pk} succeeded: {run.progress_total} scores on {replies} responses in "
-                f"{time.monotonic() - started:.1f} s"
+                f"run {run.pk} succeeded: {_scores_summary(run)} in {time.monotonic() - started:.1f} s"
             )
         )
         if run.notes:  # e.g. responses without references
@@ -157,3 +157,22 @@ class Command(BaseCommand):
                         "`celery -A config.celery_app worker -Q cpu`)"
                     )
                 time.sleep(poll)
+
+
+def _scores_summary(run: ScoringRun) -> str:
+    """The counts of the summary line, e.g. "600 scores: 300 replies x 2 metrics": replies x metrics (groups
+    joined by "+" where metrics scored different numbers of replies, e.g. some already had their scores or
+    lack a reference, and systems x metrics for system-level ones), never replies x chunks or components."""
+    groups = scoring_run_score_counts(run_id=run.pk)
+    if not groups:
+        return "0 scores (nothing left to compute)"
+    parts = [
+        f"{_plural(group.items, group.unit)} x {_plural(len(group.metrics), 'metric')}" for group in groups
+    ]
+    return f"{_plural(run.progress_total, 'score')}: {' + '.join(parts)}"
+
+
+def _plural(count: int, noun: str) -> str:
+    if count == 1:
+        return f"1 {noun}"
+    return f"{count} {noun[:-1] + 'ies' if noun.endswith('y') else noun + 's'}"
