@@ -24,7 +24,7 @@ from rest_framework.views import APIView
 
 from annotation.models import Annotator, Assignment, AssignmentStatus, WorkKind
 from annotation.permissions import authenticated_user
-from annotation.selectors.admission import admission_api_message, admission_step
+from annotation.selectors.admission import admission_api_message, admission_step, with_training_flag
 from annotation.selectors.work import annotator_progress, annotator_tasks, item_payload
 from annotation.serializers_work import (
     KindQuerySerializer,
@@ -79,13 +79,14 @@ def conflict(detail: str) -> ApiResponse:
 def _annotator(request: Request, study_id: int) -> Annotator:
     """The requesting user's annotator role in the study; 404 when they have none."""
     annotator = (
-        Annotator.objects.select_related("study")
+        with_training_flag(Annotator.objects.select_related("study"))
         .filter(study_id=study_id, user=authenticated_user(request))
         .first()
     )
     if annotator is None:
         raise Http404("You are not an annotator of this study.")
-    if (step := admission_step(annotator=annotator)) is not None:  # consent, qualification (issue 13)
+    step = admission_step(annotator=annotator, has_training=annotator.study_has_training)  # type: ignore[attr-defined]
+    if step is not None:  # consent, qualification (issue 13)
         raise PermissionDenied(admission_api_message(annotator=annotator, step=step))
     return annotator
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from django.db.models import Count, Q, QuerySet
+from django.db.models import Count, Exists, OuterRef, Q, QuerySet
 
 from annotation.models import Annotator, AnnotatorOrigin, Study, TrainingAnswer, TrainingItem
 
@@ -42,8 +42,17 @@ def study_has_training(*, study_id: int) -> bool:
     return TrainingItem.objects.filter(study_id=study_id).exists()
 
 
-def admission_step(*, annotator: Annotator) -> AdmissionStep | None:
-    """The step the annotator must take before real work, or None when they may work."""
+def with_training_flag(annotators: QuerySet[Annotator]) -> QuerySet[Annotator]:
+    """``annotators`` with ``study_has_training`` read in the same query (for :func:`admission_step` on
+    every annotator API request)."""
+    return annotators.annotate(
+        study_has_training=Exists(TrainingItem.objects.filter(study_id=OuterRef("study_id")))
+    )
+
+
+def admission_step(*, annotator: Annotator, has_training: bool | None = None) -> AdmissionStep | None:
+    """The step the annotator must take before real work, or None when they may work. ``has_training``:
+    whether the study has training items, when the caller read it already (:func:`with_training_flag`)."""
     if annotator.origin != AnnotatorOrigin.VOLUNTEER:
         return None
     if annotator.consented_at is None:
@@ -56,7 +65,9 @@ def admission_step(*, annotator: Annotator) -> AdmissionStep | None:
             "You did not pass this study's qualification round, so it has no work for you. "
             "Thank you for your time.",
         )
-    if annotator.qualification == "pending" and study_has_training(study_id=annotator.study_id):
+    if has_training is None:
+        has_training = study_has_training(study_id=annotator.study_id)
+    if annotator.qualification == "pending" and has_training:
         return AdmissionStep(
             TRAINING, "Please do the short qualification round first: a few practice items with feedback."
         )

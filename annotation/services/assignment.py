@@ -34,6 +34,7 @@ from django.utils import timezone
 
 from annotation.models import (
     Annotator,
+    AnnotatorOrigin,
     Assignment,
     AssignmentStatus,
     AttentionCheck,
@@ -90,6 +91,10 @@ def _pool(annotator: Annotator, kind: str, *, trained: bool) -> QuerySet[WorkIte
 
 
 def _answered_training(annotator: Annotator) -> bool:
+    """Whether the annotator answered training items. A volunteer still "pending" gets rating work only in
+    a study without training items (the admission gate), whose answers went with them: no query."""
+    if annotator.origin == AnnotatorOrigin.VOLUNTEER and annotator.qualification == "pending":
+        return False
     return TrainingAnswer.objects.filter(annotator=annotator).exists()
 
 
@@ -126,17 +131,24 @@ def active_assignment(*, annotator: Annotator, kind: str) -> Assignment | None:
     return None if current is None else with_payload(current, study=annotator.study)
 
 
-def _given_counts(annotator: Annotator) -> dict[str, int]:
-    """Items per kind the annotator holds or answered (skipped and expired ones do not count); one query."""
+def _given_counts(annotator: Annotator) -> tuple[dict[str, int], set[str]]:
+    """Items per kind the annotator holds or answered (skipped and expired ones do not count), and the
+    kinds of which they hold one now; one query."""
     rows = (
         Assignment.objects.filter(
             annotator=annotator, status__in=[AssignmentStatus.ACTIVE, AssignmentStatus.DONE]
         )
-        .values("item__kind")
+        .values("item__kind", "status")
         .annotate(n=Count("id"))
         .order_by()
     )
-    return {row["item__kind"]: row["n"] for row in rows}
+    counts: dict[str, int] = {}
+    held: set[str] = set()
+    for row in rows:
+        counts[row["item__kind"]] = counts.get(row["item__kind"], 0) + row["n"]
+        if row["status"] == AssignmentStatus.ACTIVE:
+            held.add(row["item__kind"])
+    return counts, held
 
 
 def with_payload(assignment: Assignment, *, study: Study) -> Assignment:
@@ -264,10 +276,11 @@ def _next_assignment(*, annotator: Annotator, kind: str, sweep: bool) -> Handout
                 "You failed too many attention checks, so this study gives you no more items. "
                 "Contact the researcher if you think this is a mistake.",
             )
-        current = active_assignment(annotator=annotator, kind=kind)
-        if current is not None:
-            return Handout(current, resumed=True)
-        counts = _given_counts(annotator)
+        counts, held = _given_counts(annotator)
+        if held.intersection(str(served) for served in kinds_served(kind)):  # a reload, another tab
+            current = active_assignment(annotator=annotator, kind=kind)
+            if current is not None:
+                return Handout(current, resumed=True)
         given = counts.get(kind, 0)
         cap = study.max_items_per_annotator
         if cap is not None and given >= cap:

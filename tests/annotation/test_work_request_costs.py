@@ -17,8 +17,8 @@ from tests.api.work_api_support import members
 
 pytestmark = pytest.mark.django_db
 
-NEXT_QUERIES = 17  # auth, annotator, admission, lock, held item, counts, pool, take, item, payload, progress
-SUBMIT_QUERIES = 13
+NEXT_QUERIES = 14  # auth + annotator with its gate, lock, counts, pool, take, item, insert, payload, progress
+SUBMIT_QUERIES = 12
 
 
 def _cycle(study, member) -> tuple[int, int]:

@@ -12,7 +12,7 @@ from django.conf import settings as django_settings
 from django.test import Client
 
 from scoring.models import StudyModelChoice, TrainingJob, TrainingStatus
-from tests.live_services import CeleryWorkerProcess, RedisProcess, celery_broker
+from tests.live_services import CeleryWorkerProcess, RedisProcess, celery_broker, free_port
 from tests.scoring.training_builders import topic_study, training_places, write_dailydialog
 
 pytestmark = [pytest.mark.browser, pytest.mark.integration]
@@ -103,7 +103,9 @@ def test_a_job_waiting_for_a_worker_is_cancelled_from_its_page(
     write_dailydialog(places.corpora / "dailydialog")
     study = topic_study(owner=researcher)
     _logged_in(page, live_server, researcher)
-    _start_training(page, live_server, study, "never-trained")  # no broker: it waits
+    # No broker listens there (whatever another test left configured, or a worker it left running): it waits.
+    with celery_broker(f"redis://127.0.0.1:{free_port()}/0"):
+        _start_training(page, live_server, study, "never-trained")
     page.wait_for_selector("#job-status.status-pending")
     assert "not queued yet" in page.locator("#job-text").inner_text()
     page.wait_for_selector("#training-curve:has-text('after the first epoch')")
