@@ -55,3 +55,17 @@ def report_progress(on_progress: ProgressCallback | None, report: TrainingReport
     """Call ``on_progress`` when there is one (a trainer's single call site for each report)."""
     if on_progress is not None:
         on_progress(report)
+
+
+def word2vec_progress(
+    on_progress: ProgressCallback | None, *, epochs: int, cells: int
+) -> Callable[[int, int], None]:
+    """Report the start of the word2vec stage (BERT-RUBER's and MaUde's trainers train word2vec first) and
+    return the per-epoch callback for ``train_word2vec(on_epoch=...)``."""
+    report_progress(on_progress, TrainingReport(WORD2VEC_STAGE, epochs=epochs, cells=cells))
+
+    def on_epoch(done: int, total: int) -> None:
+        report = TrainingReport(WORD2VEC_STAGE, epochs=epochs, step=done, steps=total, cells=cells)
+        report_progress(on_progress, report)
+
+    return on_epoch

@@ -108,7 +108,7 @@ def test_a_worker_killed_while_writing_leaves_nothing_and_the_job_is_retried(cel
     study = study_create(owner=owner, name="crash import")
     client = Client()
     client.force_login(owner)
-    count = 30_000
+    count = 12_000  # long enough a write to be killed in the middle of it, on either database
 
     job = _queue(client, study, _lines(count))
     writing = _wait(

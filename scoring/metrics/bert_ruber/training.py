@@ -71,10 +71,10 @@ from scoring.metrics.training_progress import (
     BATCH_STAGE,
     ENCODING_STAGE,
     EPOCH_STAGE,
-    WORD2VEC_STAGE,
     ProgressCallback,
     TrainingReport,
     report_progress,
+    word2vec_progress,
 )
 
 if TYPE_CHECKING:
@@ -173,15 +173,11 @@ def _train(
 
     started = time.perf_counter()
     sentences = [tokenize(text, config.language) for text in utterances(pairs)]
-    report_progress(on_progress, TrainingReport(WORD2VEC_STAGE, epochs=config.epochs, cells=len(cells)))
     vectors = train_word2vec(
         sentences,
         config=config.word2vec,
         seed=config.seed,
-        on_epoch=lambda done, total: report_progress(
-            on_progress,
-            TrainingReport(WORD2VEC_STAGE, epochs=config.epochs, step=done, steps=total, cells=len(cells)),
-        ),
+        on_epoch=word2vec_progress(on_progress, epochs=config.epochs, cells=len(cells)),
     )
     if len(vectors) == 0:
         raise CorpusError(

@@ -58,10 +58,10 @@ from scoring.metrics.training_progress import (
     BATCH_STAGE,
     ENCODING_STAGE,
     EPOCH_STAGE,
-    WORD2VEC_STAGE,
     ProgressCallback,
     TrainingReport,
     report_progress,
+    word2vec_progress,
 )
 
 ARTIFACT_FORMAT = 1
@@ -169,15 +169,11 @@ def _train(
     started = time.perf_counter()
 
     sentences = [tokenize(turn, config.language) for dialog in dialogs for turn in dialog]
-    report_progress(on_progress, TrainingReport(WORD2VEC_STAGE, epochs=config.epochs, cells=len(variants)))
     vectors = train_word2vec(
         sentences,
         config=config.word2vec,
         seed=config.seed,
-        on_epoch=lambda done, total: report_progress(
-            on_progress,
-            TrainingReport(WORD2VEC_STAGE, epochs=config.epochs, step=done, steps=total, cells=len(variants)),
-        ),
+        on_epoch=word2vec_progress(on_progress, epochs=config.epochs, cells=len(variants)),
     )
     timings["word2vec_seconds"] = _since(started)
 

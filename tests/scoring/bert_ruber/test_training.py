@@ -274,3 +274,27 @@ def test_bert_cells_refuse_a_chinese_corpus(tmp_path: Path) -> None:
 def test_training_refuses_too_few_pairs(tmp_path: Path) -> None:
     with pytest.raises(CorpusError, match="at least 2"):
         train_bert_ruber(topic_pairs(1, 1), topic_pairs(5, 2), config=LEARNING_CONFIG, output_dir=tmp_path)
+
+
+def test_training_reports_the_word2vec_stage_then_its_epochs(tmp_path: Path) -> None:
+    """``on_progress`` hears the word2vec stage start, each of word2vec's epochs (step i of n), then the
+    cells' batches and epochs (what the training job's page shows)."""
+    from scoring.metrics.training_progress import EPOCH_STAGE, WORD2VEC_STAGE, TrainingReport
+
+    reports: list[TrainingReport] = []
+    config = dataclasses.replace(LEARNING_CONFIG, cells=("word2vec-max-ce",), epochs=1)
+    train_bert_ruber(
+        topic_pairs(60, seed=1),
+        topic_pairs(20, seed=2),
+        config=config,
+        output_dir=tmp_path,
+        progress=False,
+        on_progress=reports.append,
+    )
+    stages = [report.stage for report in reports]
+    word2vec = [report for report in reports if report.stage == WORD2VEC_STAGE]
+    assert word2vec[0].step == 0  # the start, before any epoch
+    assert word2vec[0].cells == 1
+    assert [report.step for report in word2vec[1:]] == list(range(1, config.word2vec.epochs + 1))
+    assert {report.steps for report in word2vec[1:]} == {config.word2vec.epochs}
+    assert stages.index(EPOCH_STAGE) > stages.index(WORD2VEC_STAGE)
