@@ -83,6 +83,15 @@ class DeletionPreview:
         text = json.dumps([self.subject, sorted(self.counts.items())])
         return hashlib.sha256(text.encode("utf-8")).hexdigest()[:20]
 
+    def confirm(self, fingerprint: str | None, *, action: str) -> None:
+        """Refuse (:class:`DeletionRefused`) when ``fingerprint``, the one the confirmation page showed, is
+        not this preview's: what ``action`` ("deleting", "undoing") removes has changed since."""
+        if fingerprint is not None and self.fingerprint != fingerprint:
+            raise DeletionRefused(
+                f"What {action} {self.subject} removes has changed since the confirmation was shown "
+                "(new ratings or scores, say); look at it again. Nothing was deleted."
+            )
+
 
 def cascade_collector(roots: Iterable[models.QuerySet[models.Model]]) -> Collector:
     """A deletion collector holding ``roots`` and everything that cascades from them."""

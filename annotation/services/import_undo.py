@@ -84,11 +84,7 @@ def import_undo(
         preview, collector = _planned(record)
         if not preview.allowed:
             raise DeletionRefused(" ".join(preview.refusals))
-        if fingerprint is not None and preview.fingerprint != fingerprint:
-            raise DeletionRefused(
-                f"What undoing {preview.subject} removes has changed since the confirmation was shown "
-                "(new ratings or scores, say); look at it again. Nothing was deleted."
-            )
+        preview.confirm(fingerprint, action="undoing")
         deleted: dict[str, int] = {}
         if collector is not None:
             _, deleted = collector.delete()

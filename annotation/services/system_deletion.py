@@ -38,11 +38,7 @@ def system_delete(*, study: Study, system_id: int, fingerprint: str | None = Non
         if system is None:
             raise DeletionRefused("That system is no longer in the study (it was deleted already).")
         preview, collector = _planned(system)
-        if fingerprint is not None and preview.fingerprint != fingerprint:
-            raise DeletionRefused(
-                f"What deleting {preview.subject} removes has changed since the confirmation was shown "
-                "(new ratings or scores, say); look at it again. Nothing was deleted."
-            )
+        preview.confirm(fingerprint, action="deleting")
         _, deleted = collector.delete()
         study_data_changed(study_id=study.pk)
     return {label: count for label, count in deleted.items() if count}

@@ -417,9 +417,9 @@ _UPSERT_ROWS = 2000  # rows per statement: 8,000 parameters, well under PostgreS
 def _upsert_scores(rows: Sequence[tuple[int, int, float]], *, now: Any) -> None:
     """Insert or update (response, signature, value) rows with one multi-row ``INSERT ... VALUES (...), (...)
     ... ON CONFLICT ... DO UPDATE`` per batch of rows: the same statement on SQLite and PostgreSQL, without
-    a model instance per score. One statement per batch rather than one per row (``executemany``) halves
-    the writes' CPU on SQLite (90,000 scores on a shared 2-core machine: 0.46-0.55 vs 0.82-1.07 s to insert
-    them, 0.26-0.37 vs 0.65-0.76 s to update them) and saves PostgreSQL a round trip per row."""
+    a model instance per score. One statement per batch rather than one per row (``executemany``) costs
+    SQLite less CPU per score and saves PostgreSQL a round trip per row (the whole write path is timed by
+    ``python -m bench.baseline_suite``)."""
     if not rows:
         return
     table = connection.ops.quote_name(MetricScore._meta.db_table)
