@@ -25,7 +25,13 @@ from rest_framework.views import APIView
 from annotation.models import Annotator, Assignment, AssignmentStatus, WorkKind
 from annotation.permissions import authenticated_user
 from annotation.selectors.admission import admission_api_message, admission_step, with_training_flag
-from annotation.selectors.work import annotator_progress, annotator_tasks, item_payload
+from annotation.selectors.work import (
+    OwnCounts,
+    annotator_progress,
+    annotator_tasks,
+    item_payload,
+    progress_from_counts,
+)
 from annotation.serializers_work import (
     KindQuerySerializer,
     PreviousQuerySerializer,
@@ -98,8 +104,12 @@ def _assignment(annotator: Annotator, assignment_id: int) -> Assignment:
         raise Http404("No such item of yours.") from None
 
 
-def _progress(annotator: Annotator, kind: str) -> dict[str, int]:
-    progress = annotator_progress(annotator=annotator, kind=kind)
+def _progress(annotator: Annotator, kind: str, counts: OwnCounts | None = None) -> dict[str, int]:
+    """The annotator's progress in a task (from ``counts`` when the hand-out read them)."""
+    if counts is None:
+        progress = annotator_progress(annotator=annotator, kind=kind)
+    else:
+        progress = progress_from_counts(annotator=annotator, kind=kind, counts=counts)
     return {
         "done": progress.done,
         "total": progress.total,
@@ -163,7 +173,7 @@ class WorkNextApi(APIView):
                 **item_payload(assignment=handout.assignment),
                 "done": False,
                 "resumed": handout.resumed,
-                "progress": _progress(annotator, kind),
+                "progress": _progress(annotator, kind, handout.counts),
             }
         )
 
@@ -219,6 +229,7 @@ class RatingSubmitApi(APIView):
                 assignment_id=assignment.pk,
                 values=body.validated_data["values"],
                 seconds=body.validated_data["seconds"],
+                loaded=assignment,
             ),
         )
 
@@ -246,6 +257,7 @@ class ReferenceAddApi(APIView):
                 seconds=body.validated_data["seconds"],
                 pasted=body.validated_data["pasted"],
                 keystrokes=body.validated_data["keystrokes"],
+                loaded=assignment,
             ),
         )
 
@@ -272,6 +284,7 @@ class DiversitySubmitApi(APIView):
                 appropriate=body.validated_data["appropriate"],
                 meanings=body.validated_data["meanings"],
                 seconds=body.validated_data["seconds"],
+                loaded=assignment,
             ),
         )
 
@@ -297,6 +310,7 @@ class PairwiseSubmitApi(APIView):
                 assignment_id=assignment.pk,
                 choice=body.validated_data["choice"],
                 seconds=body.validated_data["seconds"],
+                loaded=assignment,
             ),
         )
 

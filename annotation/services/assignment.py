@@ -28,8 +28,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from django.db import IntegrityError, transaction
-from django.db.models import Count, ExpressionWrapper, F, IntegerField, Q, QuerySet
+from django.db import IntegrityError, connection, transaction
+from django.db.models import ExpressionWrapper, F, IntegerField, Q, QuerySet
 from django.utils import timezone
 
 from annotation.models import (
@@ -45,6 +45,7 @@ from annotation.models import (
     WorkItem,
     WorkKind,
 )
+from annotation.selectors.work import OwnCounts, own_assignment_counts
 from annotation.services.work_items import work_items_sync, writer_quota
 
 SHUFFLE_PRIME = 2_147_483_647  # 2**31 - 1: (a * id + b) mod p is a permutation of ids below p
@@ -131,24 +132,51 @@ def active_assignment(*, annotator: Annotator, kind: str) -> Assignment | None:
     return None if current is None else with_payload(current, study=annotator.study)
 
 
-def _given_counts(annotator: Annotator) -> tuple[dict[str, int], set[str]]:
+def _given(counts: OwnCounts) -> tuple[dict[str, int], set[str]]:
     """Items per kind the annotator holds or answered (skipped and expired ones do not count), and the
-    kinds of which they hold one now; one query."""
-    rows = (
-        Assignment.objects.filter(
-            annotator=annotator, status__in=[AssignmentStatus.ACTIVE, AssignmentStatus.DONE]
-        )
-        .values("item__kind", "status")
-        .annotate(n=Count("id"))
-        .order_by()
-    )
-    counts: dict[str, int] = {}
+    kinds of which they hold one now."""
+    given: dict[str, int] = {}
     held: set[str] = set()
-    for row in rows:
-        counts[row["item__kind"]] = counts.get(row["item__kind"], 0) + row["n"]
-        if row["status"] == AssignmentStatus.ACTIVE:
-            held.add(row["item__kind"])
-    return counts, held
+    for (kind, status), (n, _free) in counts.items():
+        if status in (AssignmentStatus.ACTIVE, AssignmentStatus.DONE):
+            given[kind] = given.get(kind, 0) + n
+        if status == AssignmentStatus.ACTIVE and n:
+            held.add(kind)
+    return given, held
+
+
+def _take_slot(item_id: int) -> tuple[int, int] | None:
+    """Take one slot of the item when it has room: ``UPDATE ... SET taken = taken + 1 WHERE taken < wanted``
+    (the module docstring). None when it had none; else its ``(taken, wanted)`` after this one, from the
+    statement's RETURNING clause (PostgreSQL, SQLite >= 3.35), so that neither the item nor the
+    annotator's progress has to be read again."""
+    table = connection.ops.quote_name(WorkItem._meta.db_table)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"UPDATE {table} SET taken = taken + 1 WHERE id = %s AND taken < wanted RETURNING taken, wanted",
+            [item_id],
+        )
+        row = cursor.fetchone()
+    return None if row is None else (int(row[0]), int(row[1]))
+
+
+@dataclass(frozen=True)
+class _Taken:
+    assignment: Assignment
+    still_free: bool  # the item has room for more answers after this hand-out
+    was: str | None = None  # the status of an assignment taken back (a skip), None for a new one
+
+
+def _counted(counts: OwnCounts, taken: _Taken) -> OwnCounts:
+    """The annotator's counts once ``taken`` is handed out (it was not counted as active before)."""
+    kind = str(taken.assignment.item.kind)
+    after = dict(counts)
+    if taken.was is not None:  # it had room a moment ago: its slot was just taken
+        n, free = after.get((kind, taken.was), (0, 0))
+        after[(kind, taken.was)] = (max(0, n - 1), max(0, free - 1))
+    n, free = after.get((kind, AssignmentStatus.ACTIVE), (0, 0))
+    after[(kind, AssignmentStatus.ACTIVE)] = (n + 1, free + int(taken.still_free))
+    return after
 
 
 def with_payload(assignment: Assignment, *, study: Study) -> Assignment:
@@ -178,16 +206,17 @@ def with_payload(assignment: Assignment, *, study: Study) -> Assignment:
     return assignment
 
 
-def _candidates(annotator: Annotator, kind: str) -> list[int]:
-    """The ids of the annotator's best free items of ``kind`` (fewest answers first, their shuffle)."""
+def _candidates(annotator: Annotator, kind: str) -> list[WorkItem]:
+    """The annotator's best free items of ``kind`` (fewest answers first, their shuffle), read whole: the
+    one taken is not read again (the database keeps only the best few rows while it sorts, so their
+    width costs nothing)."""
     trained = kind == WorkKind.RATE and _answered_training(annotator)
-    # Only the ids travel (the sort over every free item stays narrow); the UPDATE does the rest.
-    return list(_pool(annotator, kind, trained=trained).values_list("pk", flat=True)[:CANDIDATES_PER_TRY])
+    return list(_pool(annotator, kind, trained=trained)[:CANDIDATES_PER_TRY])
 
 
 def _take(
-    annotator: Annotator, kind: str, sequence: int, *, chosen: list[int] | None = None
-) -> Assignment | None:
+    annotator: Annotator, kind: str, sequence: int, *, chosen: list[WorkItem] | None = None
+) -> _Taken | None:
     """Try the best candidates in order; the conditional UPDATE decides who gets a contested slot (it
     waits for a concurrent transaction holding the row and re-checks ``taken < wanted``).
 
@@ -195,29 +224,32 @@ def _take(
     runs outside the write lock (on SQLite every other writer waits while a transaction runs); when none
     of them is free any more, the pool is read again here. One the annotator was given meanwhile (a
     double click) fails the (item, annotator) unique constraint and the caller starts over."""
-    for ids in ([chosen] if chosen else []) + [None]:
-        for item_id in ids if ids is not None else _candidates(annotator, kind):
-            if WorkItem.objects.filter(pk=item_id, taken__lt=F("wanted")).update(taken=F("taken") + 1):
-                item = WorkItem.objects.get(pk=item_id)  # read after the update, which locks the item's row
+    for items in ([chosen] if chosen else []) + [None]:
+        for item in items if items is not None else _candidates(annotator, kind):
+            slot = _take_slot(item.pk)
+            if slot is not None:
+                item.taken, item.wanted = slot
                 quota = writer_quota(annotator.study, item) if kind == WorkKind.WRITE else 1
-                return Assignment.objects.create(
+                assignment = Assignment.objects.create(
                     item=item,
                     annotator=annotator,
                     sequence=sequence,
                     quota=quota,
                     served_at=timezone.now(),
                 )
+                return _Taken(assignment, still_free=item.taken < item.wanted)
     return None
 
 
-def _retake_skipped(annotator: Annotator, kind: str, sequence: int) -> Assignment | None:
+def _retake_skipped(annotator: Annotator, kind: str, sequence: int) -> _Taken | None:
     """A skipped item comes back at the end of the queue: when nothing new is left, the annotator's
     oldest skip whose item still has room is theirs again (the same conditional UPDATE decides)."""
     skipped = Assignment.objects.filter(
         annotator=annotator, status=AssignmentStatus.SKIPPED, item__kind=kind
     ).order_by("finished_at", "id")
     for assignment_id, item_id in skipped.values_list("pk", "item_id")[:CANDIDATES_PER_TRY]:
-        if WorkItem.objects.filter(pk=item_id, taken__lt=F("wanted")).update(taken=F("taken") + 1):
+        slot = _take_slot(item_id)
+        if slot is not None:
             quota = 1
             if kind == WorkKind.WRITE:
                 quota = writer_quota(annotator.study, WorkItem.objects.get(pk=item_id))
@@ -228,7 +260,8 @@ def _retake_skipped(annotator: Annotator, kind: str, sequence: int) -> Assignmen
                 sequence=sequence,
                 quota=quota,
             )
-            return Assignment.objects.select_related("item").get(pk=assignment_id)
+            retaken = Assignment.objects.select_related("item").get(pk=assignment_id)
+            return _Taken(retaken, still_free=slot[0] < slot[1], was=AssignmentStatus.SKIPPED)
     return None
 
 
@@ -236,6 +269,9 @@ def _retake_skipped(annotator: Annotator, kind: str, sequence: int) -> Assignmen
 class Handout:
     assignment: Assignment
     resumed: bool  # the annotator already held this item (a reload, another tab)
+    # The annotator's assignment counts with this one (annotation.selectors.work.progress_from_counts),
+    # when the hand-out read them anyway; None: read them for the progress.
+    counts: OwnCounts | None = None
 
 
 def next_assignment(*, annotator: Annotator, kind: str = WorkKind.RATE) -> Handout:
@@ -263,44 +299,54 @@ def task_enabled(study: Study, kind: str) -> bool:
     return study.diversity_enabled
 
 
+def _handout(taken: _Taken, *, study: Study, counts: OwnCounts) -> Handout:
+    return Handout(with_payload(taken.assignment, study=study), resumed=False, counts=_counted(counts, taken))
+
+
 def _next_assignment(*, annotator: Annotator, kind: str, sweep: bool) -> Handout:
     study = annotator.study
     if not task_enabled(study, kind):  # items of a task turned off stay in the database, unused
         raise NoWork("closed", f"This study has no “{WorkKind(kind).label}” task at the moment.")
     chosen = _candidates(annotator, kind)  # before the write lock (see _take)
     with transaction.atomic():
-        locked = Annotator.objects.select_for_update().get(pk=annotator.pk)
-        if locked.blocked:
+        blocked = (
+            Annotator.objects.select_for_update()
+            .filter(pk=annotator.pk)
+            .values_list("blocked", flat=True)
+            .get()
+        )
+        if blocked:
             raise NoWork(
                 "blocked",
                 "You failed too many attention checks, so this study gives you no more items. "
                 "Contact the researcher if you think this is a mistake.",
             )
-        counts, held = _given_counts(annotator)
+        counts = own_assignment_counts(annotator=annotator)
+        given_per_kind, held = _given(counts)
         if held.intersection(str(served) for served in kinds_served(kind)):  # a reload, another tab
             current = active_assignment(annotator=annotator, kind=kind)
             if current is not None:
-                return Handout(current, resumed=True)
-        given = counts.get(kind, 0)
+                return Handout(current, resumed=True, counts=counts)
+        given = given_per_kind.get(kind, 0)
         cap = study.max_items_per_annotator
         if cap is not None and given >= cap:
             raise NoWork("cap", f"You have done your share of this study ({cap} items). Thank you!")
         sequence = given + 1
         if kind == WorkKind.RATE:
             # Position in the annotator's queue, checks included: every check_interval-th is a check.
-            sequence += counts.get(WorkKind.CHECK, 0)
+            sequence += given_per_kind.get(WorkKind.CHECK, 0)
             if study.check_interval and sequence % study.check_interval == 0:
                 check = _take(annotator, WorkKind.CHECK, sequence)
                 if check is not None:
-                    return Handout(with_payload(check, study=study), resumed=False)
-        assignment = _take(annotator, kind, sequence, chosen=chosen)
-        if assignment is None and not WorkItem.objects.filter(study=study, kind=kind).exists():
+                    return _handout(check, study=study, counts=counts)
+        taken = _take(annotator, kind, sequence, chosen=chosen)
+        if taken is None and not WorkItem.objects.filter(study=study, kind=kind).exists():
             work_items_sync(study=study)  # a study whose items were never made (e.g. created before them)
-            assignment = _take(annotator, kind, sequence)
-        if assignment is None:
-            assignment = _retake_skipped(annotator, kind, sequence)
-        if assignment is not None:
-            return Handout(with_payload(assignment, study=study), resumed=False)
+            taken = _take(annotator, kind, sequence)
+        if taken is None:
+            taken = _retake_skipped(annotator, kind, sequence)
+        if taken is not None:
+            return _handout(taken, study=study, counts=counts)
     # Nothing free: return stale holds to the pool and try once more before saying so.
     if not sweep and expire_stale(study=study):
         return _next_assignment(annotator=annotator, kind=kind, sweep=True)

@@ -17,18 +17,15 @@ from django.db import transaction
 
 from annotation.models import Annotator, Assignment, PairwiseJudgment, WorkKind
 from annotation.pairwise_order import POSITIONS, canonical_choice, lower_id_on_left
-from annotation.services.assignment import assignment_complete, assignment_for, server_seconds
+from annotation.services.assignment import assignment_complete, server_seconds
 from annotation.services.data_version import study_data_changed
-from annotation.services.submissions import SubmissionInvalid, SubmitResult
+from annotation.services.submissions import SubmissionInvalid, SubmitResult, loaded_own
 
 MAX_SECONDS = 86_400.0
 
 
-def _own_pair(annotator: Annotator, assignment_id: int) -> Assignment:
-    try:
-        assignment = assignment_for(annotator=annotator, assignment_id=assignment_id)
-    except Assignment.DoesNotExist:
-        raise SubmissionInvalid("assignment", f"no item {assignment_id} is assigned to you") from None
+def _own_pair(annotator: Annotator, assignment_id: int, loaded: Assignment | None) -> Assignment:
+    assignment = loaded_own(annotator, assignment_id, loaded)
     if assignment.item.kind != WorkKind.PAIR:
         raise SubmissionInvalid("assignment", f"item {assignment_id} is not a pair item")
     return assignment
@@ -53,12 +50,18 @@ def _position(choice: object) -> str:
 
 @transaction.atomic
 def pairwise_submit(
-    *, annotator: Annotator, assignment_id: int, choice: object, seconds: float | None = None
+    *,
+    annotator: Annotator,
+    assignment_id: int,
+    choice: object,
+    seconds: float | None = None,
+    loaded: Assignment | None = None,
 ) -> SubmitResult:
     """Store ``choice`` ("left", "right" or "tie", as shown to ``annotator``) for their pair item
-    ``assignment_id``; ``seconds`` is the client's own time on the item (kept as ``client_seconds``).
+    ``assignment_id`` (``loaded``: that assignment as the caller already read it); ``seconds`` is the
+    client's own time on the item (kept as ``client_seconds``).
     Raises :class:`SubmissionInvalid` naming the field, and changes nothing, on bad input."""
-    assignment = _own_pair(annotator, assignment_id)
+    assignment = _own_pair(annotator, assignment_id, loaded)
     position = _position(choice)
     claimed = _client_seconds(seconds)
     item = assignment.item

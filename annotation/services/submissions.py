@@ -55,14 +55,28 @@ class SubmitResult:
     remaining: int = 0  # references still to write for this context (collection task)
 
 
-def _own(annotator: Annotator, assignment_id: int, kinds: Sequence[str]) -> Assignment:
-    try:
-        assignment = assignment_for(annotator=annotator, assignment_id=assignment_id)
-    except Assignment.DoesNotExist:
-        raise SubmissionInvalid("assignment", f"no item {assignment_id} is assigned to you") from None
+def _own(
+    annotator: Annotator, assignment_id: int, kinds: Sequence[str], loaded: Assignment | None = None
+) -> Assignment:
+    """The annotator's assignment ``assignment_id`` of one of ``kinds``. ``loaded``: the same assignment as
+    the caller already read it with :func:`assignment_for` (the API reads it to answer 404 before looking
+    at the body), used instead of a second read; its status is re-checked by the conditional UPDATE that
+    completes it (a change in between is :class:`SlotLost`, as it was when read here)."""
+    assignment = loaded_own(annotator, assignment_id, loaded)
     if assignment.item.kind not in kinds:
         raise SubmissionInvalid("assignment", f"item {assignment_id} is not a {' or '.join(kinds)} item")
     return assignment
+
+
+def loaded_own(annotator: Annotator, assignment_id: int, loaded: Assignment | None) -> Assignment:
+    """``loaded`` when it is the annotator's assignment ``assignment_id``, else that assignment read now;
+    :class:`SubmissionInvalid` when they have none of that id."""
+    if loaded is not None and loaded.pk == assignment_id and loaded.annotator_id == annotator.pk:
+        return loaded
+    try:
+        return assignment_for(annotator=annotator, assignment_id=assignment_id)
+    except Assignment.DoesNotExist:
+        raise SubmissionInvalid("assignment", f"no item {assignment_id} is assigned to you") from None
 
 
 def _seconds(value: float | None) -> float | None:
@@ -97,12 +111,17 @@ def validated_values(questions: Sequence[Question], values: Mapping[str, object]
 
 @transaction.atomic
 def rating_submit(
-    *, annotator: Annotator, assignment_id: int, values: Mapping[str, object], seconds: float | None = None
+    *,
+    annotator: Annotator,
+    assignment_id: int,
+    values: Mapping[str, object],
+    seconds: float | None = None,
+    loaded: Assignment | None = None,
 ) -> SubmitResult:
     """Ratings for every question of the study about one reply (or the answer to an attention check).
     Submitting again for an answered item (the annotator went back) replaces the earlier values.
     ``seconds`` is the client's own figure, stored as ``client_seconds``."""
-    assignment = _own(annotator, assignment_id, (WorkKind.RATE, WorkKind.CHECK))
+    assignment = _own(annotator, assignment_id, (WorkKind.RATE, WorkKind.CHECK), loaded)
     questions = list(Question.objects.filter(study_id=annotator.study_id))
     checked = validated_values(questions, values)
     claimed = _seconds(seconds)
@@ -177,13 +196,14 @@ def reference_add(
     seconds: float | None = None,
     pasted: bool = False,
     keystrokes: int | None = None,
+    loaded: Assignment | None = None,
 ) -> SubmitResult:
     """One reference for the context of a collection item; it is a reference of the context at once.
 
     ``seconds``, ``pasted`` and ``keystrokes`` come from the client: ``pasted`` (a confession) can only add
     a flag; the time used for the too-fast flag is the server's, from the item's hand-out or the writer's
     previous reference to this one."""
-    assignment = _own(annotator, assignment_id, (WorkKind.WRITE,))
+    assignment = _own(annotator, assignment_id, (WorkKind.WRITE,), loaded)
     context_id = assignment.item.context_id
     assert context_id is not None  # collection items always have a context
     text = text.strip()
@@ -252,9 +272,10 @@ def diversity_submit(
     appropriate: Sequence[int],
     meanings: int,
     seconds: float | None = None,
+    loaded: Assignment | None = None,
 ) -> SubmitResult:
     """Seed 003 section 5.2: which replies are appropriate, then how many meanings they carry."""
-    assignment = _own(annotator, assignment_id, (WorkKind.DIVERSITY,))
+    assignment = _own(annotator, assignment_id, (WorkKind.DIVERSITY,), loaded)
     item = assignment.item
     assert item.context_id is not None
     assert item.system_id is not None

@@ -9,16 +9,23 @@ from django.core.cache import cache
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from annotation.models import WorkItem
+from annotation.models import Assignment, AttentionCheck, Question, WorkItem, WorkKind
 from annotation.selectors import work as work_selectors
-from annotation.selectors.work import annotator_progress, study_free_items
-from tests.annotation.work_builders import work_study
+from annotation.selectors.work import annotator_progress, progress_from_counts, study_free_items
+from annotation.services.assignment import NoWork, assignment_skip, next_assignment
+from annotation.services.submissions import rating_submit
+from annotation.services.work_items import work_items_sync
+from tests.annotation.work_builders import annotators, first_context, work_study
 from tests.api.work_api_support import members
 
 pytestmark = pytest.mark.django_db
 
-NEXT_QUERIES = 14  # auth + annotator with its gate, lock, counts, pool, take, item, insert, payload, progress
-SUBMIT_QUERIES = 12
+# next: auth, annotator with its gate, pool, lock, own counts, take (RETURNING), insert, reply, questions,
+# the study's free items (the hand-out's counts give the progress); on SQLite Django logs BEGIN, not COMMIT.
+NEXT_QUERIES = 11
+# submit: auth, annotator, assignment (read once), questions, complete, done counter, ratings, data
+# version, own counts, free items.
+SUBMIT_QUERIES = 10
 
 
 def _cycle(study, member) -> tuple[int, int]:
@@ -63,3 +70,63 @@ def test_a_large_studys_free_count_is_reused_briefly_and_a_small_one_is_always_e
     WorkItem.objects.filter(study=study).update(taken=1)
     assert study_free_items(study_id=study.pk, kind="rate") == 0  # ... and never reused
     assert annotator_progress(annotator=member.annotator, kind="rate").total == 0
+
+
+def _fresh(annotator) -> tuple[int, int, int]:
+    progress = annotator_progress(annotator=annotator, kind="rate")
+    return progress.done, progress.total, progress.skipped
+
+
+def _handed(annotator) -> tuple[Assignment, tuple[int, int, int]]:
+    """The item handed out, and the progress the hand-out reports from the counts it read under the
+    annotator's lock (instead of reading them again)."""
+    handout = next_assignment(annotator=annotator)
+    assert handout.counts is not None
+    progress = progress_from_counts(annotator=annotator, kind="rate", counts=handout.counts)
+    return handout.assignment, (progress.done, progress.total, progress.skipped)
+
+
+def test_a_handouts_progress_is_the_progress_read_afresh_in_every_path():
+    """The "next item" answer computes the progress from the counts the hand-out read (one query fewer);
+    it must say what a fresh read says after a new item, the last slot of an item (no longer free), an
+    attention check, a reload of the held item and a skipped item taken back at the end of the queue."""
+    cache.clear()
+    study = work_study(contexts=3, systems=1, k=2, check_interval=3)
+    AttentionCheck.objects.create(
+        study=study,
+        context=first_context(study),
+        text="the capital of peru is lima .",
+        question=Question.objects.get(study=study),
+        expected_min=0,
+        expected_max=0,
+        origin=AttentionCheck.Origin.DISTRACTOR,
+    )
+    work_items_sync(study=study)
+    first, second = annotators(study, 2)
+    paths: set[str] = set()
+    skipped_by_first: set[int] = set()
+    for turn in range(14):
+        annotator = second if turn % 3 == 0 else first
+        try:
+            held, handed = _handed(annotator)
+        except NoWork:
+            continue
+        assert handed == _fresh(annotator), (turn, held.item.kind)
+        reloaded, again = _handed(annotator)  # a reload: the same item, the same counts
+        assert reloaded.pk == held.pk
+        assert again == handed
+        paths.add("retaken skip" if held.pk in skipped_by_first else str(held.item.kind))
+        if annotator is first and held.item.kind == WorkKind.RATE and not skipped_by_first:
+            assignment_skip(annotator=first, assignment_id=held.pk)  # comes back at the end of the queue
+            skipped_by_first.add(held.pk)
+            assert _handed(first)[1] == _fresh(first)  # the skip counted, and the next item handed out
+            rating_submit(
+                annotator=first,
+                assignment_id=next_assignment(annotator=first).assignment.pk,
+                values={"appropriateness": 0},
+            )
+            continue
+        rating_submit(annotator=annotator, assignment_id=held.pk, values={"appropriateness": 0})
+    assert paths == {"rate", "check", "retaken skip"}
+    done, total, skipped = _fresh(first)
+    assert (done, skipped) == (total, 0)
