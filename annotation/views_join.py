@@ -8,7 +8,10 @@
   and opens the consent page. When sign-ups are off they are sent to the login page, which comes back here;
 * a crowd worker whose link carries the study's ``crowd_id_parameter`` (e.g. ``?PROLIFIC_PID=...``): their
   account is made (or found again) from the id, they are logged in and go on to the consent page. Other
-  parameters platforms add (``STUDY_ID``, ``SESSION_ID``) are ignored.
+  parameters platforms add (``STUDY_ID``, ``SESSION_ID``) are ignored. Someone already logged in as
+  another user (the researcher trying their own link, a second participant on a shared computer) is never
+  switched behind their back: a page names the account they are in and asks them to confirm (a POST)
+  before it is signed out; the worker's own account, logged in already, goes straight on.
 
 ``/work/<study>/consent/`` shows the study's consent text (or its description and instructions) with an
 "I agree" box; accepting it is needed before the first item of any task (annotation/views_admission.py).
@@ -17,7 +20,7 @@ Views only translate HTTP; the services are in annotation/services/joining.py.
 
 from __future__ import annotations
 
-from django.contrib.auth import login
+from django.contrib.auth import login, logout
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.views import redirect_to_login
 from django.http import HttpRequest, HttpResponse
@@ -28,6 +31,7 @@ from annotation.forms_joining import ConsentForm, SignupForm
 from annotation.models import Annotator, Study
 from annotation.permissions import authenticated_user
 from annotation.selectors.admission import admission_step, consent_text
+from annotation.selectors.joining import crowd_worker_annotator
 from annotation.services.annotators import InviteInvalid, annotator_join, study_for_invite
 from annotation.services.joining import (
     SignupInvalid,
@@ -37,6 +41,8 @@ from annotation.services.joining import (
     signup_study,
     volunteer_signup,
 )
+
+CROWD_SWITCH_FIELD = "continue_as_crowd_worker"  # the confirmation of the page crowd_switch.html
 
 
 def _refused(request: HttpRequest, message: str, status: int = 404) -> HttpResponse:
@@ -57,13 +63,46 @@ def _crowd_join(request: HttpRequest, token: str, study: Study) -> HttpResponse:
     problem = crowd_worker_id_problem(parameter=parameter, value=worker_id)
     if problem is not None:
         return _refused(request, problem, status=400)
+    if request.user.is_authenticated:
+        known = crowd_worker_annotator(study=study, worker_id=worker_id)
+        if known is not None and known.user_id == request.user.pk:
+            return _onward(known)  # the worker, back in their own session
+        if not (request.method == "POST" and request.POST.get(CROWD_SWITCH_FIELD)):
+            return _crowd_switch_page(request, token, study, worker_id, new_worker=known is None)
     try:
         annotator = crowd_worker_join(token=token, worker_id=worker_id)
     except InviteInvalid as invalid:
         return _refused(request, str(invalid))
     assert annotator.user is not None
+    if request.user.is_authenticated:
+        logout(request)  # confirmed on the page: the other account's session ends here
     login(request, annotator.user, backend="django.contrib.auth.backends.ModelBackend")
     return _onward(annotator)
+
+
+def _crowd_switch_page(
+    request: HttpRequest, token: str, study: Study, worker_id: str, *, new_worker: bool
+) -> HttpResponse:
+    """Who is logged in, and a POST button to sign them out and go on as the crowd worker; a link that
+    would refuse a new worker says so at once, before anyone is signed out."""
+    if new_worker:
+        try:
+            study_for_invite(token=token)
+        except InviteInvalid as invalid:
+            return _refused(request, str(invalid))
+    return render(
+        request,
+        "annotation/work/crowd_switch.html",
+        {
+            "study": study,
+            "username": authenticated_user(request).get_username(),
+            "parameter": study.crowd_id_parameter,
+            "worker_id": worker_id,
+            "new_worker": new_worker,
+            "action": request.get_full_path(),
+            "confirm_field": CROWD_SWITCH_FIELD,
+        },
+    )
 
 
 def _signup(request: HttpRequest, token: str, study: Study) -> HttpResponse:

@@ -1,15 +1,21 @@
 """The reproducibility bundle of a report: one zip that holds what a paper's tables came from.
 
     README.txt              what is here and how to check it
-    manifest.json           study, data version, code version, report options, time, SHA-256 of every file
+    manifest.json           study, data version, code version, report options, counts, time, SHA-256 of
+                            every file
     report.json             the report document (every section, as the API returns it)
     tables.tex              the LaTeX tables (correlation/latex.py)
     tables/<section>.csv    every section as CSV
     inputs/human_scores.csv the human score of every reply per question, as the report used it
-    inputs/metric_scores.csv every metric value with its full signature
-    inputs/ratings.csv      every rating, its rater and whether the rater counted
+    inputs/metric_scores.csv every metric value with its full signature, and whether its reply was excluded
+    inputs/ratings.csv      every rating, its rater, whether the report counted it and whether its reply
+                            was excluded by the researcher (correlation/bundle_inputs.py)
     figures/<name>.png|svg  every figure of every question (plotly, rendered by kaleido)
     recompute.py            recomputes the correlation rows from inputs/ with scipy alone and compares
+
+The manifest and the README state how many replies, ratings, annotators and metric values the files hold
+and how many of them the report used: replies excluded by adjudication are in the files, marked, and
+counted apart, never silently dropped.
 
 CSV files are formula-safe (annotation/csv_cells.py); recompute.py drops the leading ' of text cells.
 """
@@ -25,12 +31,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from annotation.csv_cells import FormulaSafeWriter
-from annotation.models import Rating, Study
+from annotation.models import Study
+from correlation.bundle_inputs import bundle_inputs, counts_text
 from correlation.models import ReportSnapshot
 from correlation.report_document import document_as_json
-from correlation.selectors import study_metric_signatures
-from scoring.models import MetricScore
 
 BUNDLE_FILES = Path(__file__).resolve().parent / "bundle_files"
 Progress = Callable[[str, int, int], None]
@@ -45,14 +49,13 @@ def report_bundle(
 
     document = snapshot.document or {}
     plots = snapshot.plots or {}
+    inputs = bundle_inputs(study=study, data_version=snapshot.data_version, document=document, plots=plots)
     files: dict[str, bytes] = {
         "report.json": document_as_json(document).encode("utf-8"),
         "tables.tex": report_latex(document, study_name=study.name).encode("utf-8"),
-        "inputs/human_scores.csv": _human_scores_csv(plots).encode("utf-8"),
-        "inputs/metric_scores.csv": _metric_scores_csv(study).encode("utf-8"),
-        "inputs/ratings.csv": _ratings_csv(study, document).encode("utf-8"),
         "recompute.py": (BUNDLE_FILES / "recompute.py").read_bytes(),
     }
+    files.update({name: text.encode("utf-8") for name, text in inputs.files.items()})
     for section, text in report_tables_csv(document).items():
         files[f"tables/{section}.csv"] = text.encode("utf-8")
     if with_figures:
@@ -63,11 +66,12 @@ def report_bundle(
         "data_version": snapshot.data_version,
         "code_version": document.get("code_version", ""),
         "options": document.get("options", {}),
+        "counts": inputs.counts,
         "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
         "files": {name: hashlib.sha256(content).hexdigest() for name, content in sorted(files.items())},
     }
     files["manifest.json"] = (json.dumps(manifest, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
-    files["README.txt"] = _readme(study, snapshot, document).encode("utf-8")
+    files["README.txt"] = _readme(study, snapshot, document, inputs.counts).encode("utf-8")
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED) as archive:
         for name, content in sorted(files.items()):
@@ -77,69 +81,6 @@ def report_bundle(
 
 def bundle_filename(study: Study, snapshot: ReportSnapshot) -> str:
     return f"study-{study.pk}-report-v{snapshot.data_version}.zip"
-
-
-def _human_scores_csv(plots: dict[str, Any]) -> str:
-    buffer = io.StringIO()
-    writer = FormulaSafeWriter(buffer, lineterminator="\n")
-    writer.writerow(["question", "response_id", "system", "human_score"])
-    for question, data in sorted((plots.get("questions") or {}).items()):
-        items = data.get("items") or {}
-        systems = data.get("systems") or []
-        for response_id, system, human in zip(
-            items.get("id", []),
-            items.get("system", []),
-            items.get("human_exact", items.get("human", [])),
-            strict=True,
-        ):
-            writer.writerow([question, response_id, systems[system], human])
-    return buffer.getvalue()
-
-
-def _metric_scores_csv(study: Study) -> str:
-    signatures = {signature.pk: signature.text for signature in study_metric_signatures(study=study)}
-    buffer = io.StringIO()
-    writer = FormulaSafeWriter(buffer, lineterminator="\n")
-    writer.writerow(["signature", "response_id", "value"])
-    rows = (
-        MetricScore.objects.filter(response__context__study=study)
-        .order_by("signature_id", "response_id")
-        .values_list("signature_id", "response_id", "value")
-    )
-    for signature_id, response_id, value in rows:
-        writer.writerow([signatures[signature_id], response_id, value])
-    return buffer.getvalue()
-
-
-def _ratings_csv(study: Study, document: dict[str, Any]) -> str:
-    removed = {
-        (entry["question"], removed["annotator"])
-        for entry in document.get("filter") or []
-        for removed in entry.get("removed") or []
-    }
-    buffer = io.StringIO()
-    writer = FormulaSafeWriter(buffer, lineterminator="\n")
-    writer.writerow(["question", "annotator", "identity_known", "counted", "response_id", "value"])
-    rows = (
-        Rating.objects.filter(question__study=study)
-        .order_by("question__position", "question_id", "annotator_id", "response_id")
-        .values_list(
-            "question__name", "annotator__pseudonym", "annotator__identity_known", "response_id", "value"
-        )
-    )
-    for question, pseudonym, identity_known, response_id, value in rows:
-        counted = (question, pseudonym) not in removed
-        writer.writerow(
-            [
-                question,
-                pseudonym,
-                "true" if identity_known else "false",
-                "true" if counted else "false",
-                response_id,
-                value,
-            ]
-        )
-    return buffer.getvalue()
 
 
 def _figure_files(
@@ -161,21 +102,25 @@ def _figure_files(
     return files
 
 
-def _readme(study: Study, snapshot: ReportSnapshot, document: dict[str, Any]) -> str:
+def _readme(study: Study, snapshot: ReportSnapshot, document: dict[str, Any], counts: dict[str, Any]) -> str:
     options = document.get("options", {})
     return f"""Reproducibility bundle of the correlation report of study "{study.name}"
 data version {snapshot.data_version}, code {document.get("code_version", "")}
 options: rater filter {options.get("filter")}, normalisation {options.get("normalise")},
 {options.get("resamples")} bootstrap resamples (seed {options.get("seed")})
 
+{counts_text(counts)}
 report.json      the whole report (rows, human rows, agreement, comparisons, system level, curves)
 tables.tex       the tables as LaTeX (booktabs), ready for a paper
 tables/          every section as CSV
 inputs/          the numbers the correlations were computed from:
                  human_scores.csv (per question and reply, after the rater filter),
                  metric_scores.csv (every metric value with its signature), ratings.csv
+                 (every rating; counted=true where the report used it). Replies the researcher
+                 excluded by adjudication are left out of every part of the report; their
+                 ratings and metric values are here with excluded=true (and counted=false)
 figures/         every figure as PNG and SVG
-manifest.json    SHA-256 of every file
+manifest.json    the counts above and the SHA-256 of every file
 
 To check the correlation rows: python recompute.py   (needs scipy; exit status 0 when all agree)
 Bootstrap intervals are resampled and are not recomputed by the script; their seed is above.

@@ -5,7 +5,8 @@
 
 It reads inputs/human_scores.csv (the human score of every reply, per question, as the report used it:
 after the rater filter and any normalisation) and inputs/metric_scores.csv (every metric value with its
-signature), pairs them by reply, and recomputes Pearson's r, Spearman's rho and Kendall's tau-b with
+signature; values of replies the researcher excluded, marked excluded=true, are skipped as the report
+skipped them), pairs them by reply, and recomputes Pearson's r, Spearman's rho and Kendall's tau-b with
 their p-values (scipy.stats), then compares each with report.json. Needs Python 3.9+ and scipy.
 
 Text cells of the CSV files that began with = + - @ carry a leading ' (a spreadsheet would otherwise run
@@ -44,6 +45,8 @@ def main():
         human.setdefault(text(row["question"]), {})[int(row["response_id"])] = float(row["human_score"])
     metric: dict[str, dict[int, float]] = {}
     for row in read("metric_scores.csv"):
+        if row.get("excluded") == "true":
+            continue
         metric.setdefault(text(row["signature"]), {})[int(row["response_id"])] = float(row["value"])
     checked = disagreements = 0
     for row in report["rows"]:
