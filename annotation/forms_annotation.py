@@ -11,6 +11,7 @@ from typing import Any
 
 from django import forms
 
+from annotation.form_checkboxes import KeptValuesForm, MarkedCheckboxInput
 from annotation.models import CheckAction, CollectionMode, Question, Study
 from annotation.services.checks import MAX_DISTRACTORS_PER_CALL
 from annotation.services.study_settings import AnnotationSettings
@@ -22,8 +23,17 @@ INCLUSION_CHOICES = [
 ]
 
 
-class AnnotationSettingsForm(forms.Form):
-    rating_enabled = forms.BooleanField(required=False, label="Annotators rate replies")
+class AnnotationSettingsForm(KeptValuesForm):
+    """The settings card of the annotation page. A POST that lacks an optional field (a page rendered before
+    the field existed, a client posting only what it changes) keeps the study's current value
+    (annotation/form_checkboxes.py): a text or number field only when its key is missing (posted empty, it
+    is cleared or reset to its default as before), a checkbox only when its hidden ``<name>_present``
+    marker is missing too (a box unticked on the current page still turns the setting off). A required
+    field missing from the POST is refused, naming it."""
+
+    rating_enabled = forms.BooleanField(
+        required=False, widget=MarkedCheckboxInput, label="Annotators rate replies"
+    )
     ratings_per_item = forms.IntegerField(
         min_value=1,
         max_value=50,
@@ -32,6 +42,7 @@ class AnnotationSettingsForm(forms.Form):
     )
     show_reference = forms.BooleanField(
         required=False,
+        widget=MarkedCheckboxInput,
         label="Show a reference reply to raters",
         help_text="Off by default: raters judge the reply, not its overlap with a reference.",
     )
@@ -48,10 +59,14 @@ class AnnotationSettingsForm(forms.Form):
     )
     collection_mode = forms.ChoiceField(choices=CollectionMode.choices, label="Who writes them")
     diversity_enabled = forms.BooleanField(
-        required=False, label="Diversity task (contexts with several replies of one system)"
+        required=False,
+        widget=MarkedCheckboxInput,
+        label="Diversity task (contexts with several replies of one system)",
     )
     pairwise_enabled = forms.BooleanField(
-        required=False, label="Pairwise task (which of two systems' replies to a context is better)"
+        required=False,
+        widget=MarkedCheckboxInput,
+        label="Pairwise task (which of two systems' replies to a context is better)",
     )
     pairwise_prompt = forms.CharField(
         required=False,
@@ -87,10 +102,13 @@ class AnnotationSettingsForm(forms.Form):
     min_seconds_per_item = forms.FloatField(
         min_value=0, max_value=3600, label="Answers faster than this many seconds are flagged"
     )
-    invites_open = forms.BooleanField(required=False, label="The invite link admits new annotators")
+    invites_open = forms.BooleanField(
+        required=False, widget=MarkedCheckboxInput, label="The invite link admits new annotators"
+    )
     # Joining (issue 13): sign-up, consent, crowd platforms, the qualification round.
     signup_open = forms.BooleanField(
         required=False,
+        widget=MarkedCheckboxInput,
         label="New volunteers can sign up through the invite link",
         help_text="A user name and a password, no e-mail. Off: only people with an account can join.",
     )

@@ -4,7 +4,9 @@ Without JavaScript the form posts, and the page redirects back to the item with 
 was recorded (or what was wrong with it); static/annotation/notes.js sends the same form in the
 background (``Accept: application/json``) and answers with JSON, so the item stays as it was, answers
 half given included. A note is not an answer: the queue does not move. An assignment that is not the
-annotator's own is a 404, like every other annotator page.
+annotator's own, or that belongs to another task than the one in the URL (a pair's id under ``rate/``),
+is a 404 that stores nothing, like every other annotator page (``own_assignment`` of views_work.py:
+attention checks belong to the rating task).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from django.views.decorators.http import require_POST
 from annotation.models import Annotator, Assignment, NoteKind
 from annotation.permissions import authenticated_user
 from annotation.services.notes import NoteInvalid, item_note_add
+from annotation.views_work import own_assignment
 
 RECORDED = {
     NoteKind.FLAG: "Thank you: your flag was recorded. You can go on with the item.",
@@ -33,13 +36,14 @@ def _wants_json(request: HttpRequest) -> bool:
 @require_POST
 def item_note(request: HttpRequest, study_id: int, kind: str, assignment_id: int) -> HttpResponse:
     annotator = get_object_or_404(Annotator, study_id=study_id, user=authenticated_user(request))
+    assignment = own_assignment(annotator, assignment_id, kind)  # the page we come back to must be its own
     note_kind = request.POST.get("kind", "")
     # The form's reason list only applies to flags; a comment sent with one picked keeps its text.
     reason = request.POST.get("reason", "") if note_kind == NoteKind.FLAG else ""
     try:
         item_note_add(
             annotator=annotator,
-            assignment_id=assignment_id,
+            assignment_id=assignment.pk,
             kind=note_kind,
             reason=reason,
             text=request.POST.get("text", ""),

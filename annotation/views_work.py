@@ -39,6 +39,7 @@ from annotation.services.assignment import (
     assignment_for,
     assignment_skip,
     assignment_visit,
+    kinds_served,
     next_assignment,
     previous_assignment,
 )
@@ -110,14 +111,15 @@ def _annotator(request: HttpRequest, study_id: int, kind: str | None = None) -> 
     return annotator
 
 
-def _own_assignment(annotator: Annotator, assignment_id: int, kind: str) -> Assignment:
-    """One of the annotator's own assignments of this task (attention checks belong to the rating task)."""
+def own_assignment(annotator: Annotator, assignment_id: int, kind: str) -> Assignment:
+    """One of the annotator's own assignments of this task (attention checks belong to the rating task);
+    404 for anyone else's and for one of another task, whose URL would name the wrong page. Also used by
+    the note form (annotation/views_notes.py)."""
     try:
         assignment = assignment_for(annotator=annotator, assignment_id=assignment_id)
     except Assignment.DoesNotExist:
         raise Http404("No such item in your queue.") from None
-    served = (WorkKind.RATE, WorkKind.CHECK) if kind == WorkKind.RATE else (kind,)
-    if assignment.item.kind not in served:
+    if assignment.item.kind not in kinds_served(kind):
         raise Http404("No such item in this task.")
     return assignment
 
@@ -225,6 +227,12 @@ def _render_item(
     study: Study = annotator.study
     progress = annotator_progress(annotator=annotator, kind=kind)
     revisiting = assignment.status == AssignmentStatus.DONE
+    # "Back" only when there is an earlier answer to go back to (the very first item has none): the same
+    # lookup as task_back's, so the link and the b key never lead to "nothing to go back to".
+    has_earlier = (
+        kind in KINDS_WITH_BACK
+        and previous_assignment(annotator=annotator, kind=kind, before=assignment.pk) is not None
+    )
     context: dict[str, Any] = {
         "study": study,
         "annotator": annotator,
@@ -238,9 +246,7 @@ def _render_item(
         "skip_url": reverse("work:skip", args=[study.pk, kind, assignment.pk]),
         "next_url": reverse("work:next", args=[study.pk, kind]),
         "back_url": (
-            f"{reverse('work:back', args=[study.pk, kind])}?before={assignment.pk}"
-            if kind in KINDS_WITH_BACK
-            else ""
+            f"{reverse('work:back', args=[study.pk, kind])}?before={assignment.pk}" if has_earlier else ""
         ),
     }
     if kind == WorkKind.RATE:
@@ -322,7 +328,7 @@ def task_next(request: HttpRequest, study_id: int, kind: str) -> HttpResponse:
 def task_item(request: HttpRequest, study_id: int, kind: str, assignment_id: int) -> HttpResponse:
     """GET: one of the annotator's items (an answered one, to change it). POST: the answer to it."""
     annotator = _annotator(request, study_id, kind)
-    assignment = _own_assignment(annotator, assignment_id, kind)
+    assignment = own_assignment(annotator, assignment_id, kind)
     if request.method == "GET":
         gone = assignment.status not in (AssignmentStatus.ACTIVE, AssignmentStatus.DONE)  # skipped, expired
         all_written = kind == WorkKind.WRITE and assignment.status == AssignmentStatus.DONE
@@ -424,7 +430,7 @@ def _pair_post(request: HttpRequest, annotator: Annotator, assignment: Assignmen
 def task_skip(request: HttpRequest, study_id: int, kind: str, assignment_id: int) -> HttpResponse:
     """Pass on an item: it goes back to the pool for others and is never offered to this annotator again."""
     annotator = _annotator(request, study_id, kind)
-    assignment = _own_assignment(annotator, assignment_id, kind)
+    assignment = own_assignment(annotator, assignment_id, kind)
     assignment_skip(annotator=annotator, assignment_id=assignment.pk)
     messages.info(request, "Skipped. Here is another one.")
     return redirect("work:next", study_id=study_id, kind=kind)

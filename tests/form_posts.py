@@ -8,6 +8,8 @@ from typing import Any
 from django import forms
 from django.db.models import Model
 
+from annotation.form_checkboxes import MarkedCheckboxInput, marker_name
+
 
 def form_values(*every: forms.BaseForm) -> dict[str, Any]:
     """The values a browser posts back for these forms as rendered (an unticked box posts nothing)."""
@@ -18,6 +20,8 @@ def form_values(*every: forms.BaseForm) -> dict[str, Any]:
             if isinstance(field.field, forms.BooleanField):
                 if value:
                     data[field.html_name] = "on"
+                if isinstance(field.field.widget, MarkedCheckboxInput):
+                    data[marker_name(field.html_name)] = "1"  # the hidden input rendered beside the box
             elif value is not None:
                 data[field.html_name] = field.field.prepare_value(value)
     return data

@@ -4,7 +4,8 @@
  *
  * Keys: 1 or ArrowLeft = the left reply (Reply A) is better, 2 or ArrowRight = the right one (Reply B),
  * 0 or t = a tie; Enter submits once something is chosen; s skips; b or Backspace goes back to the
- * previous answered pair; ? opens the instructions, Escape closes them.
+ * previous answered pair; ? opens the instructions, Escape closes them. f (static/annotation/notes.js)
+ * opens the comment / flag box under the pair; keys typed in that box never pick, submit, skip or go back.
  *
  * The seconds on the item are measured here and sent as the client's figure (the server measures its own);
  * time with the instructions open does not count. Kept apart from work.js, which serves the other tasks.
@@ -20,6 +21,7 @@
   const message = document.getElementById("form-message");
   const dialog = document.getElementById("instructions");
   const skipForm = document.getElementById("skip-form");
+  const notes = document.getElementById("item-notes");
   const backUrl = root.dataset.backUrl || "";
   const KEYS = { "1": "left", ArrowLeft: "left", "2": "right", ArrowRight: "right", "0": "tie", t: "tie" };
   let submitting = false;
@@ -153,6 +155,10 @@
       return;
     }
     if (event.ctrlKey || event.metaKey || event.altKey) {
+      return;
+    }
+    // notes.js keeps the box's keys to itself; this holds even if that script failed to load.
+    if (notes && event.target instanceof Node && notes.contains(event.target)) {
       return;
     }
     if (event.key === "?") {

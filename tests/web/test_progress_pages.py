@@ -126,6 +126,7 @@ def test_actions_need_the_csrf_token() -> None:
 def _settings(**changes: object) -> dict[str, object]:
     values: dict[str, object] = {
         "rating_enabled": "on",
+        "rating_enabled_present": 1,  # the hidden marker the page renders beside each checkbox
         "ratings_per_item": 2,
         "instructions": "",
         "references_wanted": 0,
@@ -138,6 +139,7 @@ def _settings(**changes: object) -> dict[str, object]:
         "kappa_threshold": "0.2",
         "min_seconds_per_item": 2,
         "invites_open": "on",
+        "invites_open_present": 1,
     }
     values.update(changes)
     return {f"settings-{name}": value for name, value in values.items() if value is not None}

@@ -1,0 +1,105 @@
+"""The comment / flag box on the pairwise comparison page (issue 13 leftovers): the page has the same note
+form as the other item pages, it works without JavaScript and answers JSON to static/annotation/notes.js,
+the note lands on the pair's conversation, and the researcher's item browser shows it."""
+
+from __future__ import annotations
+
+import pytest
+from django.test import Client
+from django.urls import reverse
+from django.utils import timezone
+
+from annotation.models import Annotator, Assignment, AssignmentStatus, ItemNote, PairwiseJudgment, Study
+from tests.annotation.work_builders import work_study
+from tests.factories import UserFactory
+
+pytestmark = pytest.mark.django_db
+
+
+def _pair_study() -> Study:
+    """One context answered by two systems: one pair item, the only task."""
+    return work_study(contexts=1, systems=2, k=1, rating_enabled=False, pairwise_enabled=True)
+
+
+def _member(study: Study) -> tuple[Annotator, Client]:
+    user = UserFactory.create()
+    annotator = Annotator.objects.create(
+        study=study, user=user, pseudonym=f"p{user.pk}", consented_at=timezone.now()
+    )
+    client = Client()
+    client.force_login(user)
+    return annotator, client
+
+
+def test_the_pair_page_has_the_note_form_and_it_works_without_javascript() -> None:
+    study = _pair_study()
+    annotator, client = _member(study)
+    page = client.get(reverse("work:next", args=[study.pk, "pair"])).content.decode()
+    assignment = Assignment.objects.get(annotator=annotator)
+    assert assignment.item.kind == "pair"
+    note_url = reverse("work:note", args=[study.pk, "pair", assignment.pk])
+    assert 'data-pair-page="1"' in page
+    assert f'action="{note_url}"' in page
+    assert 'id="item-notes"' in page
+    assert "annotation/notes.js" in page
+    assert "<kbd>f</kbd>" in page
+
+    answer = client.post(note_url, {"kind": "flag", "reason": "not-a-reply", "text": "both <b>off</b> topic"})
+
+    assert answer.status_code == 302
+    assert answer["Location"] == reverse("work:item", args=[study.pk, "pair", assignment.pk])
+    shown = client.get(answer["Location"]).content.decode()
+    assert "your flag was recorded" in shown
+    assert 'data-pair-page="1"' in shown  # back on the same pair, still to answer
+    note = ItemNote.objects.get()
+    assert (note.kind, note.reason, note.text) == ("flag", "not-a-reply", "both <b>off</b> topic")
+    assert note.response_id is None  # a pair's note is on its conversation
+    assert note.context_id == assignment.item.context_id
+    assignment.refresh_from_db()
+    assert assignment.status == AssignmentStatus.ACTIVE  # a note is not an answer
+    assert not PairwiseJudgment.objects.exists()
+
+    # What notes.js sends: JSON back, the page is not reloaded.
+    sent = client.post(note_url, {"kind": "comment", "text": "hard to tell"}, HTTP_ACCEPT="application/json")
+    assert sent.status_code == 200
+    assert sent.json()["recorded"] is True
+    refused = client.post(note_url, {"kind": "flag", "reason": ""}, HTTP_ACCEPT="application/json")
+    assert (refused.status_code, refused.json()["field"]) == (400, "reason")
+    assert ItemNote.objects.count() == 2
+
+    # Someone else's pair is not theirs to note.
+    _, intruder = _member(study)
+    assert intruder.post(note_url, {"kind": "comment", "text": "x"}).status_code == 404
+    assert ItemNote.objects.count() == 2
+
+
+def test_the_researcher_sees_a_pair_note_on_both_replies_of_the_pair() -> None:
+    study = _pair_study()
+    annotator, client = _member(study)
+    client.get(reverse("work:next", args=[study.pk, "pair"]))
+    assignment = Assignment.objects.get(annotator=annotator)
+    note_url = reverse("work:note", args=[study.pk, "pair", assignment.pk])
+    client.post(note_url, {"kind": "flag", "reason": "offensive", "text": "rude <script>x</script>"})
+    client.post(note_url, {"kind": "comment", "text": "the A reply is cut off"})
+    owner = Client()
+    owner.force_login(study.owner)
+    item = assignment.item
+    pair = {item.response_id, item.response_b_id}
+
+    flagged = owner.get(reverse("annotation:study-items", args=[study.pk]), {"flagged": "on"})
+    commented = owner.get(reverse("annotation:study-items", args=[study.pk]), {"commented": "on"})
+
+    for listing in (flagged, commented):
+        assert listing.status_code == 200
+        rows = listing.context["listing"].rows
+        assert {row.response_id for row in rows} == pair
+        for row in rows:
+            assert [(note.kind, note.annotator, note.on_conversation) for note in row.notes] == [
+                ("flag", annotator.pseudonym, True),
+                ("comment", annotator.pseudonym, True),
+            ]
+    html = flagged.content.decode()
+    assert html.count("(on the conversation)") == 4  # two notes on each of the two replies
+    assert "rude &lt;script&gt;x&lt;/script&gt;" in html
+    assert "<script>x</script>" not in html
+    assert "the A reply is cut off" in html
