@@ -13,6 +13,8 @@ processes run.
 
 from __future__ import annotations
 
+import secrets
+
 from django.db import models
 from django.db.models import F, Q
 
@@ -66,6 +68,15 @@ class AttentionCheck(models.Model):
         return self.expected_min <= value <= self.expected_max
 
 
+POOL_RANK_RANGE = 2**31 - 1
+
+
+def new_pool_rank() -> int:
+    """A work item's random place among the items with as many answers (the assignment engine's window,
+    annotation/services/assignment.py)."""
+    return secrets.randbelow(POOL_RANK_RANGE)
+
+
 class WorkItem(models.Model):
     study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="work_items")
     kind = models.CharField(max_length=10, choices=WorkKind.choices)
@@ -90,10 +101,14 @@ class WorkItem(models.Model):
     wanted = models.PositiveIntegerField(help_text="different annotators this item needs")
     taken = models.PositiveIntegerField(default=0, help_text="assignments active or done")
     done = models.PositiveIntegerField(default=0, help_text="assignments done")
+    pool_rank = models.IntegerField(
+        default=new_pool_rank,
+        help_text="random place among the items with as many answers: which of them the hand-out looks at",
+    )
 
     class Meta:
         ordering = ["id"]
-        indexes = [models.Index(fields=["study", "kind", "taken"], name="workitem_pool")]
+        indexes = [models.Index(fields=["study", "kind", "taken", "pool_rank"], name="workitem_pool_rank")]
         constraints = [
             models.CheckConstraint(condition=Q(taken__lte=F("wanted")), name="workitem_taken_within_wanted"),
             models.UniqueConstraint(

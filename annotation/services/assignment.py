@@ -4,7 +4,11 @@ Rules (issue 4; Potato's least_annotated strategy is the model):
 
 - an annotator asking for work gets the item of the requested kind with the fewest assignments that they
   have never been given; ties are broken by the annotator's own seeded shuffle, so every annotator sees a
-  different, reproducible order (the seed is stored on :class:`Annotator`);
+  different, reproducible order (the seed is stored on :class:`Annotator`). In a large study the shuffle
+  ranges over the ``POOL_WINDOW`` (256) free items they were never given with the fewest assignments,
+  ties between those in a random rank each item draws when it is made (``WorkItem.pool_rank``): the items
+  with the fewest assignments are always among them, and the database reads them from an index instead
+  of sorting every free item on each hand-out; a study with at most 256 such items is shuffled whole;
 - nobody gets a reply to rate whose gold answer they were shown in the qualification round;
 - nobody gets an item twice (a unique constraint on ``(item, annotator)``); an item the annotator skipped
   comes back to them at the end of their queue, when nothing new is left and the item still has room;
@@ -25,11 +29,12 @@ first, so a double click cannot hand one person two items at once.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.db import IntegrityError, connection, transaction
-from django.db.models import ExpressionWrapper, F, IntegerField, Q, QuerySet
+from django.db.models import F, Q
 from django.utils import timezone
 
 from annotation.models import (
@@ -50,6 +55,10 @@ from annotation.services.work_items import work_items_sync, writer_quota
 
 SHUFFLE_PRIME = 2_147_483_647  # 2**31 - 1: (a * id + b) mod p is a permutation of ids below p
 CANDIDATES_PER_TRY = 8
+# The free items a hand-out looks at: this many with the fewest answers, ties in the items' random
+# ``pool_rank``, read in the order of the index (study, kind, taken, pool_rank). Sorting every free item of
+# a large study by the annotator's shuffle was the costliest statement of a hand-out (issue 13's load).
+POOL_WINDOW = 256
 
 
 class NoWork(Exception):
@@ -66,15 +75,19 @@ def kinds_served(kind: str) -> tuple[str, ...]:
     return (WorkKind.RATE, WorkKind.CHECK) if kind == WorkKind.RATE else (kind,)
 
 
-def _shuffle_key(annotator: Annotator) -> ExpressionWrapper:
+def _shuffle(annotator: Annotator) -> Callable[[int], int]:
+    """The annotator's seeded permutation of item ids, ``(a * id + b) mod p`` with ``b = seed mod p`` and
+    ``a = 1 + b mod (p - 1)``: their own, reproducible order among items with as many answers."""
     seed = int(annotator.order_seed) % SHUFFLE_PRIME
     multiplier = 1 + seed % (SHUFFLE_PRIME - 1)
-    return ExpressionWrapper((F("id") * multiplier + seed) % SHUFFLE_PRIME, output_field=IntegerField())
+    return lambda item_id: (item_id * multiplier + seed) % SHUFFLE_PRIME
 
 
-def _pool(annotator: Annotator, kind: str, *, trained: bool) -> QuerySet[WorkItem]:
-    """Free items of ``kind`` the annotator was never given (``trained``: they answered training items,
-    whose replies are left out of their rating pool)."""
+def _window(annotator: Annotator, kind: str, *, trained: bool) -> list[tuple[int, int]]:
+    """``(id, taken)`` of the POOL_WINDOW free items of ``kind`` with the fewest answers that the annotator
+    was never given (``trained``: they answered training items, whose replies are left out of their rating
+    pool), ties in the items' random ``pool_rank``: the database reads them in the order of the index
+    (study, kind, taken, pool_rank) and stops there, however many items the study has."""
     # NOT IN over the annotator's own (few) items: one hashed set, where NOT EXISTS probed the assignment
     # index once per free item of the study.
     pool = WorkItem.objects.filter(study_id=annotator.study_id, kind=kind, taken__lt=F("wanted")).exclude(
@@ -88,7 +101,7 @@ def _pool(annotator: Annotator, kind: str, *, trained: bool) -> QuerySet[WorkIte
                 "training_item__response_id"
             )
         )
-    return pool.annotate(shuffle=_shuffle_key(annotator)).order_by("taken", "shuffle")
+    return list(pool.order_by("taken", "pool_rank").values_list("pk", "taken")[:POOL_WINDOW])
 
 
 def _answered_training(annotator: Annotator) -> bool:
@@ -145,19 +158,24 @@ def _given(counts: OwnCounts) -> tuple[dict[str, int], set[str]]:
     return given, held
 
 
-def _take_slot(item_id: int) -> tuple[int, int] | None:
+def _take_slot(item_id: int) -> WorkItem | None:
     """Take one slot of the item when it has room: ``UPDATE ... SET taken = taken + 1 WHERE taken < wanted``
-    (the module docstring). None when it had none; else its ``(taken, wanted)`` after this one, from the
+    (the module docstring). None when it had none; else the item as it is after this one, from the
     statement's RETURNING clause (PostgreSQL, SQLite >= 3.35), so that neither the item nor the
     annotator's progress has to be read again."""
-    table = connection.ops.quote_name(WorkItem._meta.db_table)
+    quote = connection.ops.quote_name
+    fields = WorkItem._meta.concrete_fields
+    returning = ", ".join(quote(field.column) for field in fields)
     with connection.cursor() as cursor:
         cursor.execute(
-            f"UPDATE {table} SET taken = taken + 1 WHERE id = %s AND taken < wanted RETURNING taken, wanted",
+            f"UPDATE {quote(WorkItem._meta.db_table)} SET taken = taken + 1 "
+            f"WHERE id = %s AND taken < wanted RETURNING {returning}",
             [item_id],
         )
         row = cursor.fetchone()
-    return None if row is None else (int(row[0]), int(row[1]))
+    if row is None:
+        return None
+    return WorkItem.from_db(connection.alias, [field.attname for field in fields], row)
 
 
 @dataclass(frozen=True)
@@ -206,16 +224,18 @@ def with_payload(assignment: Assignment, *, study: Study) -> Assignment:
     return assignment
 
 
-def _candidates(annotator: Annotator, kind: str) -> list[WorkItem]:
-    """The annotator's best free items of ``kind`` (fewest answers first, their shuffle), read whole: the
-    one taken is not read again (the database keeps only the best few rows while it sorts, so their
-    width costs nothing)."""
+def _candidates(annotator: Annotator, kind: str) -> list[int]:
+    """The ids of the annotator's best free items of ``kind``: fewest answers first, then their shuffle,
+    among the window (:func:`_window`; sorted here, a few hundred pairs)."""
     trained = kind == WorkKind.RATE and _answered_training(annotator)
-    return list(_pool(annotator, kind, trained=trained)[:CANDIDATES_PER_TRY])
+    window = _window(annotator, kind, trained=trained)
+    shuffle = _shuffle(annotator)
+    window.sort(key=lambda row: (row[1], shuffle(row[0])))
+    return [item_id for item_id, _taken in window[:CANDIDATES_PER_TRY]]
 
 
 def _take(
-    annotator: Annotator, kind: str, sequence: int, *, chosen: list[WorkItem] | None = None
+    annotator: Annotator, kind: str, sequence: int, *, chosen: list[int] | None = None
 ) -> _Taken | None:
     """Try the best candidates in order; the conditional UPDATE decides who gets a contested slot (it
     waits for a concurrent transaction holding the row and re-checks ``taken < wanted``).
@@ -224,11 +244,10 @@ def _take(
     runs outside the write lock (on SQLite every other writer waits while a transaction runs); when none
     of them is free any more, the pool is read again here. One the annotator was given meanwhile (a
     double click) fails the (item, annotator) unique constraint and the caller starts over."""
-    for items in ([chosen] if chosen else []) + [None]:
-        for item in items if items is not None else _candidates(annotator, kind):
-            slot = _take_slot(item.pk)
-            if slot is not None:
-                item.taken, item.wanted = slot
+    for ids in ([chosen] if chosen else []) + [None]:
+        for item_id in ids if ids is not None else _candidates(annotator, kind):
+            item = _take_slot(item_id)
+            if item is not None:
                 quota = writer_quota(annotator.study, item) if kind == WorkKind.WRITE else 1
                 assignment = Assignment.objects.create(
                     item=item,
@@ -248,11 +267,9 @@ def _retake_skipped(annotator: Annotator, kind: str, sequence: int) -> _Taken | 
         annotator=annotator, status=AssignmentStatus.SKIPPED, item__kind=kind
     ).order_by("finished_at", "id")
     for assignment_id, item_id in skipped.values_list("pk", "item_id")[:CANDIDATES_PER_TRY]:
-        slot = _take_slot(item_id)
-        if slot is not None:
-            quota = 1
-            if kind == WorkKind.WRITE:
-                quota = writer_quota(annotator.study, WorkItem.objects.get(pk=item_id))
+        item = _take_slot(item_id)
+        if item is not None:
+            quota = writer_quota(annotator.study, item) if kind == WorkKind.WRITE else 1
             Assignment.objects.filter(pk=assignment_id).update(
                 status=AssignmentStatus.ACTIVE,
                 finished_at=None,
@@ -260,8 +277,9 @@ def _retake_skipped(annotator: Annotator, kind: str, sequence: int) -> _Taken | 
                 sequence=sequence,
                 quota=quota,
             )
-            retaken = Assignment.objects.select_related("item").get(pk=assignment_id)
-            return _Taken(retaken, still_free=slot[0] < slot[1], was=AssignmentStatus.SKIPPED)
+            retaken = Assignment.objects.get(pk=assignment_id)
+            retaken.item = item
+            return _Taken(retaken, still_free=item.taken < item.wanted, was=AssignmentStatus.SKIPPED)
     return None
 
 
