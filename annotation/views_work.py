@@ -353,7 +353,11 @@ def _rate_post(request: HttpRequest, annotator: Annotator, assignment: Assignmen
     values = {key[2:]: value for key, value in request.POST.items() if key.startswith("q-")}
     try:
         result = rating_submit(
-            annotator=annotator, assignment_id=assignment.pk, values=values, seconds=_seconds(request)
+            annotator=annotator,
+            assignment_id=assignment.pk,
+            values=values,
+            seconds=_seconds(request),
+            loaded=assignment,
         )
     except SubmissionInvalid as invalid:
         return _render_item(request, annotator, assignment, status=400, error=invalid, posted=values)
@@ -372,6 +376,7 @@ def _write_post(request: HttpRequest, annotator: Annotator, assignment: Assignme
             seconds=_seconds(request),
             pasted=request.POST.get("pasted") == "1",
             keystrokes=_keystrokes(request),
+            loaded=assignment,
         )
     except SubmissionInvalid as invalid:
         return _render_item(request, annotator, assignment, status=400, error=invalid, posted={"text": text})
@@ -401,6 +406,7 @@ def _diversity_post(request: HttpRequest, annotator: Annotator, assignment: Assi
             appropriate=appropriate,
             meanings=int(raw_meanings),
             seconds=_seconds(request),
+            loaded=assignment,
         )
     except ValueError:
         invalid = SubmissionInvalid("appropriate", "only the replies shown can be marked appropriate")
@@ -415,7 +421,11 @@ def _pair_post(request: HttpRequest, annotator: Annotator, assignment: Assignmen
     choice = request.POST.get("choice", "")
     try:
         pairwise_submit(
-            annotator=annotator, assignment_id=assignment.pk, choice=choice, seconds=_seconds(request)
+            annotator=annotator,
+            assignment_id=assignment.pk,
+            choice=choice,
+            seconds=_seconds(request),
+            loaded=assignment,
         )
     except SubmissionInvalid as invalid:
         return _render_item(

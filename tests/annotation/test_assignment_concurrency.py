@@ -24,16 +24,13 @@ from annotation.models import (
     Annotator,
     Assignment,
     AssignmentStatus,
-    AttentionCheck,
-    Question,
     Rating,
     WorkItem,
     WorkKind,
 )
 from annotation.services.assignment import NoWork, SlotLost, assignment_skip, expire_stale, next_assignment
 from annotation.services.submissions import rating_submit
-from annotation.services.work_items import work_items_sync
-from tests.annotation.work_builders import annotators, first_context, work_study
+from tests.annotation.work_builders import add_distractor_check, annotators, work_study
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -107,16 +104,7 @@ def _annotator_loop(
 @pytest.mark.parametrize("round_number", range(3))
 def test_many_rounds_of_next_skip_submit_keep_every_invariant(round_number):
     study = work_study(contexts=8, systems=2, k=3, check_interval=5, hold_seconds=3600)
-    AttentionCheck.objects.create(
-        study=study,
-        context=first_context(study),
-        text="the capital of peru is lima .",
-        question=Question.objects.get(study=study),
-        expected_min=0,
-        expected_max=2,
-        origin=AttentionCheck.Origin.DISTRACTOR,
-    )
-    work_items_sync(study=study)
+    add_distractor_check(study, expected=(0, 2))
     people = annotators(study, 8)
     barrier = threading.Barrier(len(people) + 1)
     acknowledged: list[int] = []

@@ -8,7 +8,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from annotation.models import Assignment, AssignmentStatus, AttentionCheck, Question, WorkItem, WorkKind
+from annotation.models import Assignment, AssignmentStatus, WorkItem, WorkKind
 from annotation.services.assignment import (
     NoWork,
     SlotLost,
@@ -20,7 +20,13 @@ from annotation.services.assignment import (
 )
 from annotation.services.submissions import rating_submit
 from annotation.services.work_items import work_items_sync
-from tests.annotation.work_builders import annotators, first_context, measured, shown_ago, work_study
+from tests.annotation.work_builders import (
+    add_distractor_check,
+    annotators,
+    measured,
+    shown_ago,
+    work_study,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -171,24 +177,9 @@ def test_blocked_annotator_gets_nothing():
     assert no_work.value.reason == "blocked"
 
 
-def _add_check(study, expected=(0, 0)):
-    question = Question.objects.get(study=study)
-    check = AttentionCheck.objects.create(
-        study=study,
-        context=first_context(study),
-        text="the capital of peru is lima .",
-        question=question,
-        expected_min=expected[0],
-        expected_max=expected[1],
-        origin=AttentionCheck.Origin.DISTRACTOR,
-    )
-    work_items_sync(study=study)
-    return check
-
-
 def test_attention_check_comes_at_the_interval_and_looks_like_any_item():
     study = work_study(contexts=5, systems=1, k=1, check_interval=3)
-    _add_check(study)
+    add_distractor_check(study)
     annotator = annotators(study, 1)[0]
     kinds = []
     for _ in range(6):
@@ -205,7 +196,7 @@ def test_failed_checks_warn_or_block(action, blocked):
     study = work_study(
         contexts=4, systems=1, k=1, check_interval=1, check_action=action, check_failures_allowed=0
     )
-    _add_check(study, expected=(0, 0))
+    add_distractor_check(study, expected=(0, 0))
     annotator = annotators(study, 1)[0]
     handout = next_assignment(annotator=annotator)
     assert handout.assignment.item.kind == WorkKind.CHECK

@@ -7,12 +7,10 @@ from __future__ import annotations
 import pytest
 from django.test import Client
 from django.urls import reverse
-from django.utils import timezone
 from rest_framework.test import APIClient
 
 from annotation.models import (
     Adjudication,
-    Annotator,
     Assignment,
     AssignmentStatus,
     AttentionCheck,
@@ -34,7 +32,7 @@ from annotation.services.notes import NoteInvalid, item_note_add
 from correlation.report_adjudication import Adjudications, adjudicated
 from correlation.report_loading import study_human_scores
 from correlation.report_types import QuestionInputs, ReportInputs, ResponseInfo
-from tests.annotation.work_builders import annotators, work_study
+from tests.annotation.work_builders import annotators, web_member, work_study
 from tests.correlation.builders import Item, add_items, signature
 from tests.correlation.report_helpers import report_document
 from tests.factories import QuestionFactory, StudyFactory, UserFactory
@@ -330,19 +328,9 @@ def test_adjudication_on_plain_inputs_without_a_database() -> None:
 # ---- the note form on the item pages, and the API ----
 
 
-def _web_member(study: Study) -> tuple[Annotator, Client]:
-    user = UserFactory.create()
-    annotator = Annotator.objects.create(
-        study=study, user=user, pseudonym=f"p{user.pk}", consented_at=timezone.now()
-    )
-    client = Client()
-    client.force_login(user)
-    return annotator, client
-
-
 def test_the_item_page_has_a_note_form_that_works_without_javascript() -> None:
     study = work_study(contexts=2, systems=1, k=2)
-    annotator, client = _web_member(study)
+    annotator, client = web_member(study)
     page = client.get(reverse("work:next", args=[study.pk, "rate"]))
     assignment = Assignment.objects.get(annotator=annotator)
     note_url = reverse("work:note", args=[study.pk, "rate", assignment.pk])
@@ -379,7 +367,7 @@ def test_the_item_page_has_a_note_form_that_works_without_javascript() -> None:
 
 def test_the_note_form_answers_json_to_the_script_and_404_for_others_items() -> None:
     study = work_study(contexts=2, systems=1, k=2)
-    annotator, client = _web_member(study)
+    annotator, client = web_member(study)
     client.get(reverse("work:next", args=[study.pk, "rate"]))
     assignment = Assignment.objects.get(annotator=annotator)
     note_url = reverse("work:note", args=[study.pk, "rate", assignment.pk])
@@ -391,7 +379,7 @@ def test_the_note_form_answers_json_to_the_script_and_404_for_others_items() -> 
     assert answer.status_code == 400
     assert answer.json()["field"] == "text"
 
-    _, intruder = _web_member(study)
+    _, intruder = web_member(study)
     assert intruder.post(note_url, {"kind": "comment", "text": "x"}).status_code == 404
     stranger = Client()
     stranger.force_login(UserFactory.create())

@@ -9,13 +9,12 @@ from django.core.cache import cache
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from annotation.models import Assignment, AttentionCheck, Question, WorkItem, WorkKind
+from annotation.models import Assignment, WorkItem, WorkKind
 from annotation.selectors import work as work_selectors
 from annotation.selectors.work import annotator_progress, progress_from_counts, study_free_items
 from annotation.services.assignment import NoWork, assignment_skip, next_assignment
 from annotation.services.submissions import rating_submit
-from annotation.services.work_items import work_items_sync
-from tests.annotation.work_builders import annotators, first_context, work_study
+from tests.annotation.work_builders import add_distractor_check, annotators, work_study
 from tests.api.work_api_support import members
 
 pytestmark = pytest.mark.django_db
@@ -92,16 +91,7 @@ def test_a_handouts_progress_is_the_progress_read_afresh_in_every_path():
     attention check, a reload of the held item and a skipped item taken back at the end of the queue."""
     cache.clear()
     study = work_study(contexts=3, systems=1, k=2, check_interval=3)
-    AttentionCheck.objects.create(
-        study=study,
-        context=first_context(study),
-        text="the capital of peru is lima .",
-        question=Question.objects.get(study=study),
-        expected_min=0,
-        expected_max=0,
-        origin=AttentionCheck.Origin.DISTRACTOR,
-    )
-    work_items_sync(study=study)
+    add_distractor_check(study)
     first, second = annotators(study, 2)
     paths: set[str] = set()
     skipped_by_first: set[int] = set()

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from annotation.models import Annotator, DialogContext, Study
+from django.test import Client
+from django.utils import timezone
+
+from annotation.models import Annotator, AttentionCheck, DialogContext, Question, Study
 from annotation.services.studies import study_create
 from annotation.services.work_items import work_items_sync
 from tests.factories import (
@@ -13,6 +16,7 @@ from tests.factories import (
     ResearcherFactory,
     ResponseFactory,
     SystemFactory,
+    UserFactory,
 )
 
 
@@ -35,6 +39,17 @@ def work_study(
             ResponseFactory.create(context=context, system=bot, text=f"{bot.name} says answer {index}")
     work_items_sync(study=study)
     return study
+
+
+def web_member(study: Study) -> tuple[Annotator, Client]:
+    """A consented annotator of ``study`` and a browser client logged in as them (the work pages)."""
+    user = UserFactory.create()
+    annotator = Annotator.objects.create(
+        study=study, user=user, pseudonym=f"p{user.pk}", consented_at=timezone.now()
+    )
+    client = Client()
+    client.force_login(user)
+    return annotator, client
 
 
 def annotators(study: Study, count: int) -> list[Annotator]:
@@ -68,3 +83,19 @@ def measured(seconds: float | None) -> float:
     """A time the server must have measured (never None)."""
     assert seconds is not None, "the server measured no time"
     return seconds
+
+
+def add_distractor_check(study: Study, expected: tuple[int, int] = (0, 0)) -> AttentionCheck:
+    """A distractor attention check on the study's first context (expected answer in ``expected``), with
+    its work item made."""
+    check = AttentionCheck.objects.create(
+        study=study,
+        context=first_context(study),
+        text="the capital of peru is lima .",
+        question=Question.objects.get(study=study),
+        expected_min=expected[0],
+        expected_max=expected[1],
+        origin=AttentionCheck.Origin.DISTRACTOR,
+    )
+    work_items_sync(study=study)
+    return check

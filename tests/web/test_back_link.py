@@ -8,25 +8,12 @@ from __future__ import annotations
 import re
 
 import pytest
-from django.test import Client
 from django.urls import reverse
-from django.utils import timezone
 
-from annotation.models import Annotator, Assignment, Study
-from tests.annotation.work_builders import work_study
-from tests.factories import UserFactory
+from annotation.models import Annotator, Assignment
+from tests.annotation.work_builders import web_member, work_study
 
 pytestmark = pytest.mark.django_db
-
-
-def _member(study: Study) -> tuple[Annotator, Client]:
-    user = UserFactory.create()
-    annotator = Annotator.objects.create(
-        study=study, user=user, pseudonym=f"p{user.pk}", consented_at=timezone.now()
-    )
-    client = Client()
-    client.force_login(user)
-    return annotator, client
 
 
 def _back_url(html: str) -> str:
@@ -40,7 +27,7 @@ def _current(annotator: Annotator) -> Assignment:
 
 def test_the_first_pair_has_no_back_and_the_next_one_has() -> None:
     study = work_study(contexts=2, systems=2, k=1, rating_enabled=False, pairwise_enabled=True)
-    annotator, client = _member(study)
+    annotator, client = web_member(study)
     next_url = reverse("work:next", args=[study.pk, "pair"])
 
     first = client.get(next_url).content.decode()
@@ -73,7 +60,7 @@ def test_the_first_pair_has_no_back_and_the_next_one_has() -> None:
 
 def test_the_rating_page_follows_the_same_rule() -> None:
     study = work_study(contexts=2, systems=1, k=1)
-    annotator, client = _member(study)
+    annotator, client = web_member(study)
     next_url = reverse("work:next", args=[study.pk, "rate"])
     first = client.get(next_url).content.decode()
     assert 'id="back-link"' not in first

@@ -7,26 +7,14 @@ from __future__ import annotations
 import pytest
 from django.test import Client
 from django.urls import reverse
-from django.utils import timezone
 
 from annotation.models import Annotator, Assignment, ItemNote, Response, Study, WorkItem, WorkKind
 from annotation.services.checks import check_mark
-from tests.annotation.work_builders import work_study
-from tests.factories import UserFactory
+from tests.annotation.work_builders import web_member, work_study
 
 pytestmark = pytest.mark.django_db
 
 JSON = {"HTTP_ACCEPT": "application/json"}
-
-
-def _member(study: Study) -> tuple[Annotator, Client]:
-    user = UserFactory.create()
-    annotator = Annotator.objects.create(
-        study=study, user=user, pseudonym=f"p{user.pk}", consented_at=timezone.now()
-    )
-    client = Client()
-    client.force_login(user)
-    return annotator, client
 
 
 def _handed(client: Client, annotator: Annotator, study: Study, kind: str) -> Assignment:
@@ -41,7 +29,7 @@ def _note_url(study: Study, kind: str, assignment: Assignment) -> str:
 @pytest.fixture
 def rate_and_pair() -> tuple[Study, Annotator, Client, Assignment, Assignment]:
     study = work_study(contexts=1, systems=2, k=1, pairwise_enabled=True)
-    annotator, client = _member(study)
+    annotator, client = web_member(study)
     rated = _handed(client, annotator, study, "rate")
     paired = _handed(client, annotator, study, "pair")
     assert (rated.item.kind, paired.item.kind) == (WorkKind.RATE, WorkKind.PAIR)
@@ -82,7 +70,7 @@ def test_an_attention_check_is_noted_under_the_rating_task_only() -> None:
         study=study, response=reply, question=study.questions.get(), expected_min=2, expected_max=2
     )
     item = WorkItem.objects.get(attention_check=check)
-    annotator, client = _member(study)
+    annotator, client = web_member(study)
     assignment = Assignment.objects.create(item=item, annotator=annotator, sequence=item.pk)
 
     assert (

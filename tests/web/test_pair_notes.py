@@ -7,11 +7,9 @@ from __future__ import annotations
 import pytest
 from django.test import Client
 from django.urls import reverse
-from django.utils import timezone
 
-from annotation.models import Annotator, Assignment, AssignmentStatus, ItemNote, PairwiseJudgment, Study
-from tests.annotation.work_builders import work_study
-from tests.factories import UserFactory
+from annotation.models import Assignment, AssignmentStatus, ItemNote, PairwiseJudgment, Study
+from tests.annotation.work_builders import web_member, work_study
 
 pytestmark = pytest.mark.django_db
 
@@ -21,19 +19,9 @@ def _pair_study() -> Study:
     return work_study(contexts=1, systems=2, k=1, rating_enabled=False, pairwise_enabled=True)
 
 
-def _member(study: Study) -> tuple[Annotator, Client]:
-    user = UserFactory.create()
-    annotator = Annotator.objects.create(
-        study=study, user=user, pseudonym=f"p{user.pk}", consented_at=timezone.now()
-    )
-    client = Client()
-    client.force_login(user)
-    return annotator, client
-
-
 def test_the_pair_page_has_the_note_form_and_it_works_without_javascript() -> None:
     study = _pair_study()
-    annotator, client = _member(study)
+    annotator, client = web_member(study)
     page = client.get(reverse("work:next", args=[study.pk, "pair"])).content.decode()
     assignment = Assignment.objects.get(annotator=annotator)
     assert assignment.item.kind == "pair"
@@ -68,14 +56,14 @@ def test_the_pair_page_has_the_note_form_and_it_works_without_javascript() -> No
     assert ItemNote.objects.count() == 2
 
     # Someone else's pair is not theirs to note.
-    _, intruder = _member(study)
+    _, intruder = web_member(study)
     assert intruder.post(note_url, {"kind": "comment", "text": "x"}).status_code == 404
     assert ItemNote.objects.count() == 2
 
 
 def test_the_researcher_sees_a_pair_note_on_both_replies_of_the_pair() -> None:
     study = _pair_study()
-    annotator, client = _member(study)
+    annotator, client = web_member(study)
     client.get(reverse("work:next", args=[study.pk, "pair"]))
     assignment = Assignment.objects.get(annotator=annotator)
     note_url = reverse("work:note", args=[study.pk, "pair", assignment.pk])
