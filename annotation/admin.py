@@ -135,9 +135,9 @@ class PairwiseJudgmentAdmin(ReportDataAdmin):
 
 @admin.register(ItemNote)
 class ItemNoteAdmin(admin.ModelAdmin):
-    list_display = ["kind", "reason", "annotator", "response", "created_at"]
+    list_display = ["kind", "reason", "annotator", "response", "response_b", "created_at"]
     list_filter = ["kind", "reason"]
-    raw_id_fields = ["annotator", "response", "context"]
+    raw_id_fields = ["annotator", "response", "response_b", "context"]
 
 
 @admin.register(TrainingItem)

@@ -20,6 +20,10 @@ twice (duplicates per annotator, reply and question), no reply has more raters t
 answers than it wants, and every item's ``taken`` counter equals its active plus done assignments. The
 command exits 1 when this check fails (or when no submit was acknowledged at all).
 
+The machine's speed is printed with the table (bench/machine_speed.py): a fixed Python workload timed
+before and after the run, and the share of the cores' time that was busy and that the host stole while
+locust ran. The machine's speed drifts, so compare runs only with these readings beside them.
+
 Targets: under 50 concurrent annotators, the server p95 of "next item" and of "submit" is below 50 ms on
 PostgreSQL and below 100 ms on SQLite; zero lost and zero duplicate ratings.
 
@@ -53,6 +57,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from importlib.metadata import version
 from pathlib import Path
+
+from bench.machine_speed import CpuShares, cpu_shares, read_cpu_ticks, time_workload
 
 REPO = Path(__file__).resolve().parent.parent
 PYTHON = Path(sys.executable)
@@ -544,9 +550,16 @@ def main() -> None:
             think=args.think,
             prefix=prefix,
         )
+        speed_before = time_workload()
         with gunicorn(database_url, port, args.workers, run_dir / "gunicorn.log", access_log):
             print(f"[load] locust: {args.annotators} users for {args.seconds} s ...", flush=True)
+            ticks_before = read_cpu_ticks()
             wall = run_locust(command, config=config, log=run_dir / "locust.log")
+            ticks_after = read_cpu_ticks()
+        speed_after = time_workload()
+        shares: CpuShares | None = None
+        if ticks_before is not None and ticks_after is not None:
+            shares = cpu_shares(ticks_before, ticks_after)
         checked = integrity(study_id, read_acknowledged(acknowledged_path))
 
     client, failures = client_stats(prefix)
@@ -587,6 +600,10 @@ def main() -> None:
     print()
     print(f"Machine: {machine_description()}")
     print(f"Date: {started_at:%Y-%m-%d %H:%M} UTC; locust ran {wall:.0f} s (run time + start + stop)")
+    print(
+        f"Machine speed (bench/machine_speed.py): fixed Python workload {speed_before.text()} before the run, "
+        f"{speed_after.text()} after; while locust ran: {shares.text() if shares else 'no /proc/stat'}"
+    )
     print(f"Database: {database_name}")
     print(
         f"Server: gunicorn {version('gunicorn')}, {args.workers} sync workers, --preload, production settings; "

@@ -81,6 +81,11 @@ class ItemNote(models.Model):
     response = models.ForeignKey(
         Response, null=True, blank=True, on_delete=models.CASCADE, related_name="notes"
     )
+    # A note on a pairwise comparison is on both replies shown: ``response`` and ``response_b`` (the
+    # pair's lower and higher reply id). Empty for every other kind of item.
+    response_b = models.ForeignKey(
+        Response, null=True, blank=True, on_delete=models.CASCADE, related_name="pair_notes"
+    )
     context = models.ForeignKey(DialogContext, on_delete=models.CASCADE, related_name="notes")
     kind = models.CharField(max_length=8, choices=NoteKind.choices)
     reason = models.CharField(max_length=12, choices=FlagReason.choices, blank=True)
@@ -93,10 +98,16 @@ class ItemNote(models.Model):
             models.CheckConstraint(
                 condition=Q(kind=NoteKind.COMMENT, reason="") | Q(kind=NoteKind.FLAG) & ~Q(reason=""),
                 name="note_flag_has_reason",
-            )
+            ),
+            models.CheckConstraint(
+                condition=Q(response_b__isnull=True) | Q(response__isnull=False),
+                name="note_pair_has_both_replies",
+            ),
         ]
 
     def __str__(self) -> str:
+        if self.response_b_id is not None:
+            return f"{self.kind} by {self.annotator} on the pair {self.response_id} / {self.response_b_id}"
         return f"{self.kind} by {self.annotator} on {self.response_id or self.context_id}"
 
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import partial
 
 from django.core.paginator import Page, Paginator
 from django.db.models import Count, Exists, F, IntegerField, Max, Min, OuterRef, Q, QuerySet, Subquery
@@ -81,6 +82,7 @@ class NoteView:
     annotator: str
     created_at: datetime
     on_conversation: bool  # a note on the context (writing, diversity), not on this reply
+    pair_with: str = ""  # a note on a pairwise comparison: the system of the other reply of the pair
 
 
 @dataclass(frozen=True)
@@ -159,8 +161,9 @@ def _disagreement() -> Subquery:
 
 
 def _noted(kind: str) -> Q:
-    """Replies with a note of ``kind`` on them, or on their conversation (a note without a reply)."""
-    on_reply = ItemNote.objects.filter(response=OuterRef("pk"), kind=kind)
+    """Replies with a note of ``kind`` on them (alone or in a pair), or on their conversation (a note
+    without a reply)."""
+    on_reply = ItemNote.objects.filter(Q(response=OuterRef("pk")) | Q(response_b=OuterRef("pk")), kind=kind)
     on_context = ItemNote.objects.filter(context=OuterRef("context"), response__isnull=True, kind=kind)
     return Q(Exists(on_reply)) | Q(Exists(on_context))
 
@@ -242,21 +245,25 @@ def item_rows(*, responses: list[Response], questions: list[Question]) -> list[I
 
 
 def _notes(responses: list[Response]) -> dict[int, list[NoteView]]:
-    """response id -> its notes and the notes on its conversation, oldest first (one query)."""
+    """response id -> its notes (a pair's note on both of its replies, naming the other one's system) and
+    the notes on its conversation, oldest first (one query)."""
     by_context: dict[int, list[int]] = {}
     for response in responses:
         by_context.setdefault(response.context_id, []).append(response.pk)
+    ids = [response.pk for response in responses]
     rows = (
         ItemNote.objects.filter(
-            Q(response_id__in=[response.pk for response in responses])
+            Q(response_id__in=ids)
+            | Q(response_b_id__in=ids)
             | Q(context_id__in=list(by_context), response__isnull=True)
         )
-        .select_related("annotator")
+        .select_related("annotator", "response__system", "response_b__system")
         .order_by("id")
     )
     notes: dict[int, list[NoteView]] = {}
     for note in rows:
-        view = NoteView(
+        view = partial(
+            NoteView,
             kind=note.kind,
             reason=note.reason,
             reason_label=note.get_reason_display() if note.reason else "",
@@ -265,9 +272,17 @@ def _notes(responses: list[Response]) -> dict[int, list[NoteView]]:
             created_at=note.created_at,
             on_conversation=note.response_id is None,
         )
-        targets = [note.response_id] if note.response_id is not None else by_context[note.context_id]
-        for response_id in targets:
-            notes.setdefault(response_id, []).append(view)
+        if note.response is not None and note.response_b is not None:
+            targets = [
+                (note.response_id, view(pair_with=note.response_b.system.name)),
+                (note.response_b_id, view(pair_with=note.response.system.name)),
+            ]
+        elif note.response_id is not None:
+            targets = [(note.response_id, view())]
+        else:
+            targets = [(response_id, view()) for response_id in by_context[note.context_id]]
+        for response_id, shown in targets:
+            notes.setdefault(response_id, []).append(shown)
     return notes
 
 

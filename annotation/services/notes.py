@@ -5,9 +5,10 @@ left on any item of the annotator's own queue, whatever its state (one just show
 skipped). What the note is attached to follows what the annotator saw:
 
 * a reply to rate: that reply (and its context);
-* a context to write references for, or a system's replies to judge for diversity (or a pair of replies
-  to compare): the context only (``response`` empty), the researcher sees it as a note on the
-  conversation;
+* a pair of replies to compare: both replies (``response`` and ``response_b``), so that with three or more
+  systems the researcher sees which pair it was about;
+* a context to write references for, or a system's replies to judge for diversity: the context only
+  (``response`` empty), the researcher sees it as a note on the conversation;
 * an attention check the researcher made from a reply of the study: that reply, which is what was shown;
 * a distractor check (a reply taken from an unrelated dialog): nothing is stored, since what was shown is
   not a reply of the study to that context, but the annotator is told the note was recorded, as for any
@@ -47,10 +48,12 @@ class NoteInvalid(Exception):
 
 @dataclass(frozen=True)
 class NoteTarget:
-    """What a note on an item is about: a context, and the reply shown when there was one."""
+    """What a note on an item is about: a context, and the reply shown when there was one (both replies of
+    a pair)."""
 
     context_id: int
     response_id: int | None
+    response_b_id: int | None = None
 
 
 def note_target(item: WorkItem) -> NoteTarget | None:
@@ -64,10 +67,15 @@ def note_target(item: WorkItem) -> NoteTarget | None:
         if check.origin == AttentionCheck.Origin.MARKED and check.source_response_id is not None:
             return NoteTarget(context_id=check.context_id, response_id=check.source_response_id)
         return None
+    if item.kind == WorkKind.PAIR:
+        assert item.response is not None  # a pair item has both replies, to the same context
+        return NoteTarget(
+            context_id=item.response.context_id,
+            response_id=item.response_id,
+            response_b_id=item.response_b_id,
+        )
     if item.context_id is not None:
         return NoteTarget(context_id=item.context_id, response_id=None)
-    if item.response is not None:  # a pair item: both replies answer the same context
-        return NoteTarget(context_id=item.response.context_id, response_id=None)
     return None
 
 
@@ -110,6 +118,7 @@ def item_note_add(
     return ItemNote.objects.create(
         annotator=annotator,
         response_id=target.response_id,
+        response_b_id=target.response_b_id,
         context_id=target.context_id,
         kind=kind,
         reason=reason,

@@ -5,10 +5,14 @@ from __future__ import annotations
 import csv
 import io
 import json
+import zipfile
 
 import pytest
 from django.core.management import CommandError, call_command
+from django.db.models import F
 
+from annotation.models import Study
+from correlation.management.commands import study_report as study_report_command
 from tests.correlation.builders import Item, add_items, signature
 from tests.correlation.report_helpers import assert_same_numbers, report_document
 from tests.factories import QuestionFactory, StudyFactory
@@ -127,3 +131,36 @@ def test_unknown_study_or_question_is_an_error(study) -> None:
         _run("grade dailydialog", "--question", "nope")
     with pytest.raises(CommandError, match="filter"):
         _run("grade dailydialog", "--filter", "lenient")
+
+
+def test_bundle_is_written_beside_the_report(study, tmp_path) -> None:
+    target = tmp_path / "bundle.zip"
+    _run("grade dailydialog", "--resamples", "0", "--bundle", str(target))
+
+    with zipfile.ZipFile(target) as bundle:
+        names = bundle.namelist()
+        manifest = json.loads(bundle.read(next(name for name in names if name.endswith("manifest.json"))))
+    assert any(name.endswith("ratings.csv") for name in names)
+    assert manifest["counts"]["replies"]["in_study"] == 12
+
+
+def test_a_bundle_whose_data_changed_during_the_report_is_a_clean_command_error(
+    study, tmp_path, monkeypatch
+) -> None:
+    """An annotator answering while the command computes the report: the report is then older than the
+    data, the bundle is refused, and the command says so instead of a traceback, writing nothing."""
+    computed = study_report_command.report_current
+
+    def answered_meanwhile(**kwargs):
+        snapshot = computed(**kwargs)
+        Study.objects.filter(pk=study.pk).update(data_version=F("data_version") + 1)  # a rating came in
+        return snapshot
+
+    monkeypatch.setattr(study_report_command, "report_current", answered_meanwhile)
+    target = tmp_path / "bundle.zip"
+
+    with pytest.raises(
+        CommandError, match=r"no bundle written: the data of study 'grade dailydialog' changed"
+    ):
+        _run("grade dailydialog", "--resamples", "0", "--bundle", str(target))
+    assert not target.exists()

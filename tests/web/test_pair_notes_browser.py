@@ -87,10 +87,13 @@ def test_a_volunteer_flags_and_comments_on_a_pair_and_the_researcher_sees_both(p
     assert not PairwiseJudgment.objects.exists()
     assignment = Assignment.objects.get(annotator=annotator)
     assert assignment.status == "active"
-    notes = list(ItemNote.objects.order_by("id").values_list("kind", "reason", "text", "response_id"))
+    pair = (assignment.item.response_id, assignment.item.response_b_id)
+    notes = list(
+        ItemNote.objects.order_by("id").values_list("kind", "reason", "text", "response_id", "response_b_id")
+    )
     assert notes == [
-        ("flag", "broken", "t 1 2 s \nA is cut off", None),
-        ("comment", "", "hard to choose, 0 or t?", None),
+        ("flag", "broken", "t 1 2 s \nA is cut off", *pair),
+        ("comment", "", "hard to choose, 0 or t?", *pair),
     ]
 
     # The box gives the keys back: Enter now submits the pick made before the notes.
@@ -118,6 +121,7 @@ def test_a_volunteer_flags_and_comments_on_a_pair_and_the_researcher_sees_both(p
         assert "⚑ broken or unreadable" in notes_cell
         assert "A is cut off" in notes_cell
         assert "hard to choose, 0 or t?" in notes_cell
-        assert "(on the conversation)" in notes_cell
+        assert "(on the pair with bot-" in notes_cell  # the other reply's system
+        assert "(on the conversation)" not in notes_cell
         assert "volunteer" in notes_cell
     page.screenshot(path=str(ARTIFACTS / "pairwise-flag-researcher.png"), full_page=True)

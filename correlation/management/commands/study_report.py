@@ -69,6 +69,7 @@ class Command(BaseCommand):
             text = report_latex(document, study_name=study.name)
         if options["bundle"] is not None:
             from correlation.bundle import report_bundle
+            from correlation.bundle_inputs import BundleStale
 
             with tqdm(total=2, desc="bundle", disable=None, file=self.stderr._out) as bar:
 
@@ -77,7 +78,13 @@ class Command(BaseCommand):
                     bar.n = done
                     bar.refresh()
 
-                content = report_bundle(study=study, snapshot=snapshot, progress=figures)
+                try:
+                    content = report_bundle(study=study, snapshot=snapshot, progress=figures)
+                except BundleStale as error:
+                    raise CommandError(
+                        f"no bundle written: {error} (annotators answered while the report was computed; "
+                        "run the command again, or when the study is quiet)"
+                    ) from None
             options["bundle"].write_bytes(content)
             self.stderr.write(
                 f"wrote the reproducibility bundle ({len(content):,} bytes) to {options['bundle']}"
