@@ -272,10 +272,11 @@ def _notes(responses: list[Response]) -> dict[int, list[NoteView]]:
             created_at=note.created_at,
             on_conversation=note.response_id is None,
         )
+        targets: list[tuple[int, NoteView]]
         if note.response is not None and note.response_b is not None:
             targets = [
-                (note.response_id, view(pair_with=note.response_b.system.name)),
-                (note.response_b_id, view(pair_with=note.response.system.name)),
+                (note.response.pk, view(pair_with=note.response_b.system.name)),
+                (note.response_b.pk, view(pair_with=note.response.system.name)),
             ]
         elif note.response_id is not None:
             targets = [(note.response_id, view())]

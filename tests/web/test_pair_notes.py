@@ -43,6 +43,7 @@ def test_the_pair_page_has_the_note_form_and_it_works_without_javascript() -> No
     note = ItemNote.objects.get()
     assert (note.kind, note.reason, note.text) == ("flag", "not-a-reply", "both <b>off</b> topic")
     item = assignment.item
+    assert item.response is not None
     assert (note.response_id, note.response_b_id) == (item.response_id, item.response_b_id)  # both replies
     assert note.context_id == item.response.context_id
     assignment.refresh_from_db()
@@ -75,6 +76,8 @@ def test_the_researcher_sees_a_pair_note_on_both_replies_of_the_pair_naming_the_
     owner.force_login(study.owner)
     item = assignment.item
     pair = {item.response_id, item.response_b_id}
+    assert item.response is not None
+    assert item.response_b is not None
     other_system = {
         item.response.pk: item.response_b.system.name,
         item.response_b.pk: item.response.system.name,
@@ -123,5 +126,6 @@ def test_with_three_systems_a_pair_note_is_only_on_the_two_replies_compared() ->
     assert len(every) == 3
     left_out = [row for row in every if row.response_id not in (item.response_id, item.response_b_id)]
     assert [row.notes for row in left_out] == [[]]  # the third system's reply was not in this comparison
+    assert item.response_b is not None
     detail = owner.get(reverse("annotation:study-item", args=[study.pk, item.response_id])).content.decode()
     assert f"(on the comparison of this reply with {item.response_b.system.name}'s)" in detail
