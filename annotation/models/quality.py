@@ -9,7 +9,7 @@ from django.conf import settings
 from django.db import models
 from django.db.models import F, Q
 
-from annotation.models.study import Annotator, DialogContext, Question, Response, Study
+from annotation.models.study import Annotator, DialogContext, Question, Response, Study, System
 
 
 class TrainingItem(models.Model):
@@ -87,6 +87,10 @@ class ItemNote(models.Model):
         Response, null=True, blank=True, on_delete=models.CASCADE, related_name="pair_notes"
     )
     context = models.ForeignKey(DialogContext, on_delete=models.CASCADE, related_name="notes")
+    # A note on a diversity item (one system's replies to the context): that system. Empty otherwise.
+    system = models.ForeignKey(
+        System, null=True, blank=True, on_delete=models.CASCADE, related_name="item_notes"
+    )
     kind = models.CharField(max_length=8, choices=NoteKind.choices)
     reason = models.CharField(max_length=12, choices=FlagReason.choices, blank=True)
     text = models.TextField(blank=True, max_length=2000)

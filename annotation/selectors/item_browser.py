@@ -83,6 +83,7 @@ class NoteView:
     created_at: datetime
     on_conversation: bool  # a note on the context (writing, diversity), not on this reply
     pair_with: str = ""  # a note on a pairwise comparison: the system of the other reply of the pair
+    on_system_replies: bool = False  # a diversity note: on this system's replies to the conversation
 
 
 @dataclass(frozen=True)
@@ -164,7 +165,12 @@ def _noted(kind: str) -> Q:
     """Replies with a note of ``kind`` on them (alone or in a pair), or on their conversation (a note
     without a reply)."""
     on_reply = ItemNote.objects.filter(Q(response=OuterRef("pk")) | Q(response_b=OuterRef("pk")), kind=kind)
-    on_context = ItemNote.objects.filter(context=OuterRef("context"), response__isnull=True, kind=kind)
+    on_context = ItemNote.objects.filter(
+        Q(system__isnull=True) | Q(system=OuterRef("system")),
+        context=OuterRef("context"),
+        response__isnull=True,
+        kind=kind,
+    )
     return Q(Exists(on_reply)) | Q(Exists(on_context))
 
 
@@ -247,9 +253,9 @@ def item_rows(*, responses: list[Response], questions: list[Question]) -> list[I
 def _notes(responses: list[Response]) -> dict[int, list[NoteView]]:
     """response id -> its notes (a pair's note on both of its replies, naming the other one's system) and
     the notes on its conversation, oldest first (one query)."""
-    by_context: dict[int, list[int]] = {}
+    by_context: dict[int, list[tuple[int, int]]] = {}  # context id -> (response id, system id)
     for response in responses:
-        by_context.setdefault(response.context_id, []).append(response.pk)
+        by_context.setdefault(response.context_id, []).append((response.pk, response.system_id))
     ids = [response.pk for response in responses]
     rows = (
         ItemNote.objects.filter(
@@ -270,7 +276,7 @@ def _notes(responses: list[Response]) -> dict[int, list[NoteView]]:
             text=note.text,
             annotator=note.annotator.pseudonym,
             created_at=note.created_at,
-            on_conversation=note.response_id is None,
+            on_conversation=note.response_id is None and note.system_id is None,
         )
         targets: list[tuple[int, NoteView]]
         if note.response is not None and note.response_b is not None:
@@ -280,8 +286,14 @@ def _notes(responses: list[Response]) -> dict[int, list[NoteView]]:
             ]
         elif note.response_id is not None:
             targets = [(note.response_id, view())]
+        elif note.system_id is not None:
+            targets = [
+                (response_id, view(on_system_replies=True))
+                for response_id, system_id in by_context[note.context_id]
+                if system_id == note.system_id
+            ]
         else:
-            targets = [(response_id, view()) for response_id in by_context[note.context_id]]
+            targets = [(response_id, view()) for response_id, _ in by_context[note.context_id]]
         for response_id, shown in targets:
             notes.setdefault(response_id, []).append(shown)
     return notes

@@ -7,8 +7,10 @@ skipped). What the note is attached to follows what the annotator saw:
 * a reply to rate: that reply (and its context);
 * a pair of replies to compare: both replies (``response`` and ``response_b``), so that with three or more
   systems the researcher sees which pair it was about;
-* a context to write references for, or a system's replies to judge for diversity: the context only
-  (``response`` empty), the researcher sees it as a note on the conversation;
+* a system's replies to judge for diversity: the context and that system (``response`` empty), the
+  researcher sees it on that system's replies to the conversation;
+* a context to write references for: the context only (``response`` empty), the researcher sees it as a
+  note on the conversation;
 * an attention check the researcher made from a reply of the study: that reply, which is what was shown;
 * a distractor check (a reply taken from an unrelated dialog): nothing is stored, since what was shown is
   not a reply of the study to that context, but the annotator is told the note was recorded, as for any
@@ -54,6 +56,7 @@ class NoteTarget:
     context_id: int
     response_id: int | None
     response_b_id: int | None = None
+    system_id: int | None = None  # a diversity item: the system whose replies were shown
 
 
 def note_target(item: WorkItem) -> NoteTarget | None:
@@ -74,6 +77,9 @@ def note_target(item: WorkItem) -> NoteTarget | None:
             response_id=item.response_id,
             response_b_id=item.response_b_id,
         )
+    if item.kind == WorkKind.DIVERSITY:
+        assert item.context_id is not None  # a diversity item is one system's replies to one context
+        return NoteTarget(context_id=item.context_id, response_id=None, system_id=item.system_id)
     if item.context_id is not None:
         return NoteTarget(context_id=item.context_id, response_id=None)
     return None
@@ -120,6 +126,7 @@ def item_note_add(
         response_id=target.response_id,
         response_b_id=target.response_b_id,
         context_id=target.context_id,
+        system_id=target.system_id,
         kind=kind,
         reason=reason,
         text=text,
