@@ -137,7 +137,7 @@ class PairwiseJudgmentAdmin(ReportDataAdmin):
 class ItemNoteAdmin(admin.ModelAdmin):
     list_display = ["kind", "reason", "annotator", "response", "response_b", "created_at"]
     list_filter = ["kind", "reason"]
-    raw_id_fields = ["annotator", "response", "response_b", "context"]
+    raw_id_fields = ["annotator", "response", "response_b", "context", "system"]
 
 
 @admin.register(TrainingItem)

@@ -81,7 +81,7 @@ class NoteView:
     text: str
     annotator: str
     created_at: datetime
-    on_conversation: bool  # a note on the context (writing, diversity), not on this reply
+    on_conversation: bool  # a note on the context (a writing item's), not on this reply
     pair_with: str = ""  # a note on a pairwise comparison: the system of the other reply of the pair
     on_system_replies: bool = False  # a diversity note: on this system's replies to the conversation
 
@@ -162,8 +162,8 @@ def _disagreement() -> Subquery:
 
 
 def _noted(kind: str) -> Q:
-    """Replies with a note of ``kind`` on them (alone or in a pair), or on their conversation (a note
-    without a reply)."""
+    """Replies with a note of ``kind`` on them (alone or in a pair), on their system's replies to their
+    conversation (a diversity note), or on their conversation (a note without a reply or system)."""
     on_reply = ItemNote.objects.filter(Q(response=OuterRef("pk")) | Q(response_b=OuterRef("pk")), kind=kind)
     on_context = ItemNote.objects.filter(
         Q(system__isnull=True) | Q(system=OuterRef("system")),
@@ -251,8 +251,9 @@ def item_rows(*, responses: list[Response], questions: list[Question]) -> list[I
 
 
 def _notes(responses: list[Response]) -> dict[int, list[NoteView]]:
-    """response id -> its notes (a pair's note on both of its replies, naming the other one's system) and
-    the notes on its conversation, oldest first (one query)."""
+    """response id -> its notes (a pair's note on both of its replies, naming the other one's system), the
+    diversity notes on its system's replies to its conversation, and the notes on its conversation, oldest
+    first (one query)."""
     by_context: dict[int, list[tuple[int, int]]] = {}  # context id -> (response id, system id)
     for response in responses:
         by_context.setdefault(response.context_id, []).append((response.pk, response.system_id))
