@@ -59,7 +59,7 @@ def test_the_matching_task_still_takes_the_note_page_and_json(rate_and_pair) -> 
         sent = client.post(url, {"kind": "flag", "reason": "broken"}, **JSON)
         assert (sent.status_code, sent.json()["recorded"]) == (200, True)
     assert ItemNote.objects.count() == 4
-    assert ItemNote.objects.filter(response_id=rated.item.response_id).count() == 2  # the rated reply's
+    assert ItemNote.objects.filter(response_id=rated.item.response_id, response_b=None).count() == 2  # rated
     assert ItemNote.objects.filter(response_b__isnull=False).count() == 2  # on both replies of the pair
 
 
