@@ -5,6 +5,7 @@ from __future__ import annotations
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -43,3 +44,24 @@ def page(chromium_browser):
     page.set_default_timeout(20_000)
     yield page
     context.close()
+
+
+def log_in(page: Any, live_server: Any, user: Any, *, replacing: bool = False) -> None:
+    """Give the page's browser context a session cookie for ``user`` (Django's test client logs them in);
+    ``replacing``: drop the context's cookies first (anyone logged in before, their CSRF cookie)."""
+    from django.conf import settings
+    from django.test import Client
+
+    client = Client()
+    client.force_login(user)
+    if replacing:
+        page.context.clear_cookies()
+    page.context.add_cookies(
+        [
+            {
+                "name": settings.SESSION_COOKIE_NAME,
+                "value": client.cookies[settings.SESSION_COOKIE_NAME].value,
+                "url": live_server.url,
+            }
+        ]
+    )

@@ -7,29 +7,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from django.conf import settings
-from django.test import Client
 
 from scoring.models import MetricScore
-from tests.browser_fixtures import ARTIFACTS
+from tests.browser_fixtures import ARTIFACTS, log_in
 from tests.correlation.builders import Item, add_items, signature
 from tests.factories import QuestionFactory, StudyFactory
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
-
-
-def _logged_in(page, live_server, user) -> None:
-    client = Client()
-    client.force_login(user)
-    page.context.add_cookies(
-        [
-            {
-                "name": settings.SESSION_COOKIE_NAME,
-                "value": client.cookies[settings.SESSION_COOKIE_NAME].value,
-                "url": live_server.url,
-            }
-        ]
-    )
 
 
 def test_a_researcher_imports_external_scores_and_reads_them_in_the_report(
@@ -49,7 +33,7 @@ def test_a_researcher_imports_external_scores_and_reads_them_in_the_report(
     )
     errors: list[str] = []
     page.on("pageerror", lambda error: errors.append(str(error)))
-    _logged_in(page, live_server, researcher)
+    log_in(page, live_server, researcher)
     page.goto(f"{live_server.url}/studies/{study.pk}/")
 
     bad = tmp_path / "bad.csv"

@@ -6,8 +6,6 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from django.conf import settings
-from django.test import Client
 
 from annotation.models import Rating
 from annotation.scales import QuestionSpec
@@ -15,6 +13,7 @@ from annotation.services.annotators import annotator_join
 from annotation.services.joining import annotator_consent
 from annotation.services.studies import study_create
 from annotation.services.work_items import work_items_sync
+from tests.browser_fixtures import log_in
 from tests.factories import (
     DialogContextFactory,
     ResearcherFactory,
@@ -24,15 +23,6 @@ from tests.factories import (
 )
 
 pytestmark = [pytest.mark.browser]
-
-
-def _logged_in(page: Any, live_server: Any, user: Any) -> None:
-    client = Client()
-    client.force_login(user)
-    cookie = client.cookies[settings.SESSION_COOKIE_NAME].value
-    page.context.add_cookies(
-        [{"name": settings.SESSION_COOKIE_NAME, "value": cookie, "url": live_server.url}]
-    )
 
 
 def _answer_with_enter(page: Any) -> None:
@@ -63,7 +53,7 @@ def test_ten_is_typed_digit_by_digit_and_a_slider_moves_by_keys(page, live_serve
     annotator = annotator_consent(annotator=annotator_join(token=study.invite_token, user=user))
     errors: list[str] = []
     page.on("pageerror", lambda error: errors.append(str(error)))
-    _logged_in(page, live_server, user)
+    log_in(page, live_server, user)
 
     page.goto(f"{live_server.url}/work/{study.pk}/rate/")
     page.keyboard.press("Escape")  # the instructions open before the first item

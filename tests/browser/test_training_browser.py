@@ -9,22 +9,13 @@ from typing import Any
 
 import pytest
 from django.conf import settings as django_settings
-from django.test import Client
 
 from scoring.models import StudyModelChoice, TrainingJob, TrainingStatus
+from tests.browser_fixtures import log_in
 from tests.live_services import CeleryWorkerProcess, RedisProcess, celery_broker, free_port
 from tests.scoring.training_builders import topic_study, training_places, write_dailydialog
 
 pytestmark = [pytest.mark.browser, pytest.mark.integration]
-
-
-def _logged_in(page: Any, live_server: Any, user: Any) -> None:
-    client = Client()
-    client.force_login(user)
-    cookie = client.cookies[django_settings.SESSION_COOKIE_NAME].value
-    page.context.add_cookies(
-        [{"name": django_settings.SESSION_COOKIE_NAME, "value": cookie, "url": live_server.url}]
-    )
 
 
 def _start_training(page: Any, live_server: Any, study: Any, name: str) -> None:
@@ -65,7 +56,7 @@ def test_a_training_started_from_the_study_page_shows_progress_and_its_curve(
     try:
         worker.start()
         with celery_broker(redis.url):
-            _logged_in(page, live_server, researcher)
+            log_in(page, live_server, researcher)
             _start_training(page, live_server, study, "browser-ruber")
             job = TrainingJob.objects.get()
             assert page.url == f"{live_server.url}/scoring/training-jobs/{job.pk}/"
@@ -102,7 +93,7 @@ def test_a_job_waiting_for_a_worker_is_cancelled_from_its_page(
     places = training_places(tmp_path, settings)
     write_dailydialog(places.corpora / "dailydialog")
     study = topic_study(owner=researcher)
-    _logged_in(page, live_server, researcher)
+    log_in(page, live_server, researcher)
     # No broker listens there (whatever another test left configured, or a worker it left running): it waits.
     with celery_broker(f"redis://127.0.0.1:{free_port()}/0"):
         _start_training(page, live_server, study, "never-trained")

@@ -7,15 +7,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from django.conf import settings
-from django.test import Client
 
 from annotation.models import Annotator
 from annotation.services.annotators import annotator_join
 from annotation.services.assignment import next_assignment
 from annotation.services.submissions import rating_submit
 from annotation.services.work_items import work_items_sync
-from tests.browser_fixtures import ARTIFACTS
+from tests.browser_fixtures import ARTIFACTS, log_in
 from tests.correlation.builders import Item, add_items, signature
 from tests.factories import QuestionFactory, StudyFactory, UserFactory
 
@@ -24,20 +22,6 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 # Plotly reads tags such as <b> and <a> in hover labels and drops unknown ones such as <img>; escaped, all
 # of it must come out as the literal text.
 HOSTILE = "<b>bold</b> <img src=x onerror=\"document.title='pwned'\"> hi & bye"
-
-
-def _logged_in(page, live_server, user) -> None:
-    client = Client()
-    client.force_login(user)
-    page.context.add_cookies(
-        [
-            {
-                "name": settings.SESSION_COOKIE_NAME,
-                "value": client.cookies[settings.SESSION_COOKIE_NAME].value,
-                "url": live_server.url,
-            }
-        ]
-    )
 
 
 @pytest.fixture
@@ -68,7 +52,7 @@ def test_a_researcher_reads_downloads_and_watches_the_report_update(
     study = rated_study
     errors: list[str] = []
     page.on("pageerror", lambda error: errors.append(str(error)))
-    _logged_in(page, live_server, researcher)
+    log_in(page, live_server, researcher)
 
     page.goto(f"{live_server.url}/reports/{study.pk}/")
     page.wait_for_function("document.querySelectorAll('#scatter-plots .plot .main-svg').length >= 2")

@@ -3,25 +3,13 @@ logged in as, "Stay logged in" keeps them, and the button signs them out and con
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
-from django.conf import settings as django_settings
-from django.test import Client
 
 from annotation.models import Annotator
 from tests.annotation.work_builders import work_study
+from tests.browser_fixtures import log_in
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
-
-
-def _logged_in(page: Any, live_server: Any, user: Any) -> None:
-    client = Client()
-    client.force_login(user)
-    cookie = client.cookies[django_settings.SESSION_COOKIE_NAME].value
-    page.context.add_cookies(
-        [{"name": django_settings.SESSION_COOKIE_NAME, "value": cookie, "url": live_server.url}]
-    )
 
 
 def test_the_researcher_is_asked_before_the_link_switches_accounts(page, live_server) -> None:
@@ -29,7 +17,7 @@ def test_the_researcher_is_asked_before_the_link_switches_accounts(page, live_se
     researcher = study.owner
     errors: list[str] = []
     page.on("pageerror", lambda error: errors.append(str(error)))
-    _logged_in(page, live_server, researcher)
+    log_in(page, live_server, researcher)
     link = f"{live_server.url}/work/join/{study.invite_token}/?PROLIFIC_PID=5f3a9c1b2d"
 
     page.goto(link)

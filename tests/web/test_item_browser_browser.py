@@ -4,18 +4,13 @@ replies only, excludes that reply and sees it marked excluded."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
-from django.conf import settings
-from django.contrib.auth.models import User
-from django.test import Client
 from django.utils import timezone
 
 from annotation.models import Adjudication, Annotator, Assignment, ItemNote, Rating
 from annotation.services.studies import study_create
 from annotation.services.work_items import work_items_sync
-from tests.browser_fixtures import ARTIFACTS
+from tests.browser_fixtures import ARTIFACTS, log_in
 from tests.factories import (
     DialogContextFactory,
     ResearcherFactory,
@@ -25,22 +20,6 @@ from tests.factories import (
 )
 
 pytestmark = [pytest.mark.browser]
-
-
-def _log_in(page: Any, live_server: Any, user: User) -> None:
-    """A session cookie for ``user`` in the page's browser context (replacing anyone logged in before)."""
-    client = Client()
-    client.force_login(user)
-    page.context.clear_cookies()
-    page.context.add_cookies(
-        [
-            {
-                "name": settings.SESSION_COOKIE_NAME,
-                "value": client.cookies[settings.SESSION_COOKIE_NAME].value,
-                "url": live_server.url,
-            }
-        ]
-    )
 
 
 def test_an_annotator_flags_with_f_and_the_researcher_excludes_the_flagged_reply(
@@ -61,7 +40,7 @@ def test_an_annotator_flags_with_f_and_the_researcher_excludes_the_flagged_reply
     Annotator.objects.create(study=study, user=volunteer, pseudonym="volunteer", consented_at=timezone.now())
 
     # The annotator: f opens the flag form on the item shown; the note goes without leaving the item.
-    _log_in(page, live_server, volunteer)
+    log_in(page, live_server, volunteer, replacing=True)
     page.goto(f"{live_server.url}/work/{study.pk}/rate/")
     page.keyboard.press("Escape")  # the instructions open on the first item
     page.wait_for_selector("#instructions", state="hidden")
@@ -84,7 +63,7 @@ def test_an_annotator_flags_with_f_and_the_researcher_excludes_the_flagged_reply
     assert Assignment.objects.get().status == "active"
 
     # The researcher: flagged replies only, then exclude the one there.
-    _log_in(page, live_server, owner)
+    log_in(page, live_server, owner, replacing=True)
     page.goto(f"{live_server.url}/studies/{study.pk}/items/")
     assert page.locator("tr.item-row").count() == 3
     page.check("#id_flagged")

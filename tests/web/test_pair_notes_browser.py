@@ -5,36 +5,15 @@ replies only, shows the flag and the comment on both replies of the pair."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
-from django.conf import settings
-from django.contrib.auth.models import User
-from django.test import Client
 from django.utils import timezone
 
 from annotation.models import Annotator, Assignment, ItemNote, PairwiseJudgment, WorkItem
 from tests.annotation.work_builders import work_study
-from tests.browser_fixtures import ARTIFACTS
+from tests.browser_fixtures import ARTIFACTS, log_in
 from tests.factories import UserFactory
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
-
-
-def _log_in(page: Any, live_server: Any, user: User) -> None:
-    """A session cookie for ``user`` in the page's browser context (replacing anyone logged in before)."""
-    client = Client()
-    client.force_login(user)
-    page.context.clear_cookies()
-    page.context.add_cookies(
-        [
-            {
-                "name": settings.SESSION_COOKIE_NAME,
-                "value": client.cookies[settings.SESSION_COOKIE_NAME].value,
-                "url": live_server.url,
-            }
-        ]
-    )
 
 
 def test_a_volunteer_flags_and_comments_on_a_pair_and_the_researcher_sees_both(page, live_server) -> None:
@@ -46,7 +25,7 @@ def test_a_volunteer_flags_and_comments_on_a_pair_and_the_researcher_sees_both(p
     errors: list[str] = []
     page.on("pageerror", lambda error: errors.append(str(error)))
 
-    _log_in(page, live_server, volunteer)
+    log_in(page, live_server, volunteer, replacing=True)
     page.goto(f"{live_server.url}/work/{study.pk}/pair/")
     page.wait_for_selector("#instructions[open]")  # the first item opens the instructions
     page.keyboard.press("Escape")
@@ -106,7 +85,7 @@ def test_a_volunteer_flags_and_comments_on_a_pair_and_the_researcher_sees_both(p
 
     # The researcher: flagged replies only; both replies of the flagged pair, each with both notes.
     item = WorkItem.objects.get(pk=assignment.item_id)
-    _log_in(page, live_server, study.owner)
+    log_in(page, live_server, study.owner, replacing=True)
     page.goto(f"{live_server.url}/studies/{study.pk}/items/")
     assert page.locator("tr.item-row").count() == 4  # two contexts, two replies each
     page.check("#id_flagged")

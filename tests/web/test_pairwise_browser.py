@@ -4,32 +4,16 @@ only (→ then t, Enter each time), then the researcher opens the report and fin
 from __future__ import annotations
 
 import pytest
-from django.conf import settings
-from django.test import Client
 from django.utils import timezone
 
 from annotation.models import Annotator, Assignment, PairwiseJudgment, Response
 from annotation.services.annotators import annotator_join
 from annotation.services.studies import study_create
 from annotation.services.work_items import work_items_sync
-from tests.browser_fixtures import ARTIFACTS
+from tests.browser_fixtures import ARTIFACTS, log_in
 from tests.factories import DialogContextFactory, ResponseFactory, SystemFactory, UserFactory
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
-
-
-def _logged_in(page, live_server, user) -> None:
-    client = Client()
-    client.force_login(user)
-    page.context.add_cookies(
-        [
-            {
-                "name": settings.SESSION_COOKIE_NAME,
-                "value": client.cookies[settings.SESSION_COOKIE_NAME].value,
-                "url": live_server.url,
-            }
-        ]
-    )
 
 
 def test_a_volunteer_compares_by_keyboard_and_the_report_shows_win_rates(
@@ -52,7 +36,7 @@ def test_a_volunteer_compares_by_keyboard_and_the_report_shows_win_rates(
     Annotator.objects.filter(pk=annotator.pk).update(consented_at=timezone.now())  # joined earlier
     errors: list[str] = []
     page.on("pageerror", lambda error: errors.append(str(error)))
-    _logged_in(page, live_server, volunteer)
+    log_in(page, live_server, volunteer)
 
     page.goto(f"{live_server.url}/work/{study.pk}/pair/")
     page.wait_for_selector("#instructions[open]")  # the first item opens the instructions
@@ -91,7 +75,7 @@ def test_a_volunteer_compares_by_keyboard_and_the_report_shows_win_rates(
     # The researcher's report: a Pairwise tab with each system's win rate.
     report = chromium_browser.new_context(viewport={"width": 1280, "height": 900}).new_page()
     report.set_default_timeout(20_000)
-    _logged_in(report, live_server, researcher)
+    log_in(report, live_server, researcher)
     report.goto(f"{live_server.url}/reports/{study.pk}/?resamples=0")
     report.locator('#report-tabs a[data-tab="pairwise"]').click()
     table = report.locator("#pairwise-table")
