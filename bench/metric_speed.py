@@ -59,6 +59,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 # METEOR's WordNet, built by scripts/setup.sh; nltk reads NLTK_DATA when it is first imported.
 os.environ.setdefault("NLTK_DATA", str(Path(__file__).resolve().parent.parent / "var" / "nltk_data"))
@@ -118,13 +119,7 @@ def main() -> None:
     hyp_tokens = [tokenize(text) for text in pairs.hypotheses]
     ref_tokens = [tokenize(refs[0]) for refs in pairs.references]
     comparisons = build_comparisons(pairs, hyp_tokens, ref_tokens)
-    if args.only:
-        wanted = {key.strip() for key in args.only.split(",") if key.strip()}
-        unknown = wanted - {comparison.key for comparison in comparisons}
-        if unknown:
-            known = ", ".join(comparison.key for comparison in comparisons)
-            parser.error(f"--only: unknown comparison(s) {', '.join(sorted(unknown))}; known: {known}")
-        comparisons = [comparison for comparison in comparisons if comparison.key in wanted]
+    comparisons = only_comparisons(parser, comparisons, args.only)
 
     print(f"# Word-overlap metrics against reference libraries, {len(pairs.hypotheses):,} pairs")
     print(f"command: python -m bench.metric_speed {shlex.join(sys.argv[1:])}".rstrip())
@@ -296,6 +291,19 @@ class _WhitespaceTokenizer:
 
     def tokenize(self, text: str) -> list[str]:
         return text.split()
+
+
+def only_comparisons(parser: argparse.ArgumentParser, comparisons: list[Any], only: str) -> list[Any]:
+    """The comparisons ``--only`` names (comma-separated keys; all when empty); a parser error for an
+    unknown key, listing the known ones."""
+    if not only:
+        return comparisons
+    wanted = {key.strip() for key in only.split(",") if key.strip()}
+    unknown = wanted - {comparison.key for comparison in comparisons}
+    if unknown:
+        known = ", ".join(comparison.key for comparison in comparisons)
+        parser.error(f"--only: unknown comparison(s) {', '.join(sorted(unknown))}; known: {known}")
+    return [comparison for comparison in comparisons if comparison.key in wanted]
 
 
 def timed(call: Callable[[], Values], before: Callable[[], None] | None) -> tuple[float, float]:

@@ -108,10 +108,12 @@ def _human_scores_csv(plots: dict[str, Any]) -> str:
 
 
 def _metric_scores_csv(study: Study, excluded: frozenset[int]) -> tuple[str, dict[str, int]]:
-    signatures = {signature.pk: signature.text for signature in study_metric_signatures(study=study)}
+    rows_of_signatures = study_metric_signatures(study=study)
+    signatures = {signature.pk: signature.text for signature in rows_of_signatures}
+    implementations = {signature.pk: signature.implementation for signature in rows_of_signatures}
     buffer = io.StringIO()
     writer = FormulaSafeWriter(buffer, lineterminator="\n")
-    writer.writerow(["signature", "response_id", "value", "excluded"])
+    writer.writerow(["signature", "response_id", "value", "excluded", "implementation"])
     rows = (
         MetricScore.objects.filter(response__context__study=study)
         .order_by("signature_id", "response_id")
@@ -120,7 +122,9 @@ def _metric_scores_csv(study: Study, excluded: frozenset[int]) -> tuple[str, dic
     written = left_out = 0
     for signature_id, response_id, value in rows:
         is_excluded = response_id in excluded
-        writer.writerow([signatures[signature_id], response_id, value, _flag(is_excluded)])
+        writer.writerow(
+            [signatures[signature_id], response_id, value, _flag(is_excluded), implementations[signature_id]]
+        )
         written += 1
         left_out += is_excluded
     return buffer.getvalue(), {"in_file": written, "excluded_by_researcher": left_out}

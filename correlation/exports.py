@@ -47,6 +47,7 @@ CSV_COLUMNS = (
     "spearman_ci_bootstrap_high",
     "group",
     "no_metric_score",
+    "implementation",
 )
 PER_SYSTEM_COLUMNS = ("question", "system", *CSV_COLUMNS[1:])
 HUMAN_COLUMNS = (
@@ -94,6 +95,7 @@ SYSTEM_LEVEL_COLUMNS = (
     "kendall",
     "kendall_p",
     "note",
+    "implementation",
 )
 AGREEMENT_COEFFICIENTS = (
     "krippendorff_alpha_ordinal",

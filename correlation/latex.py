@@ -451,8 +451,10 @@ def _row_labels(rows: Sequence[Mapping[str, Any]]) -> dict[int, str]:
     """Each row's printed name: the metric's, plus its reference mode where the same metric appears with
     one reference and with several, plus the differing signature parts where that still is not unique."""
     modes: dict[str, set[str]] = {}
+    implementations: dict[str, set[str]] = {}
     for row in rows:
         modes.setdefault(str(row.get("metric", "")), set()).add(str(row.get("references")))
+        implementations.setdefault(str(row.get("metric", "")), set()).add(str(row.get("implementation", "")))
     named = []
     for row in rows:
         metric = str(row.get("metric", ""))
@@ -462,6 +464,8 @@ def _row_labels(rows: Sequence[Mapping[str, Any]]) -> dict[int, str]:
         references = str(row.get("references"))
         if references in _REFERENCE_ORDER and {"single", "multi"} <= modes[metric]:
             label += f" ({references})"
+        if len(implementations[metric]) > 1:  # two tools' numbers of one metric: say whose each row is
+            label += f" ({latex_escape(str(row.get('implementation', '')))})"
         named.append((id(row), label, str(row.get("signature", ""))))
     return _disambiguated(named)
 
@@ -577,6 +581,7 @@ def _correlation_caption(
     )
     if any(_is_external(row) for row in rows):
         sentences.append(EXTERNAL_NOTE)
+    sentences.append(_implementation_sentence(rows, labels))
     fewer = [
         f"{labels[id(row)]} ($n = {row['n']}$)"
         for row in rows
@@ -602,6 +607,33 @@ def _correlation_caption(
     if missing:
         sentences.append("Not computable (n/a): " + "; ".join(missing) + ".")
     return " ".join(sentence for sentence in sentences if sentence)
+
+
+# The tools a baseline can be computed by (issue 23), as the caption names them.
+IMPLEMENTATION_DESCRIPTIONS = {
+    "nltk": "nltk's formulas",
+    "nlg-eval": "nlg-eval (pycocoevalcap; METEOR 1.5)",
+    "sacrebleu": "sacrebleu",
+    "rouge-score": "Google's rouge-score",
+}
+
+
+def _implementation_sentence(rows: Sequence[Mapping[str, Any]], labels: Mapping[int, str]) -> str:
+    """Which tool computed which baseline ("Computed with nlg-eval (pycocoevalcap; METEOR 1.5): BLEU-4,
+    METEOR; with nltk's formulas: ROUGE-L."), so that a reader puts each number beside the right paper's."""
+    by_tool: dict[str, list[str]] = {}
+    for row in rows:
+        tool = str(row.get("implementation", ""))
+        if tool in IMPLEMENTATION_DESCRIPTIONS:
+            by_tool.setdefault(tool, []).append(labels[id(row)])
+    if not by_tool:
+        return ""
+    parts = [
+        f"{IMPLEMENTATION_DESCRIPTIONS[tool]}: {', '.join(by_tool[tool])}"
+        for tool in IMPLEMENTATION_DESCRIPTIONS
+        if tool in by_tool
+    ]
+    return "Computed with " + "; with ".join(parts) + " (each score's signature names it: impl)."
 
 
 def _filter_sentence(document: Mapping[str, Any], question: str) -> str:

@@ -56,6 +56,7 @@ from correlation.report_types import (
 from correlation.selectors import study_metric_signatures, study_metric_values
 from scoring.external_scores_format import external_metric_label
 from scoring.metrics.registry import UnknownMetricError, is_system_metric, metric_spec
+from scoring.metrics.signature import signature_implementation
 from scoring.models import (
     MetricOrigin,
     MetricSignature,
@@ -257,6 +258,7 @@ def _signature_inputs(signature: MetricSignature) -> SignatureInputs:
         group=group,
         parameters=parameters,
         origin=str(signature.origin),
+        implementation=signature_implementation(parameters, str(signature.origin)),
     )
 
 
@@ -303,6 +305,7 @@ def study_unvalued_metrics(*, study: Study, signatures: list[MetricSignature]) -
                 group=group,
                 reason=_no_values_reason(name, asking, undefined, has_references=has_references),
                 origin=str(row.origin),
+                implementation=signature_implementation(parameters, str(row.origin)),
             )
         )
     return sorted(result, key=lambda metric: (metric.name, metric.text))

@@ -359,6 +359,7 @@ def _signature_fields(signature: SignatureInputs | UnvaluedMetric) -> dict[str, 
         "signature": signature.text,
         "group": signature.group,
         "origin": signature.origin,
+        "implementation": signature.implementation,
     }
 
 

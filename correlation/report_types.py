@@ -134,6 +134,9 @@ class SignatureInputs:
     group: str  # the row block of the paper-style table: Referenced, Unreferenced, Hybrid, Other, External
     parameters: Mapping[str, str] = field(default_factory=dict)
     origin: str = "builtin"  # "builtin", "plugin", or "external": scores computed elsewhere and imported
+    # the tool that computed the scores (issue 23): nltk, nlg-eval, sacrebleu, rouge-score; dialeval for
+    # the project's own metrics; external; plugin:<distribution>@<version>
+    implementation: str = ""
 
 
 EXTERNAL_ORIGIN = "external"
@@ -152,6 +155,7 @@ class UnvaluedMetric:
     group: str
     reason: str
     origin: str = "builtin"
+    implementation: str = ""
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ from scoring.models import (
     SystemMetricScore,
     TrainedModel,
     TrainingJob,
+    WordVectorsFile,
 )
 
 
@@ -61,3 +62,23 @@ class TrainingJobAdmin(admin.ModelAdmin):
     list_display = ["id", "name", "kind", "status", "study", "created_by", "created_at", "finished_at"]
     list_filter = ["status", "kind"]
     raw_id_fields = ["study", "trained_model"]
+
+
+@admin.register(WordVectorsFile)
+class WordVectorsFileAdmin(admin.ModelAdmin):
+    list_display = ["name", "format", "status", "dimension", "words", "language", "created_by", "created_at"]
+    list_filter = ["status", "format", "language"]
+    # the store is what the hash says, and scores' signatures name it: delete through the page or the API,
+    # which refuse while such scores exist
+    readonly_fields = [
+        "source",
+        "source_path",
+        "store_path",
+        "content_hash",
+        "dimension",
+        "words",
+        "size_bytes",
+    ]
+
+    def has_delete_permission(self, request: Any, obj: Any = None) -> bool:
+        return False

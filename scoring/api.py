@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import extend_schema, extend_schema_field, inline_serializer
 from rest_framework import serializers, status
@@ -18,6 +20,7 @@ from scoring.metrics.registry import (
     metric_spec,
     system_metric_spec,
 )
+from scoring.metrics.spec import DEFAULT_IMPLEMENTATION
 from scoring.models import MetricScore, ReferencesMode, RunStatus, ScoringRun, TokenizerChoice, TrainedModel
 from scoring.selectors import (
     RunProgress,
@@ -60,7 +63,8 @@ class ScoringRunSerializer(serializers.ModelSerializer):
     class Meta:
         model = ScoringRun
         fields = [
-            "id", "study", "metrics", "references", "tokenizer", "recompute", "trained_models", "status",
+            "id", "study", "metrics", "references", "tokenizer", "implementation", "implementations", "options",
+            "vectors", "recompute", "trained_models", "status",
             "waiting_for", "waiting", "progress_done", "progress_total", "progress_percent", "progress_unit", "rate_per_second",
             "eta_seconds", "chunks", "error", "notes", "failures", "timings", "attempts", "existing",
             "created_at", "started_at", "finished_at", "scope",
@@ -147,6 +151,30 @@ class ScoringRunCreateSerializer(serializers.Serializer):
         default=False,
         help_text="score every reply again; by default only replies without a score of the run's signatures",
     )
+    implementation = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        default="",
+        max_length=200,
+        help_text="the tools that compute the word-overlap and embedding baselines, named in every signature "
+        "(impl:): '' each metric's default (nltk's formulas), one of nltk, nlg-eval, sacrebleu, rouge-score "
+        "for every family, or per family, e.g. 'bleu=sacrebleu,meteor=nlg-eval'. Under it, 'all' means the "
+        "metrics that implementation has (and every metric computed one way only)",
+    )
+    options = serializers.DictField(
+        child=serializers.CharField(max_length=40),
+        required=False,
+        default=dict,
+        help_text="parameters of the chosen implementations, e.g. {'tok': 'intl', 'smooth': 'floor'} for "
+        "sacrebleu, {'stem': 'yes'} for rouge-score, {'oov': 'mean'} for the embedding metrics",
+    )
+    vectors = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        default="",
+        max_length=100,
+        help_text="registered word vectors (GET /api/word-vectors/) for the embedding metrics; '' GloVe 6B 50d",
+    )
 
 
 class TrainedModelSerializer(serializers.ModelSerializer):
@@ -204,10 +232,17 @@ class MetricScoreSerializer(serializers.ModelSerializer):
     metric = serializers.CharField(source="signature.name")
     references = serializers.CharField(source="signature.references_mode")
     signature = serializers.CharField(source="signature.text")
+    implementation = serializers.CharField(
+        source="signature.implementation",
+        help_text="the tool that computed the score: nltk, nlg-eval, sacrebleu, rouge-score (impl: in the "
+        "signature); dialeval for the project's own metrics; external; plugin:<distribution>@<version>",
+    )
 
     class Meta:
         model = MetricScore
-        fields = ["response_id", "context_id", "system", "metric", "references", "signature", "value"]
+        fields = [
+            "response_id", "context_id", "system", "metric", "references", "signature", "implementation", "value",
+        ]  # fmt: skip
 
 
 class MetricListApi(APIView):
@@ -220,6 +255,13 @@ class MetricListApi(APIView):
                 "needs_references": serializers.BooleanField(),
                 "needs_model": serializers.CharField(help_text="the kind of trained model it needs, or ''"),
                 "level": serializers.CharField(help_text="'response' (a score per response) or 'system'"),
+                "family": serializers.CharField(
+                    help_text="the name a run's per-family implementation choice uses ('' : none)"
+                ),
+                "implementations": serializers.ListField(
+                    child=serializers.CharField(),
+                    help_text="the tools that can compute it, its default first ([] : computed one way only)",
+                ),
             },
             many=True,
         )
@@ -235,6 +277,8 @@ class MetricListApi(APIView):
                     "needs_references": spec.needs_references,
                     "needs_model": spec.model_kind,
                     "level": "response",
+                    "family": spec.group_name if spec.implementations else "",
+                    "implementations": _ordered_implementations(spec.implementations),
                 }
             )
         for name in available_system_metric_names():
@@ -246,6 +290,8 @@ class MetricListApi(APIView):
                     "needs_references": system_spec.needs_references,
                     "needs_model": "",
                     "level": "system",
+                    "family": system_spec.group_name if system_spec.implementations else "",
+                    "implementations": _ordered_implementations(system_spec.implementations),
                 }
             )
         return ApiResponse(rows)
@@ -277,9 +323,22 @@ class StudyScoringRunsApi(APIView):
                 study=study, user=authenticated_user(request), **serializer.validated_data
             )
         except ScoringRequestError as error:
-            return ApiResponse({"metrics": [str(error)]}, status=status.HTTP_400_BAD_REQUEST)
+            return ApiResponse({_error_field(str(error)): [str(error)]}, status=status.HTTP_400_BAD_REQUEST)
         code = status.HTTP_200_OK if run.was_existing else status.HTTP_202_ACCEPTED
         return ApiResponse(ScoringRunSerializer(run).data, status=code)
+
+
+def _error_field(message: str) -> str:
+    """The request field a run-creation error is about (its message starts with the field's name)."""
+    for field in ("implementation", "option", "vectors"):
+        if message.startswith(field):
+            return "options" if field == "option" else field
+    return "metrics"
+
+
+def _ordered_implementations(implementations: Mapping[str, object]) -> list[str]:
+    """Implementation names with the default (nltk where there is one) first."""
+    return sorted(implementations, key=lambda name: name != DEFAULT_IMPLEMENTATION)
 
 
 def _visible_run(request: Request, run_id: int) -> ScoringRun:

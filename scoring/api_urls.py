@@ -1,9 +1,11 @@
 from django.urls import path
 
-from scoring import api, api_external, api_training
+from scoring import api, api_external, api_score_files, api_training
+from scoring.vectors import api as vectors_api
 
 urlpatterns = [
     path("metrics/", api.MetricListApi.as_view(), name="api-metric-list"),
+    path("score/", api_score_files.ScoreBatchApi.as_view(), name="api-score-batch"),
     path("trained-models/", api.TrainedModelListApi.as_view(), name="api-trained-model-list"),
     path(
         "studies/<int:study_id>/scoring-runs/",
@@ -40,5 +42,15 @@ urlpatterns += [
         "training-jobs/<int:job_id>/cancel/",
         api_training.TrainingJobCancelApi.as_view(),
         name="api-training-job-cancel",
+    ),
+]
+
+# A researcher's own word vectors: list, upload (converted by a worker), follow, delete (scoring/vectors/api.py).
+urlpatterns += [
+    path("word-vectors/", vectors_api.WordVectorsListApi.as_view(), name="api-word-vectors"),
+    path(
+        "word-vectors/<slug:name>/",
+        vectors_api.WordVectorsDetailApi.as_view(),
+        name="api-word-vectors-detail",
     ),
 ]

@@ -8,10 +8,16 @@ from annotation.models import Study
 from scoring.metrics.bert_ruber.cells import FAST_CELLS
 from scoring.metrics.learned_specs import FACTORIAL_CELLS, MODEL_KINDS
 from scoring.metrics.maude.variants import ALL_VARIANTS, DEFAULT_VARIANTS
-from scoring.metrics.registry import available_metric_names, available_system_metric_names, metric_spec
+from scoring.metrics.registry import (
+    available_metric_names,
+    available_system_metric_names,
+    implementation_names,
+    metric_spec,
+)
 from scoring.metrics.ruber.corpus import DAILYDIALOG
+from scoring.metrics.spec import DEFAULT_IMPLEMENTATION
 from scoring.models import ModelKind, ReferencesMode, TokenizerChoice, TrainedModel
-from scoring.selectors import metrics_available_for_study, trained_models_all
+from scoring.selectors import metrics_available_for_study, trained_models_all, word_vectors_choices
 from scoring.services.training_jobs import GENERIC_FORMAT, MAX_EPOCHS, corpora_known
 
 
@@ -19,8 +25,24 @@ def _model_field_name(kind: str) -> str:
     return f"model_{kind.replace('-', '_')}"
 
 
+# The run form's option fields: (option, label, values); blank means the implementation's default.
+IMPLEMENTATION_OPTION_FIELDS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
+    ("tok", "sacrebleu tokenizer", ("13a", "intl", "zh", "none", "char")),
+    ("smooth", "sacrebleu smoothing", ("exp", "floor", "add-k", "none")),
+    ("eff", "sacrebleu effective order", ("yes", "no")),
+    ("case", "case (sacrebleu, chrF)", ("mixed", "lc")),
+    ("stem", "rouge-score Porter stemmer", ("no", "yes")),
+    ("oov", "embedding metrics: a word without a vector", ("skip", "mean")),
+)
+
+
+def _option_field_name(option: str) -> str:
+    return f"option_{option}"
+
+
 class ScoringRunForm(forms.Form):
-    """Metrics, references, tokenizer and (for learned metrics) which trained model of each kind to use."""
+    """Metrics, references, tokenizer, the implementations of the baselines and their options (issue 23),
+    the word vectors, and (for learned metrics) which trained model of each kind to use."""
 
     metrics = forms.MultipleChoiceField(widget=forms.CheckboxSelectMultiple)
     references = forms.ChoiceField(
@@ -33,6 +55,22 @@ class ScoringRunForm(forms.Form):
         widget=forms.RadioSelect,
         help_text="for every metric that tokenizes, except learned ones (their model's tokenizer)",
     )
+    implementation = forms.ChoiceField(
+        required=False,
+        label="Implementation",
+        help_text="the tool that computes the word-overlap and embedding baselines, named in each signature "
+        "(impl:): nltk's formulas by default; nlg-eval (pycocoevalcap: the dialog papers' tables); "
+        "sacrebleu; rouge-score",
+    )
+    implementation_families = forms.CharField(
+        required=False,
+        max_length=200,
+        label="Or per family",
+        help_text="e.g. bleu=sacrebleu,meteor=nlg-eval,rouge=rouge-score (overrides the choice above)",
+    )
+    vectors = forms.ChoiceField(
+        required=False, label="Word vectors", help_text="for the embedding metrics (GloVe 6B 50d by default)"
+    )
     recompute = forms.BooleanField(
         required=False,
         label="Recompute scores that already exist",
@@ -41,6 +79,22 @@ class ScoringRunForm(forms.Form):
 
     def __init__(self, *args: Any, study: Study | None = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        implementation_field = self.fields["implementation"]
+        assert isinstance(implementation_field, forms.ChoiceField)
+        implementation_field.choices = [
+            ("", "default (nltk where the metric has it)"),
+            *((name, name) for name in implementation_names() if name != DEFAULT_IMPLEMENTATION),
+            (DEFAULT_IMPLEMENTATION, f"{DEFAULT_IMPLEMENTATION} only"),
+        ]
+        vectors_field = self.fields["vectors"]
+        assert isinstance(vectors_field, forms.ChoiceField)
+        vectors_field.choices = [("", "GloVe 6B 50d (built in)"), *word_vectors_choices()]
+        for option, label, values in IMPLEMENTATION_OPTION_FIELDS:
+            self.fields[_option_field_name(option)] = forms.ChoiceField(
+                required=False,
+                label=label,
+                choices=[("", "the implementation's default"), *((value, value) for value in values)],
+            )
         metrics_field = self.fields["metrics"]
         assert isinstance(metrics_field, forms.MultipleChoiceField)
         system_names = available_system_metric_names()
@@ -63,6 +117,23 @@ class ScoringRunForm(forms.Form):
 
     def clean_tokenizer(self) -> str:
         return str(self.cleaned_data.get("tokenizer") or TokenizerChoice.DEFAULT)
+
+    def implementation_text(self) -> str:
+        """The run's implementation choice: the per-family text when given, else the select's value."""
+        return str(
+            self.cleaned_data.get("implementation_families") or self.cleaned_data.get("implementation") or ""
+        )
+
+    def options(self) -> dict[str, str]:
+        """The implementation options set to something other than the default."""
+        chosen = {
+            option: self.cleaned_data.get(_option_field_name(option))
+            for option, _, _ in IMPLEMENTATION_OPTION_FIELDS
+        }
+        return {option: str(value) for option, value in chosen.items() if value}
+
+    def option_fields(self) -> list[forms.BoundField]:
+        return [self[_option_field_name(option)] for option, _, _ in IMPLEMENTATION_OPTION_FIELDS]
 
     def model_names(self) -> list[str]:
         """The trained models chosen explicitly, by name (empty: the study's choice or the default)."""
@@ -102,7 +173,11 @@ class StudyModelChoiceForm(forms.Form):
 
 def _metric_label(name: str) -> str:
     spec = metric_spec(name)
-    return f"{name} (needs a {spec.model_kind} model)" if spec.model_kind else name
+    if spec.model_kind:
+        return f"{name} (needs a {spec.model_kind} model)"
+    if spec.implementations and DEFAULT_IMPLEMENTATION not in spec.implementations:
+        return f"{name} ({', '.join(spec.implementations)})"
+    return name
 
 
 class TrainingJobForm(forms.Form):

@@ -6,6 +6,7 @@ from django.conf import settings
 from django.db import models
 
 from annotation.models import Response, Study, System
+from scoring.metrics.signature import signature_implementation
 from scoring.metrics.tokenize import DEFAULT_TOKENIZER, WHITESPACE_TOKENIZER
 
 
@@ -41,6 +42,12 @@ class MetricSignature(models.Model):
     @property
     def references_mode(self) -> str:
         return str(self.parameters.get("refs", "single"))
+
+    @property
+    def implementation(self) -> str:
+        """The tool that computed its scores (nltk, nlg-eval, sacrebleu, rouge-score; dialeval, external,
+        plugin:...), as every report, CSV and API row names it."""
+        return signature_implementation(self.parameters or {}, str(self.origin))
 
 
 class MetricScore(models.Model):
@@ -265,6 +272,27 @@ class ScoringRun(models.Model):
         default=TokenizerChoice.DEFAULT,
         help_text="how the metrics that tokenize split text (learned metrics use their model's tokenizer)",
     )
+    implementation = models.CharField(
+        max_length=200,
+        blank=True,
+        default="",
+        help_text="the tools that compute the baselines (issue 23): '' each metric's default (nltk), one name "
+        "(nlg-eval, sacrebleu, rouge-score) or per family (bleu=sacrebleu,meteor=nlg-eval)",
+    )
+    implementations = models.JSONField(
+        default=dict, blank=True, help_text="the implementation each metric was computed with: {metric: name}"
+    )
+    options = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="parameters of the chosen implementations, e.g. {tok: intl, smooth: floor, stem: yes, oov: mean}",
+    )
+    vectors = models.CharField(
+        max_length=100,
+        blank=True,
+        default="",
+        help_text="the registered word vectors the embedding metrics use ('' : GloVe 6B 50d)",
+    )
     status = models.CharField(
         max_length=10, choices=RunStatus.choices, default=RunStatus.PENDING, db_index=True
     )
@@ -385,3 +413,61 @@ class PerReferenceScore(models.Model):
 
     def __str__(self) -> str:
         return f"{self.signature_id} per reference for response {self.response_id}"
+
+
+class VectorsFormat(models.TextChoices):
+    """The files a researcher's word vectors come in (scoring.metrics.vector_files)."""
+
+    WORD2VEC_BINARY = "word2vec-binary", "word2vec binary (e.g. GoogleNews-vectors-negative300.bin)"
+    WORD2VEC_TEXT = "word2vec-text", "word2vec text (a '<words> <dimension>' header line)"
+    GLOVE_TEXT = "glove-text", "GloVe text (no header line, e.g. glove.840B.300d.txt)"
+
+
+class VectorsStatus(models.TextChoices):
+    PENDING = "pending", "waiting for a worker"
+    CONVERTING = "converting", "converting"
+    READY = "ready", "ready"
+    FAILED = "failed", "failed"
+
+
+class WordVectorsFile(models.Model):
+    """Word vectors a researcher registered once (a file on the server, or an upload) for the embedding metrics.
+
+    The file is converted into a store folder (``store_path``: ``<DIALEVAL_VECTORS_DIR>/<content_hash>/``)
+    named by the sha256 of the file's bytes; ``content_hash`` goes into the signature of every score computed
+    with them. Two names for the same bytes share one store. ``progress`` is the conversion's latest report
+    ({"done_bytes", "total_bytes", "note"}). Scoring runs choose them by ``name`` (docs/word-vectors.md).
+    """
+
+    name = models.SlugField(max_length=100, unique=True)
+    format = models.CharField(max_length=20, choices=VectorsFormat.choices)
+    source = models.CharField(
+        max_length=500, help_text='what was given: "path: ..." or "upload: <file name>"'
+    )
+    source_path = models.CharField(
+        max_length=1000, help_text="the file converted (an upload is removed once converted)"
+    )
+    store_path = models.CharField(max_length=1000, blank=True, help_text="the store folder, once converted")
+    content_hash = models.CharField(max_length=64, blank=True, db_index=True, help_text="sha256 of the file")
+    dimension = models.PositiveIntegerField(null=True, blank=True)
+    words = models.PositiveIntegerField(null=True, blank=True)
+    size_bytes = models.BigIntegerField(null=True, blank=True, help_text="the file's size")
+    language = models.CharField(max_length=10, default="en")
+    status = models.CharField(
+        max_length=12, choices=VectorsStatus.choices, default=VectorsStatus.PENDING, db_index=True
+    )
+    progress = models.JSONField(default=dict)
+    error = models.TextField(blank=True)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return f"word vectors {self.name} ({self.status}, {self.content_hash[:12] or 'no hash yet'})"
+
+    @property
+    def is_finished(self) -> bool:
+        return self.status in {VectorsStatus.READY, VectorsStatus.FAILED}

@@ -22,10 +22,19 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from annotation.models import Response, Study
+from scoring.metrics.implementation_choice import default_implementation
 from scoring.metrics.registry import UnknownMetricError, compute_metrics, metric_spec
-from scoring.metrics.spec import DEFAULT_REFERENCE_AGGREGATION, MODEL_PARAMETER
+from scoring.metrics.spec import (
+    DEFAULT_REFERENCE_AGGREGATION,
+    MODEL_PARAMETER,
+    MetricImplementation,
+    MetricSpec,
+    VectorsChoice,
+)
 from scoring.metrics.tokenize import DEFAULT_TOKENIZER, WHITESPACE_TOKENIZER, tokenizer_name
+from scoring.metrics.word_vectors import GLOVE_6B_50D_NAME
 from scoring.models import MetricSignature, PerReferenceScore, TrainedModel
+from scoring.services.word_vectors import WordVectorsError, word_vectors_record
 
 BATCH_PAIRS = 2048
 Progress = Callable[[int, int], None]
@@ -57,15 +66,46 @@ def recomputable_reason(*, signature: MetricSignature, language: str) -> str:
         return f"{signature.name} is normalised over the whole set; its per-reference scores are not defined"
     if parameters.get("refagg", DEFAULT_REFERENCE_AGGREGATION) != DEFAULT_REFERENCE_AGGREGATION:
         return f"{signature.name} combines references by {parameters.get('refagg')}, not by the best match"
-    if spec.version != parameters.get("version", spec.version):
+    if spec.implementations and _implementation(spec, parameters) is None:
+        return f"{signature.name} has no {parameters.get('impl')} implementation any more"
+    implementation = _implementation(spec, parameters)
+    version = implementation.version if implementation is not None else spec.version
+    if version != parameters.get("version", version):
         return f"{signature.name} has changed since these scores (version {parameters.get('version')})"
-    if spec.uses_tokenizer and not spec.model_kind and _tokenizer(parameters, language) is None:
+    own_tokenizer = implementation is not None and implementation.own_tokenizer  # its tool's tokenizer
+    if (
+        spec.uses_tokenizer
+        and not spec.model_kind
+        and not own_tokenizer
+        and _tokenizer(parameters, language) is None
+    ):
         return (
             f"{signature.name} was scored with tokenizer {parameters.get('tok')}, which is not available here"
         )
     if spec.model_kind and not TrainedModel.objects.filter(content_hash=parameters.get("model", "")).exists():
         return f"the trained model of {signature.name} (hash {str(parameters.get('model'))[:12]}) is not registered"
+    if spec.reads_vectors:
+        try:
+            _vectors(signature)
+        except NotRecomputable as error:
+            return str(error)
     return ""
+
+
+def _vectors(signature: MetricSignature) -> VectorsChoice | None:
+    """The registered word vectors a signature's scores were computed with (None: the built-in GloVe)."""
+    name = str(signature.parameters.get("vectors", GLOVE_6B_50D_NAME))
+    if name == GLOVE_6B_50D_NAME:
+        return None
+    try:
+        record = word_vectors_record(name)
+    except WordVectorsError:
+        raise NotRecomputable(
+            f"the word vectors {name} of {signature.name} are no longer registered"
+        ) from None
+    if record["hash"] != signature.artifact_hash:
+        raise NotRecomputable(f"the word vectors {name} of {signature.name} have changed since these scores")
+    return VectorsChoice(name=name, folder=str(record["path"]), content_hash=str(record["hash"]))
 
 
 def per_reference_scores(
@@ -82,12 +122,15 @@ def per_reference_scores(
         raise NotRecomputable(reason or f"{signature.text} is not a multi-reference score")
     spec = metric_spec(signature.name)
     parameters = signature.parameters
-    own = {key: str(value) for key, value in parameters.items() if key in spec.parameters and key != "refagg"}
+    implementation = _implementation(spec, parameters)
+    defaults = implementation.parameters if implementation is not None else spec.parameters
+    own = {key: str(value) for key, value in parameters.items() if key in defaults and key != "refagg"}
     models = {}
     if spec.model_kind:
         model = TrainedModel.objects.get(content_hash=parameters["model"])
         models[spec.model_kind] = model.path
     tokenizer = _tokenizer(parameters, study.language) or DEFAULT_TOKENIZER
+    vectors = _vectors(signature) if spec.reads_vectors else None
     responses = (
         Response.objects.filter(context__study=study, pk__in=list(response_ids))
         .select_related("context")
@@ -124,6 +167,8 @@ def per_reference_scores(
             params={key: value for key, value in own.items() if key != MODEL_PARAMETER},
             models=models,
             tokenizer=tokenizer,
+            implementations={spec.name: implementation.name} if implementation is not None else None,
+            vectors=vectors,
         )[spec.name]
         for pair, value in zip(batch, computed, strict=True):
             values[pair[0]].append(float("nan") if value is None else float(value))
@@ -148,6 +193,14 @@ def per_reference_scores(
     return PerReferenceScores(
         scores=scores, width=max((len(row) for row in scores.values()), default=0), pairs=len(pairs)
     )
+
+
+def _implementation(spec: MetricSpec, parameters: dict[str, str]) -> MetricImplementation | None:
+    """The implementation that computed the signature's scores (its ``impl``: issue 23), None for a metric
+    computed one way only, or for an ``impl`` the metric no longer has."""
+    if not spec.implementations:
+        return None
+    return spec.implementations.get(str(parameters.get("impl") or default_implementation(spec)))
 
 
 def _references_key(references: Sequence[tuple[int, str]]) -> str:

@@ -11,7 +11,15 @@ from django.db.models import Count, Prefetch, Q, QuerySet, Sum
 from django.utils import timezone
 
 from annotation.models import Reference, Response, Study
-from scoring.metrics.registry import available_metric_names, is_system_metric, is_variant, metric_spec
+from scoring.metrics.implementation_choice import ImplementationChoice
+from scoring.metrics.registry import (
+    available_metric_names,
+    included_by_choice,
+    is_system_metric,
+    is_variant,
+    metric_spec,
+)
+from scoring.metrics.signature import signature_implementation
 from scoring.metrics.training_progress import BATCH_STAGE, ENCODING_STAGE, EPOCH_STAGE, WORD2VEC_STAGE
 from scoring.models import (
     ACTIVE_TRAINING_STATUSES,
@@ -146,14 +154,16 @@ def training_job_awaited(*, study: Study, kind: str) -> TrainingJob | None:
     )
 
 
-def metrics_available_for_study(*, study: Study) -> list[str]:
+def metrics_available_for_study(*, study: Study, choice: ImplementationChoice | None = None) -> list[str]:
     """What "all" means for a study: every metric that is not a variant (``name:variant``), learned ones
-    only where the study has a trained model of their kind (its choice, or the default)."""
+    only where the study has a trained model of their kind (its choice, or the default), and, among the
+    metrics with implementations, those that have the one ``choice`` picks for them (by default nltk's:
+    ``rouge-lsum`` and ``cider-d``, which only rouge-score and nlg-eval define, come with those)."""
     names = []
     available: dict[str, bool] = {}
     for name in available_metric_names():
         spec = metric_spec(name)
-        if is_variant(name):
+        if is_variant(name) or not included_by_choice(name, choice or ImplementationChoice()):
             continue
         if spec.model_kind:
             if spec.model_kind not in available:
@@ -164,6 +174,14 @@ def metrics_available_for_study(*, study: Study) -> list[str]:
                 continue
         names.append(name)
     return names
+
+
+def word_vectors_choices() -> list[tuple[str, str]]:
+    """(name, label) of the registered word vectors ready to score with, for the run form."""
+    from scoring.models import WordVectorsFile
+
+    ready = WordVectorsFile.objects.filter(status="ready").order_by("name")
+    return [(entry.name, f"{entry.name} ({entry.dimension}d, {entry.words:,} words)") for entry in ready]
 
 
 def system_metric_table(*, study: Study) -> dict[str, Any]:
@@ -179,6 +197,9 @@ def system_metric_table(*, study: Study) -> dict[str, Any]:
             {
                 "signature": score.signature.text,
                 "metric": score.signature.name,
+                "implementation": signature_implementation(
+                    score.signature.parameters, score.signature.origin
+                ),
                 "values": [None] * len(systems),
                 "items": [0] * len(systems),
             },

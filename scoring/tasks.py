@@ -8,6 +8,8 @@
 - ``scoring.train_model(job_id)``: claim a pending training job and train it (issue 14); sent to the "gpu"
   queue when a worker with CUDA is live, else "cpu". No time limit: a training reports a heartbeat at least
   every few seconds, and the periodic check retries a job whose worker stopped.
+- ``scoring.convert_word_vectors(vectors_id)``: claim an uploaded word vectors file and convert it into its
+  store (docs/word-vectors.md); sent to the "cpu" queue, progress on the row.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from django.conf import settings
 from scoring.models import ScoringRun, TrainingJob
 from scoring.services import scoring_run_start, scoring_run_work, scoring_runs_recover
 from scoring.services.training_jobs import training_job_run
+from scoring.services.word_vectors import word_vectors_convert
 
 logger = logging.getLogger(__name__)
 
@@ -54,6 +57,11 @@ def training_job_run_task(job_id: int) -> None:
         training_job_run(job_id=job_id)
     except TrainingJob.DoesNotExist:
         logger.warning("training job %s no longer exists; nothing to do", job_id)
+
+
+@shared_task(name="scoring.convert_word_vectors", acks_late=True, reject_on_worker_lost=True)
+def word_vectors_convert_task(vectors_id: int) -> None:
+    word_vectors_convert(vectors_id=vectors_id)  # a deleted row is simply not pending: nothing to do
 
 
 @shared_task(name="scoring.recover", ignore_result=True)

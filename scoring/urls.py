@@ -1,6 +1,7 @@
 from django.urls import path
 
 from scoring import views, views_external, views_training
+from scoring.vectors import views as vectors_views
 
 app_name = "scoring"
 urlpatterns = [
@@ -26,5 +27,13 @@ urlpatterns = [
         "studies/<int:study_id>/metric-scores/<int:signature_id>/delete/",
         views_external.external_scores_delete,
         name="external-scores-delete",
+    ),
+]
+
+# A researcher's own word vectors (docs/word-vectors.md): the list with its upload form, and delete.
+urlpatterns += [
+    path("word-vectors/", vectors_views.word_vectors_list, name="word-vectors"),
+    path(
+        "word-vectors/<slug:name>/delete/", vectors_views.word_vectors_delete_view, name="word-vectors-delete"
     ),
 ]

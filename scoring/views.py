@@ -34,6 +34,9 @@ def scoring_run_start(request: HttpRequest, study_id: int) -> HttpResponse:
             user=authenticated_user(request),
             models=form.model_names(),
             recompute=form.cleaned_data["recompute"],
+            implementation=form.implementation_text(),
+            options=form.options(),
+            vectors=form.cleaned_data.get("vectors") or "",
         )
     except ScoringRequestError as error:
         messages.error(request, str(error))

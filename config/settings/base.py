@@ -160,6 +160,8 @@ CELERY_ACCEPT_CONTENT = ["json"]
 DIALEVAL_RUN_STALE_SECONDS = env_int("DIALEVAL_RUN_STALE_SECONDS", 60)
 DIALEVAL_SCORING_CHUNK_SIZE = env_int("DIALEVAL_SCORING_CHUNK_SIZE", 512)  # replies per chunk and family
 DIALEVAL_SCORING_PARALLEL_CHUNKS = env_int("DIALEVAL_SCORING_PARALLEL_CHUNKS", 4)  # chains per run and queue
+# POST /api/score/ scores a batch in the request (scoring/api_score_files.py): at most this many replies.
+DIALEVAL_SCORE_API_MAX_LINES = env_int("DIALEVAL_SCORE_API_MAX_LINES", 1000)
 DIALEVAL_SCORING_MAX_ATTEMPTS = env_int("DIALEVAL_SCORING_MAX_ATTEMPTS", 3)  # worker deaths per chunk
 # Per chunk: past the soft limit it is released for another attempt (0: no soft limit); past the hard one
 # its pool process is killed (an attempt). Celery starts the hard limit's timer only after the soft one fires.
@@ -219,6 +221,15 @@ DIALEVAL_CORPUS_ROOTS = env_list("DIALEVAL_CORPUS_ROOTS", [str(SHARED_DATA_DIR)]
 DIALEVAL_CORPUS_UPLOAD_DIR = Path(env_str("DIALEVAL_CORPUS_UPLOAD_DIR", str(DIALEVAL_MODEL_DIR / "corpora")))
 DIALEVAL_TRAINING_STALE_SECONDS = env_int("DIALEVAL_TRAINING_STALE_SECONDS", 300)
 DIALEVAL_TRAINING_MAX_ATTEMPTS = env_int("DIALEVAL_TRAINING_MAX_ATTEMPTS", 2)
+
+# A researcher's own word vectors for the embedding metrics (docs/word-vectors.md): each registered file is
+# converted once into a store folder named by its sha256 under DIALEVAL_VECTORS_DIR (shared by web and
+# workers, like the models); uploads wait under its uploads/ folder until a worker has converted them. One
+# uploaded vectors file may have up to DIALEVAL_VECTORS_MAX_UPLOAD_BYTES (GoogleNews word2vec is 3.6 GB): the
+# request size limit (config/request_limits.py) is raised to that, plus 1 MiB for the form, on the upload
+# page and the upload API only.
+DIALEVAL_VECTORS_DIR = Path(env_str("DIALEVAL_VECTORS_DIR", str(VAR_DIR / "vectors")))
+DIALEVAL_VECTORS_MAX_UPLOAD_BYTES = env_int("DIALEVAL_VECTORS_MAX_UPLOAD_BYTES", 4 * 1024**3)
 
 # CPU threads torch uses in each process that trains or scores (scoring/torch_threads.py, issue 11). 0: the
 # cores the process may use, divided among a Celery worker's pool processes (at least 1 each); `train_metric

@@ -22,3 +22,10 @@ TEST_DB_NAME = os.environ.get("DIALEVAL_TEST_DB_NAME") or str(
 )
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     DATABASES["default"]["TEST"] = {"NAME": TEST_DB_NAME}
+# Word vector stores of the tests outside var/, in one folder per test session that a Celery worker started by
+# the integration tests inherits through the environment (its settings then name the same folder).
+DIALEVAL_VECTORS_DIR = Path(
+    os.environ.setdefault(
+        "DIALEVAL_TEST_VECTORS_DIR", str(TEST_DB_DIR / f"dialeval-test-vectors-{os.getpid()}")
+    )
+)

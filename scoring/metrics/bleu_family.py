@@ -9,6 +9,18 @@ score(y, R) = max over r in R of BLEU(y, r), "the closest reference" (parameter 
 default). ``refagg:joint`` gives nltk's multi-reference BLEU instead (n-gram counts clipped by the maximum
 count over all references, brevity penalty against the closest reference length). With one reference
 both are the same number.
+
+Implementations (issue 23), each named in the signature (``impl:``):
+
+- ``nltk`` (default): the above, on the project tokenizer chosen for the run;
+- ``nlg-eval``: pycocoevalcap's BLEU as nlg-eval calls it, the numbers of the dialog literature's tables
+  (:mod:`scoring.metrics.coco`): whitespace tokens of the text as written (``tok:split``, ``case:mixed``),
+  no smoothing but coco's 1e-15 floor on a zero n-gram count (``smooth:coco-1e-15``: it decides the
+  ranks of the many zero scores, hence Spearman's rho), several references used jointly (``refagg:joint``);
+- ``sacrebleu``: sacrebleu's sentence BLEU (Post, 2018) with its tokenizers (``tok:13a`` by default,
+  ``intl``, ``zh``, ``none``, ``char``), smoothing (``exp`` by default, ``floor``, ``add-k``, ``none``,
+  with sacrebleu's default smoothing values), effective order (``eff:yes`` by default, as its
+  ``sentence_bleu``) and case (``mixed``, or ``lc``); several references are its own joint BLEU.
 """
 
 from __future__ import annotations
@@ -17,9 +29,12 @@ from collections.abc import Mapping, Sequence
 
 from scoring.metrics import METRICS_VERSION
 from scoring.metrics.bleu import sentence_bleu_best_batch, sentence_bleu_orders_batch
+from scoring.metrics.coco import coco_sentence_bleu_batch
+from scoring.metrics.sacrebleu_metrics import sacrebleu_sentence_bleu_batch, sacrebleu_version
 from scoring.metrics.spec import (
     DEFAULT_REFERENCE_AGGREGATION,
     MetricFamily,
+    MetricImplementation,
     MetricSpec,
     family_member_compute,
     reference_aggregation,
@@ -31,6 +46,12 @@ BLEU_FAMILY_NAME = "bleu"
 BLEU_ORDERS = {f"bleu-{n}": n for n in range(1, 5)}
 DEFAULT_SMOOTHING = "method1"
 REFERENCE_AGGREGATIONS = (DEFAULT_REFERENCE_AGGREGATION, "joint")
+NLTK_SMOOTHING = tuple(f"method{index}" for index in range(8))
+# What nlg-eval's (pycocoevalcap's) BLEU computes with, recorded in its signatures (not choices: fixed).
+COCO_VERSION = f"{METRICS_VERSION}+pycocoevalcap-1.2"
+COCO_TEXT = {"tok": "split", "case": "mixed"}  # str.split() of the text as written
+SACREBLEU_TOKENIZERS = ("13a", "intl", "zh", "none", "char")
+SACREBLEU_SMOOTHING = ("exp", "floor", "add-k", "none")
 
 
 def bleu_family_compute(
@@ -60,21 +81,99 @@ def bleu_family_compute(
     return {name: [row[column[order]] for row in rows] for name, order in orders.items()}
 
 
+def coco_bleu_family_compute(
+    names: Sequence[str],
+    hypotheses: Sequence[str],
+    references: Sequence[Sequence[str]],
+    queries: Sequence[str],
+    language: str,
+    params: Mapping[str, str],
+) -> dict[str, list[float]]:
+    """nlg-eval's BLEU orders in ``names``: pycocoevalcap's per-sentence values, references jointly."""
+    orders = sorted({BLEU_ORDERS[name] for name in names})
+    rows = coco_sentence_bleu_batch(hypotheses, references, orders)
+    column = {order: index for index, order in enumerate(orders)}
+    return {name: [row[column[BLEU_ORDERS[name]]] for row in rows] for name in names}
+
+
+def sacrebleu_bleu_family_compute(
+    names: Sequence[str],
+    hypotheses: Sequence[str],
+    references: Sequence[Sequence[str]],
+    queries: Sequence[str],
+    language: str,
+    params: Mapping[str, str],
+) -> dict[str, list[float]]:
+    """sacrebleu's sentence BLEU for the orders in ``names`` (0..1), with the run's sacrebleu options."""
+    orders = sorted({BLEU_ORDERS[name] for name in names})
+    rows = sacrebleu_sentence_bleu_batch(
+        hypotheses,
+        references,
+        orders,
+        tokenize=params.get("tok", "13a"),
+        smooth=params.get("smooth", "exp"),
+        effective_order=params.get("eff", "yes") == "yes",
+        lowercase=params.get("case", "mixed") == "lc",
+    )
+    column = {order: index for index, order in enumerate(orders)}
+    return {name: [row[column[BLEU_ORDERS[name]]] for row in rows] for name in names}
+
+
 def bleu_specs() -> tuple[MetricFamily, list[MetricSpec]]:
-    family = MetricFamily(name=BLEU_FAMILY_NAME, compute=bleu_family_compute)
-    specs = [
-        MetricSpec(
-            name=name,
-            description=f"sentence BLEU-{order} (uniform weights 1/{order}, nltk-compatible, smoothing "
-            "method1 by default): n-gram precision against the references with a brevity penalty",
-            needs_references=True,
-            version=METRICS_VERSION,
-            compute=family_member_compute(bleu_family_compute, name),
-            family=BLEU_FAMILY_NAME,
-            parameters={"smooth": DEFAULT_SMOOTHING, "refagg": DEFAULT_REFERENCE_AGGREGATION},
+    family = MetricFamily(
+        name=BLEU_FAMILY_NAME,
+        compute=bleu_family_compute,
+        implementations={"nlg-eval": coco_bleu_family_compute, "sacrebleu": sacrebleu_bleu_family_compute},
+    )
+    nltk_parameters = {"smooth": DEFAULT_SMOOTHING, "refagg": DEFAULT_REFERENCE_AGGREGATION}
+    specs = []
+    for name, order in BLEU_ORDERS.items():
+        implementations = {
+            "nltk": MetricImplementation(
+                name="nltk",
+                compute=family_member_compute(bleu_family_compute, name),
+                version=METRICS_VERSION,
+                description="nltk's sentence_bleu formulas on the project tokenizer",
+                parameters=nltk_parameters,
+                choices={"smooth": NLTK_SMOOTHING, "refagg": REFERENCE_AGGREGATIONS},
+            ),
+            "nlg-eval": MetricImplementation(
+                name="nlg-eval",
+                compute=family_member_compute(coco_bleu_family_compute, name),
+                version=COCO_VERSION,
+                description="pycocoevalcap's BLEU as nlg-eval runs it (whitespace tokens, coco's 1e-15 floor)",
+                parameters={**COCO_TEXT, "smooth": "coco-1e-15", "refagg": "joint"},
+                own_tokenizer=True,
+            ),
+            "sacrebleu": MetricImplementation(
+                name="sacrebleu",
+                compute=family_member_compute(sacrebleu_bleu_family_compute, name),
+                version=f"{METRICS_VERSION}+sacrebleu-{sacrebleu_version()}",
+                description="sacrebleu's sentence BLEU",
+                parameters={"tok": "13a", "smooth": "exp", "eff": "yes", "case": "mixed", "refagg": "joint"},
+                choices={
+                    "tok": SACREBLEU_TOKENIZERS,
+                    "smooth": SACREBLEU_SMOOTHING,
+                    "eff": ("yes", "no"),
+                    "case": ("mixed", "lc"),
+                },
+                own_tokenizer=True,
+            ),
+        }
+        specs.append(
+            MetricSpec(
+                name=name,
+                description=f"sentence BLEU-{order} (uniform weights 1/{order}): n-gram precision against the "
+                "references with a brevity penalty; nltk's formulas with smoothing method1 by default, or "
+                "nlg-eval's (pycocoevalcap) or sacrebleu's",
+                needs_references=True,
+                version=METRICS_VERSION,
+                compute=family_member_compute(bleu_family_compute, name),
+                family=BLEU_FAMILY_NAME,
+                parameters=nltk_parameters,
+                implementations=implementations,
+            )
         )
-        for name, order in BLEU_ORDERS.items()
-    ]
     return family, specs
 
 

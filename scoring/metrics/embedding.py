@@ -12,7 +12,10 @@ defined by Liu et al. (2016, "How NOT to evaluate your dialogue system") and imp
   reply->reference and reference->reply directions, which makes it symmetric.
 
 Tokens are scored as they come from ``scoring.metrics.tokenize`` (punctuation included, as nlg-eval
-does with tokenized text); words without a vector are skipped. Several references are combined as in
+does with tokenized text); words without a vector are skipped (``oov="skip"``), or, as nlg-eval and the
+multi-reference study do, given the mean of all the vectors (``oov="mean"``; nlg-eval's ``Embedding.unk``).
+``extrema="nlg-eval"`` takes Vector Extrema's per-dimension value exactly as nlg-eval's lambda does, which
+differs from the rule above only where the minimum is exactly 0 (nlg-eval then keeps the 0). Several references are combined as in
 seed 003, section 3.2.1, eq. 1: score(y, R) = max over r in R of d(y, r), each metric on its own;
 references without a known word take no part in the maximum.
 
@@ -35,6 +38,9 @@ EMBEDDING_AVERAGE = "embedding-average"
 VECTOR_EXTREMA = "vector-extrema"
 GREEDY_MATCHING = "greedy-matching"
 EMBEDDING_METRICS = (EMBEDDING_AVERAGE, VECTOR_EXTREMA, GREEDY_MATCHING)
+OOV_RULES = ("skip", "mean")  # a word without a vector: left out, or the mean vector (nlg-eval)
+EXTREMA_RULES = ("signed-max", "nlg-eval")
+_MEAN_ROW = -1  # a token scored with the mean vector (oov="mean")
 
 
 @dataclass(frozen=True)
@@ -51,18 +57,24 @@ def embedding_scores_batch(
     vectors: WordVectors,
     *,
     metrics: Sequence[str] = EMBEDDING_METRICS,
+    oov: str = "skip",
+    extrema: str = "signed-max",
 ) -> EmbeddingScores:
     """The ``metrics`` for each tokenized reply ``hypotheses[i]`` against its references ``references[i]``.
 
     Each distinct sentence is looked up and reduced once, so references shared by several systems'
-    replies to one context cost one lookup.
+    replies to one context cost one lookup. ``oov`` and ``extrema``: see the module docstring.
     """
     unknown = [name for name in metrics if name not in EMBEDDING_METRICS]
     if unknown:
         raise ValueError(f"unknown embedding metric(s) {unknown}; known: {', '.join(EMBEDDING_METRICS)}")
+    if oov not in OOV_RULES:
+        raise ValueError(f"unknown out-of-vocabulary rule {oov!r}; choose one of {', '.join(OOV_RULES)}")
+    if extrema not in EXTREMA_RULES:
+        raise ValueError(f"unknown extrema rule {extrema!r}; choose one of {', '.join(EXTREMA_RULES)}")
     if len(hypotheses) != len(references):
         raise ValueError(f"{len(hypotheses)} hypotheses but {len(references)} reference lists")
-    sentences = _SentenceTable(vectors)
+    sentences = _SentenceTable(vectors, oov=oov, extrema=extrema)
     # (item, hypothesis sentence, reference sentence) for every pair where both have a known word.
     items: list[int] = []
     hypothesis_ids: list[int] = []
@@ -110,9 +122,12 @@ class _SentenceTable:
     sentence's mean and extrema are a handful of numpy calls for the whole batch.
     """
 
-    def __init__(self, vectors: WordVectors) -> None:
+    def __init__(self, vectors: WordVectors, *, oov: str = "skip", extrema: str = "signed-max") -> None:
+        self._vectors = vectors
         self._vocabulary = vectors.vocabulary
         self._matrix = vectors.matrix
+        self._mean_for_unknown = oov == "mean"
+        self._nlg_eval_extrema = extrema == "nlg-eval"
         self._ids: dict[tuple[str, ...], int | None] = {}
         self._rows: list[int] = []
         self._starts: list[int] = []
@@ -125,7 +140,10 @@ class _SentenceTable:
         """The sentence's id, or None when none of its tokens has a vector."""
         key = tuple(tokens)
         if key not in self._ids:
-            rows = [self._vocabulary[token] for token in key if token in self._vocabulary]
+            if self._mean_for_unknown:
+                rows = [self._vocabulary.get(token, _MEAN_ROW) for token in key]
+            else:
+                rows = [self._vocabulary[token] for token in key if token in self._vocabulary]
             if rows:
                 self._ids[key] = len(self._starts)
                 self._starts.append(len(self._rows))
@@ -137,13 +155,26 @@ class _SentenceTable:
     def reduce(self) -> _SentenceTable:
         if not self._starts:
             return self
-        words = np.asarray(self._matrix[self._rows], dtype=np.float64)
+        rows = np.asarray(self._rows, dtype=np.intp)
+        unknown = rows == _MEAN_ROW
+        words = np.asarray(self._matrix[np.where(unknown, 0, rows)], dtype=np.float64)
+        if unknown.any():
+            words[unknown] = np.asarray(self._vectors.mean_vector, dtype=np.float64)
         starts = np.asarray(self._starts, dtype=np.intp)
         lengths = np.diff(np.append(starts, len(self._rows)))
         means = np.add.reduceat(words, starts, axis=0) / lengths[:, None]
         maxima = np.maximum.reduceat(words, starts, axis=0)
         minima = np.minimum.reduceat(words, starts, axis=0)
-        extrema = np.where(maxima > np.abs(minima), maxima, minima)
+        if self._nlg_eval_extrema:
+            # nlg-eval's ``x if ((x>y or x<-y) and y>0) or ((x<y or x>-y) and y<0) else y`` with x the
+            # maximum and y the minimum: the maximum where it outweighs a negative minimum or the minimum
+            # is positive, else the minimum (so a minimum of exactly 0 is kept).
+            keep_max = ((maxima > minima) | (maxima < -minima)) & (minima > 0) | (
+                (maxima < minima) | (maxima > -minima)
+            ) & (minima < 0)
+            extrema = np.where(keep_max, maxima, minima)
+        else:
+            extrema = np.where(maxima > np.abs(minima), maxima, minima)
         self.unit_words = _unit_rows(words)
         self.unit_means = _unit_rows(means)
         self.unit_extrema = _unit_rows(extrema)

@@ -12,6 +12,20 @@ the installed package's RECORD; the first scoring call in a process hashes the f
 refuses to score if they no longer match, so a signature never names vectors other than those used.
 A package name and version alone would not notice a rebuilt or altered wheel.
 
+Other vectors: a run may choose word vectors a researcher registered (GloVe 300d, GoogleNews word2vec ...;
+:mod:`scoring.metrics.vector_files`). The compute then receives the store folder and content hash as the
+parameters :data:`VECTOR_STORE_PARAMETER` and :data:`VECTOR_HASH_PARAMETER`; the signature records the
+vectors' name (``vectors:``) and their hash as the artifact.
+
+Implementations (issue 23): ``nltk`` (default) tokenizes with the project tokenizer chosen for the run
+(which lowercases, as GloVe's vocabulary is) and skips unknown words (``oov:skip``; ``oov:mean`` gives
+them the mean vector); ``nlg-eval`` scores as nlg-eval's ``eval_emb_metrics``: nltk's word tokenizer on
+the text as written (``tok:nltk-word``, ``case:mixed``: a capitalised word is unknown to GloVe), unknown
+words mapped to the mean of all vectors (``oov:mean``), its Vector Extrema rule, the best reference. nltk's
+``word_tokenize`` splits sentences with the trained Punkt model, which no package here ships; the
+sentences are split by nltk's Punkt algorithm without a trained model, which differs only at
+abbreviations ("Mr." becomes "Mr" "."), and the signature says so (``tok:nltk-word``, docs/metrics.md).
+
 Replies or references with no in-vocabulary word score 0.0 (see :mod:`scoring.metrics.embedding`);
 the registry's compute returns only scores, so each batch with such items logs one warning with
 their count on the ``scoring.metrics.embedding_specs`` logger (a child of ``scoring.metrics``).
@@ -23,24 +37,30 @@ import functools
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from scoring.metrics import METRICS_VERSION
 from scoring.metrics.embedding import (
     EMBEDDING_AVERAGE,
     EMBEDDING_METRICS,
     GREEDY_MATCHING,
+    OOV_RULES,
     VECTOR_EXTREMA,
     embedding_scores_batch,
 )
 from scoring.metrics.spec import (
     DEFAULT_REFERENCE_AGGREGATION,
+    VECTOR_HASH_PARAMETER,
+    VECTOR_STORE_PARAMETER,
     MetricFamily,
+    MetricImplementation,
     MetricSpec,
     family_member_compute,
     reference_aggregation,
     tokenizer_choice,
 )
-from scoring.metrics.tokenize import tokenize
+from scoring.metrics.tokenize import nltk_word_tokens, tokenize
+from scoring.metrics.vector_files import load_vector_store
 from scoring.metrics.word_vectors import (
     GLOVE_6B_50D_NAME,
     WordVectors,
@@ -53,6 +73,7 @@ logger = logging.getLogger(__name__)
 
 EMBEDDING_FAMILY_NAME = "embedding"
 DEFAULT_VECTORS = GLOVE_6B_50D_NAME
+NLG_EVAL_EMBEDDING_VERSION = f"{METRICS_VERSION}+nlg-eval-emb"
 
 _DESCRIPTIONS = {
     EMBEDDING_AVERAGE: "Embedding Average: cosine of the mean GloVe vectors of reply and reference "
@@ -88,21 +109,58 @@ def embedding_family_compute(
     params: Mapping[str, str],
 ) -> dict[str, list[float]]:
     """``{name: [score per item]}`` for the embedding metrics in ``names``, from one tokenization."""
-    reference_aggregation(params, metric="embedding metrics")
-    vectors = verified_vectors(params.get("vectors", DEFAULT_VECTORS), language=language)
     tokenizer = tokenizer_choice(params)
+    return _embedding_scores(
+        names, hypotheses, references, language, params, lambda text: tokenize(text, language, tokenizer)
+    )
+
+
+def nlg_eval_embedding_family_compute(
+    names: Sequence[str],
+    hypotheses: Sequence[str],
+    references: Sequence[Sequence[str]],
+    queries: Sequence[str],
+    language: str,
+    params: Mapping[str, str],
+) -> dict[str, list[float]]:
+    """The embedding metrics as nlg-eval's ``eval_emb_metrics`` computes them (see the module docstring)."""
+    return _embedding_scores(
+        names,
+        hypotheses,
+        references,
+        language,
+        params,
+        lambda text: nltk_word_tokens(text.strip()),
+        "nlg-eval",
+    )
+
+
+def _embedding_scores(
+    names: Sequence[str],
+    hypotheses: Sequence[str],
+    references: Sequence[Sequence[str]],
+    language: str,
+    params: Mapping[str, str],
+    split: Callable[[str], list[str]],
+    extrema: str = "signed-max",
+) -> dict[str, list[float]]:
+    reference_aggregation(params, metric="embedding metrics")
+    vectors = chosen_vectors(params, language=language)
     tokens_by_text: dict[str, list[str]] = {}
 
     def tokens(text: str) -> list[str]:
         if text not in tokens_by_text:
-            tokens_by_text[text] = tokenize(text, language, tokenizer)
+            tokens_by_text[text] = split(text)
         return tokens_by_text[text]
 
+    oov = params.get("oov", "skip")
     scores = embedding_scores_batch(
         [tokens(text) for text in hypotheses],
         [[tokens(text) for text in texts] for texts in references],
         vectors,
         metrics=list(names),
+        oov=oov,
+        extrema=extrema,
     )
     if scores.empty_items:
         logger.warning(
@@ -113,6 +171,15 @@ def embedding_family_compute(
             vectors.name,
         )
     return {name: scores.values[name] for name in names}
+
+
+def chosen_vectors(params: Mapping[str, str], *, language: str) -> WordVectors:
+    """The vectors a compute call was given: a registered store (its folder and hash in ``params``), or
+    the built-in vectors named by ``params["vectors"]``."""
+    store = params.get(VECTOR_STORE_PARAMETER, "")
+    if store:
+        return load_vector_store(Path(store), params.get(VECTOR_HASH_PARAMETER, ""))
+    return verified_vectors(params.get("vectors", DEFAULT_VECTORS), language=language)
 
 
 def verified_vectors(name: str, *, language: str) -> WordVectors:
@@ -145,13 +212,13 @@ def _loaded_and_checked(name: str) -> WordVectors:
 
 def embedding_specs() -> tuple[MetricFamily, list[MetricSpec]]:
     """The family and the three specs, for ``register_metric_family`` (as ``bleu_specs``)."""
-    family = MetricFamily(name=EMBEDDING_FAMILY_NAME, compute=embedding_family_compute)
     try:
         artifact_hash = _VECTORS[DEFAULT_VECTORS].artifact_hash()
     except WordVectorsUnavailableError:
         # Registration must not break the app when the vectors package is missing; scoring with these
         # metrics then fails with the loader's message, so no score is stored under this empty hash.
         artifact_hash = ""
+    nltk_parameters = {"vectors": DEFAULT_VECTORS, "oov": "skip", "refagg": DEFAULT_REFERENCE_AGGREGATION}
     specs = [
         MetricSpec(
             name=name,
@@ -160,9 +227,41 @@ def embedding_specs() -> tuple[MetricFamily, list[MetricSpec]]:
             version=METRICS_VERSION,
             compute=family_member_compute(embedding_family_compute, name),
             family=EMBEDDING_FAMILY_NAME,
-            parameters={"vectors": DEFAULT_VECTORS, "refagg": DEFAULT_REFERENCE_AGGREGATION},
+            parameters=nltk_parameters,
             artifact_hash=artifact_hash,
+            reads_vectors=True,
+            implementations={
+                "nltk": MetricImplementation(
+                    name="nltk",
+                    compute=family_member_compute(embedding_family_compute, name),
+                    version=METRICS_VERSION,
+                    description="the project tokenizer (lowercased), unknown words skipped by default",
+                    parameters=nltk_parameters,
+                    choices={"oov": OOV_RULES},
+                ),
+                "nlg-eval": MetricImplementation(
+                    name="nlg-eval",
+                    compute=family_member_compute(nlg_eval_embedding_family_compute, name),
+                    version=NLG_EVAL_EMBEDDING_VERSION,
+                    description="nlg-eval's eval_emb_metrics: nltk word tokens as written, unknown words "
+                    "as the mean vector",
+                    parameters={
+                        "vectors": DEFAULT_VECTORS,
+                        "tok": "nltk-word",
+                        "case": "mixed",
+                        "oov": "mean",
+                        "refagg": DEFAULT_REFERENCE_AGGREGATION,
+                    },
+                    choices={"oov": OOV_RULES},
+                    own_tokenizer=True,
+                ),
+            },
         )
         for name in EMBEDDING_METRICS
     ]
+    family = MetricFamily(
+        name=EMBEDDING_FAMILY_NAME,
+        compute=embedding_family_compute,
+        implementations={"nlg-eval": nlg_eval_embedding_family_compute},
+    )
     return family, specs

@@ -12,6 +12,11 @@ Names are lowercase and hyphenated; a variant of a metric is ``name:variant`` (B
 cells, ``bert-ruber-unreferenced:bert-max-ce``). Variants are computed only when asked for by name:
 ``"all"`` in a scoring request means the metrics without a variant.
 
+Several metrics exist in several tools' implementations (issue 23; ``MetricSpec.implementations``):
+:func:`resolve_implementations` turns a run's choice (:mod:`scoring.metrics.implementation_choice`) into
+the implementation of each metric, which :func:`signature_parameters` records (``impl:nlg-eval``) and
+:func:`compute_metrics` computes with.
+
 Other packages add metrics through entry points of the group ``dialeval.metrics``
 (:mod:`scoring.metrics.plugins`), registered after the built-in ones: a plugin metric's signature records
 ``plugin:<distribution>@<version>`` and :func:`metric_origin` says "plugin". A plugin that fails to load,
@@ -28,12 +33,29 @@ from dataclasses import replace
 
 from scoring.metrics.bert_ruber_referenced import bert_ruber_referenced_spec
 from scoring.metrics.bleu_family import bleu_specs
+from scoring.metrics.chrf_specs import chrf_specs
+from scoring.metrics.cider_specs import cider_spec
 from scoring.metrics.embedding_specs import embedding_specs
+from scoring.metrics.implementation_choice import (
+    ImplementationChoice,
+    checked_options,
+    default_implementation,
+)
 from scoring.metrics.learned_specs import bert_ruber_specs, ruber_specs
 from scoring.metrics.maude_specs import maude_specs
-from scoring.metrics.overlap_specs import overlap_specs
+from scoring.metrics.overlap_specs import overlap_specs, rouge_specs
 from scoring.metrics.plugins import MetricPlugin, discovered_plugins, spec_problem
-from scoring.metrics.spec import MODEL_PARAMETER, TOKENIZER_PARAMETER, MetricFamily, MetricSpec
+from scoring.metrics.spec import (
+    IMPLEMENTATION_PARAMETER,
+    MODEL_PARAMETER,
+    TOKENIZER_PARAMETER,
+    VECTOR_HASH_PARAMETER,
+    VECTOR_STORE_PARAMETER,
+    MetricFamily,
+    MetricImplementation,
+    MetricSpec,
+    VectorsChoice,
+)
 from scoring.metrics.system_specs import ContextOutputs, SystemMetricSpec, SystemScore, system_metric_specs
 from scoring.metrics.tokenize import DEFAULT_TOKENIZER, checked_tokenizer, tokenizer_name
 
@@ -153,18 +175,21 @@ def compute_system_metric(
     params: Mapping[str, str] | None = None,
     *,
     tokenizer: str = DEFAULT_TOKENIZER,
+    implementation: str = "",
 ) -> SystemScore:
     """The system-level metric ``name`` of one system, from its outputs per context.
 
     ``tokenizer`` is "default" (the language's tokenizer) or "none" (whitespace split, for text that is
-    already tokenized); see :mod:`scoring.metrics.tokenize`.
+    already tokenized); see :mod:`scoring.metrics.tokenize`. ``implementation`` names one of the
+    metric's implementations (corpus BLEU by nltk, sacrebleu or nlg-eval); "" its default.
     """
     spec = system_metric_spec(name)
-    unknown = sorted(set(params or {}) - set(spec.parameters))
+    compute, defaults = spec.compute_for(implementation)
+    unknown = sorted(set(params or {}) - set(defaults))
     if unknown:
         raise ValueError(f"metric {name!r} has no parameter(s) {', '.join(unknown)}")
-    merged = {**spec.parameters, **(params or {}), TOKENIZER_PARAMETER: checked_tokenizer(tokenizer)}
-    return spec.compute(contexts, language, merged)
+    merged = {**defaults, **(params or {}), TOKENIZER_PARAMETER: checked_tokenizer(tokenizer)}
+    return compute(contexts, language, merged)
 
 
 def is_variant(name: str) -> bool:
@@ -195,16 +220,101 @@ def split_metric_names(names: Sequence[str]) -> tuple[list[str], list[str]]:
     return [name for name in names if name in _SPECS], [name for name in names if name in _SYSTEM_SPECS]
 
 
-def metric_parameters(name: str, params: Mapping[str, str] | None = None) -> dict[str, str]:
-    """The metric's default parameters with ``params`` applied; unknown keys are an error."""
+def metric_parameters(
+    name: str, params: Mapping[str, str] | None = None, *, implementation: str = ""
+) -> dict[str, str]:
+    """The metric's default parameters (its ``implementation``'s, for a metric that has several) with
+    ``params`` applied; unknown keys, and values an implementation does not offer, are an error."""
     spec = metric_spec(name)
-    merged = dict(spec.parameters)
+    chosen = _implementation_of(spec, implementation)
+    defaults = chosen.parameters if chosen is not None else spec.parameters
+    choices = chosen.choices if chosen is not None else {}
+    merged = dict(defaults)
     for key, value in (params or {}).items():
-        if key not in spec.parameters:
-            known = ", ".join(spec.parameters) or "none"
+        if key not in defaults:
+            known = ", ".join(defaults) or "none"
             raise ValueError(f"metric {name!r} has no parameter {key!r} (its parameters: {known})")
+        if key in choices and value not in choices[key]:
+            raise ValueError(
+                f"metric {name!r}: {key}={value!r} is not one of {', '.join(choices[key])}"
+                + (f" ({chosen.name})" if chosen is not None else "")
+            )
         merged[key] = value
     return merged
+
+
+def implementation_names() -> list[str]:
+    """Every implementation some registered metric has (nltk first), for choices and messages."""
+    names: dict[str, None] = {}
+    for spec in _SPECS.values():
+        names.update(dict.fromkeys(spec.implementations))
+    for system_spec in _SYSTEM_SPECS.values():
+        names.update(dict.fromkeys(system_spec.implementations))
+    return sorted(names, key=lambda name: (name != "nltk", name))
+
+
+def implementation_groups() -> list[str]:
+    """The family names a per-family choice may use (``bleu``, ``rouge``, ``meteor`` ...)."""
+    groups = {spec.group_name for spec in _SPECS.values() if spec.implementations}
+    groups |= {spec.group_name for spec in _SYSTEM_SPECS.values() if spec.implementations}
+    return sorted(groups)
+
+
+def implementation_choice(text: str | None) -> ImplementationChoice:
+    """The run choice ``text`` spells (see :mod:`scoring.metrics.implementation_choice`), checked."""
+    return ImplementationChoice.parse(
+        text, implementations=implementation_names(), groups=implementation_groups()
+    )
+
+
+def resolve_implementations(
+    names: Sequence[str], choice: str | ImplementationChoice | None
+) -> dict[str, str]:
+    """``{name: implementation}`` for the metrics of ``names`` (per-response and system-level) that have
+    implementations, under the run choice ``choice``; an ImplementationChoiceError when a metric asked
+    for lacks the implementation chosen for it."""
+    parsed = choice if isinstance(choice, ImplementationChoice) else implementation_choice(choice)
+    resolved: dict[str, str] = {}
+    for name in names:
+        spec: MetricSpec | SystemMetricSpec = _SPECS[name] if name in _SPECS else system_metric_spec(name)
+        implementation = parsed.for_spec(spec)
+        if implementation:
+            resolved[name] = implementation
+    return resolved
+
+
+def included_by_choice(name: str, choice: str | ImplementationChoice | None) -> bool:
+    """Whether "all metrics" under ``choice`` takes ``name`` (see ``ImplementationChoice.includes``)."""
+    parsed = choice if isinstance(choice, ImplementationChoice) else implementation_choice(choice)
+    spec: MetricSpec | SystemMetricSpec = _SPECS[name] if name in _SPECS else system_metric_spec(name)
+    return parsed.includes(spec)
+
+
+def checked_run_options(
+    names: Sequence[str], implementations: Mapping[str, str], options: Mapping[str, str]
+) -> dict[str, str]:
+    """A run's ``options`` checked against the implementations chosen for its metrics (each option must be
+    a parameter one of them lets the researcher set, with a value it offers)."""
+    chosen: dict[str, tuple[MetricSpec | SystemMetricSpec, str]] = {}
+    for name in names:
+        spec: MetricSpec | SystemMetricSpec = _SPECS[name] if name in _SPECS else system_metric_spec(name)
+        chosen[name] = (spec, implementations.get(name, ""))
+    return checked_options(options, chosen)
+
+
+def options_for(name: str, implementation: str, options: Mapping[str, str]) -> dict[str, str]:
+    """The run ``options`` that apply to metric ``name`` computed by ``implementation`` (those its
+    implementation lets a run set, its ``choices``), for :func:`signature_parameters` and
+    :func:`compute_metrics`. A parameter an implementation fixes (nlg-eval's ``case:mixed``) and the
+    parameters of a metric computed one way only (Self-BLEU's ``smooth``) are not options: an option given
+    for another implementation must neither change them nor be written into their signatures."""
+    if name in _SYSTEM_SPECS:
+        chosen_system = _SYSTEM_SPECS[name].implementation(implementation)
+        keys = set(chosen_system.choices if chosen_system is not None else ())
+    else:
+        chosen = _implementation_of(metric_spec(name), implementation)
+        keys = set(chosen.choices if chosen is not None else ())
+    return {key: value for key, value in options.items() if key in keys}
 
 
 def signature_parameters(
@@ -215,35 +325,68 @@ def signature_parameters(
     params: Mapping[str, str] | None = None,
     model_hash: str = "",
     tokenizer: str = DEFAULT_TOKENIZER,
+    implementation: str = "",
+    artifact_hash: str = "",
 ) -> dict[str, str]:
     """Everything that goes into the signature of ``name``'s scores besides the name itself.
 
     ``references`` ("single" or "multi") is recorded only for metrics that use references; the
     tokenizer's name only for metrics that tokenize (``tok:en-v1``, or ``tok:none`` with
     ``tokenizer="none"``; learned metrics always record the language's tokenizer, which their model was
-    trained with); ``model_hash`` (the trained model's content hash) only for learned metrics, which
-    must have one; ``plugin`` (``<distribution>@<version>``) only for a plugin's metrics.
+    trained with; an implementation that tokenizes as its tool does records its own, e.g. ``tok:13a``);
+    ``model_hash`` (the trained model's content hash) only for learned metrics, which must have one;
+    ``plugin`` (``<distribution>@<version>``) only for a plugin's metrics.
+
+    A metric with implementations records the one it was computed with (``impl:nlg-eval``, its
+    default's when ``implementation`` is ""), that implementation's parameters with ``params`` applied,
+    its version, and the case it compares text in (``case:lc`` after the project tokenizer, which
+    lowercases; ``case:mixed`` with ``tok:none``). ``artifact_hash`` replaces the spec's fixed artifact
+    (word vectors a run chose instead of GloVe 6B 50d).
     """
     checked_tokenizer(tokenizer)
     spec = metric_spec(name)
     if spec.model_kind and not model_hash:
         raise MissingModelError(f"{name} is a learned metric: its signature needs the trained model's hash")
-    signature = metric_parameters(name, params)
+    chosen = _implementation_of(spec, implementation)
+    signature = metric_parameters(name, params, implementation=chosen.name if chosen else "")
     if spec.needs_references:
         signature["refs"] = references
         if references == "single":  # how several references are combined does not apply to one
             signature.pop("refagg", None)
-    if spec.uses_tokenizer:
+    if chosen is not None:
+        signature[IMPLEMENTATION_PARAMETER] = chosen.name
+        if not chosen.own_tokenizer and spec.uses_tokenizer:
+            signature["case"] = "mixed" if tokenizer == "none" else "lc"
+    if spec.uses_tokenizer and not (chosen is not None and chosen.own_tokenizer):
         signature["tok"] = tokenizer_name(language, DEFAULT_TOKENIZER if spec.model_kind else tokenizer)
-    if spec.artifact_hash:
-        signature["artifact"] = spec.artifact_hash
+    if artifact_hash or spec.artifact_hash:
+        signature["artifact"] = artifact_hash or spec.artifact_hash
     plugin = _PLUGIN_OF.get(name)
     if plugin is not None:  # which package computed it, and which release of it
         signature[PLUGIN_SIGNATURE_KEY] = plugin.signature_value
     if spec.model_kind:
         signature["model"] = model_hash
-    signature["version"] = spec.version
+    signature["version"] = chosen.version if chosen is not None else spec.version
     return signature
+
+
+def _implementation_of(spec: MetricSpec, implementation: str) -> MetricImplementation | None:
+    """``spec``'s implementation called ``implementation`` (its default for ""); None for a metric
+    computed one way only (a ValueError when such a metric is asked for a named implementation)."""
+    if not spec.implementations:
+        if implementation:
+            raise ValueError(
+                f"{spec.name} is computed one way only; it has no {implementation} implementation"
+            )
+        return None
+    return spec.implementation(implementation or default_implementation(spec))
+
+
+def is_whole_set(name: str, implementation: str = "") -> bool:
+    """Whether ``name``'s values (under ``implementation``) depend on every item scored together."""
+    spec = metric_spec(name)
+    chosen = _implementation_of(spec, implementation)
+    return spec.whole_set or (chosen is not None and chosen.whole_set)
 
 
 def compute_metrics(
@@ -259,6 +402,8 @@ def compute_metrics(
     progress: Callable[[int], None] | None = None,
     progress_every: int = 64,
     contexts: Sequence[Sequence[str]] | None = None,
+    implementations: Mapping[str, str] | None = None,
+    vectors: VectorsChoice | None = None,
 ) -> dict[str, list[float | None]]:
     """``{name: [score per item]}`` for every metric in ``names``, each family computed once.
 
@@ -276,8 +421,14 @@ def compute_metrics(
 
     ``contexts`` gives each item's every context turn, oldest first, to context-aware metrics (MaUde);
     without it they read the one-turn context ``[queries[i]]``.
+
+    ``implementations`` names the implementation of each metric that has several (``{"bleu-4":
+    "nlg-eval"}``, from :func:`resolve_implementations`); a metric left out uses its default. ``params``
+    then overrides that implementation's parameters (``{"tok": "intl"}`` for sacrebleu). ``vectors``
+    gives the metrics that read word vectors other vectors than their default (GloVe 6B 50d).
     """
     checked_tokenizer(tokenizer)
+    chosen = dict(implementations or {})
     if not len(hypotheses) == len(references) == len(queries):
         raise ValueError(
             f"hypotheses, references and queries differ in length: "
@@ -288,7 +439,7 @@ def compute_metrics(
     specs = metric_specs(names)
     if (
         progress is not None
-        and not any(spec.whole_set for spec in specs)
+        and not any(is_whole_set(spec.name, chosen.get(spec.name, "")) for spec in specs)
         and len(hypotheses) > progress_every
     ):
         return _compute_in_slices(
@@ -303,8 +454,13 @@ def compute_metrics(
             progress,
             progress_every,
             contexts,
+            chosen,
+            vectors,
         )
-    unused = sorted(set(params or {}) - {key for spec in specs for key in spec.parameters})
+    own_parameters = {
+        spec.name: metric_parameters(spec.name, implementation=chosen.get(spec.name, "")) for spec in specs
+    }
+    unused = sorted(set(params or {}) - {key for own in own_parameters.values() for key in own})
     if unused:
         raise ValueError(f"no metric among {', '.join(names)} has the parameter(s) {', '.join(unused)}")
     missing = sorted(
@@ -316,28 +472,40 @@ def compute_metrics(
             f"{needing} need(s) a trained {' and a '.join(missing)} model; none was given"
         )
     results: dict[str, list[float | None]] = {}
-    by_family: dict[str, list[MetricSpec]] = {}
+    by_family: dict[tuple[str, str], list[MetricSpec]] = {}
     for spec in specs:
+        implementation = _implementation_of(spec, chosen.get(spec.name, ""))
+        own = _own_parameters(spec, params, models, tokenizer, implementation, vectors)
         if spec.family:
-            by_family.setdefault(spec.family, []).append(spec)
+            by_family.setdefault((spec.family, implementation.name if implementation else ""), []).append(
+                spec
+            )
         elif spec.context_compute is not None:
             values = spec.context_compute(
                 hypotheses,
                 contexts if contexts is not None else [[query] for query in queries],
                 language,
-                _own_parameters(spec, params, models, tokenizer),
+                own,
             )
             results[spec.name] = _checked_length(spec.name, values, len(hypotheses))
         else:
-            values = spec.compute(
-                hypotheses, references, queries, language, _own_parameters(spec, params, models, tokenizer)
-            )
+            compute = implementation.compute if implementation is not None else spec.compute
+            values = compute(hypotheses, references, queries, language, own)
             results[spec.name] = _checked_length(spec.name, values, len(hypotheses))
-    for family_name, members in by_family.items():
+    for (family_name, implementation_name), members in by_family.items():
         family_params: dict[str, str] = {}
         for spec in members:
-            family_params.update(_own_parameters(spec, params, models, tokenizer))
-        scores = _FAMILIES[family_name].compute(
+            family_params.update(
+                _own_parameters(
+                    spec,
+                    params,
+                    models,
+                    tokenizer,
+                    _implementation_of(spec, chosen.get(spec.name, "")),
+                    vectors,
+                )
+            )
+        scores = _FAMILIES[family_name].compute_for(implementation_name)(
             [spec.name for spec in members], hypotheses, references, queries, language, family_params
         )
         for spec in members:
@@ -359,6 +527,8 @@ def _compute_in_slices(
     progress: Callable[[int], None],
     size: int,
     contexts: Sequence[Sequence[str]] | None,
+    implementations: Mapping[str, str],
+    vectors: VectorsChoice | None,
 ) -> dict[str, list[float | None]]:
     """Slices of ``size`` items, doubled while a slice takes under half a second (fast metrics then pay the
     per-call cost a few times, not once per 64 items; slow ones keep reporting every ``size`` items)."""
@@ -377,6 +547,8 @@ def _compute_in_slices(
             models,
             tokenizer=tokenizer,
             contexts=None if contexts is None else contexts[start:end],
+            implementations=implementations,
+            vectors=vectors,
         )
         for name in names:
             results[name].extend(part[name])
@@ -409,12 +581,29 @@ def combine_metric(name: str, components: Mapping[str, Sequence[float | None]]) 
 
 
 def _own_parameters(
-    spec: MetricSpec, params: Mapping[str, str] | None, models: Mapping[str, str] | None, tokenizer: str
+    spec: MetricSpec,
+    params: Mapping[str, str] | None,
+    models: Mapping[str, str] | None,
+    tokenizer: str,
+    implementation: MetricImplementation | None,
+    vectors: VectorsChoice | None = None,
 ) -> dict[str, str]:
-    own = metric_parameters(spec.name, {k: v for k, v in (params or {}).items() if k in spec.parameters})
+    defaults = implementation.parameters if implementation is not None else spec.parameters
+    own = metric_parameters(
+        spec.name,
+        {k: v for k, v in (params or {}).items() if k in defaults},
+        implementation=implementation.name if implementation is not None else "",
+    )
+    if implementation is not None:
+        own[IMPLEMENTATION_PARAMETER] = implementation.name
+    if spec.reads_vectors and vectors is not None:
+        own["vectors"] = vectors.name
+        if vectors.folder:
+            own[VECTOR_STORE_PARAMETER] = vectors.folder
+            own[VECTOR_HASH_PARAMETER] = vectors.content_hash
     if spec.model_kind:
         own[MODEL_PARAMETER] = str((models or {})[spec.model_kind])
-    elif spec.uses_tokenizer:
+    elif spec.uses_tokenizer and not (implementation is not None and implementation.own_tokenizer):
         own[TOKENIZER_PARAMETER] = tokenizer
     return own
 
@@ -428,8 +617,13 @@ def _checked_length(name: str, values: Sequence[float | None], expected: int) ->
 def _register_builtin_metrics() -> None:
     family, specs = bleu_specs()
     register_metric_family(family, specs)
+    family, specs = rouge_specs()
+    register_metric_family(family, specs)
     for spec in overlap_specs():
         register_metric(spec)
+    register_metric(cider_spec())
+    family, specs = chrf_specs()
+    register_metric_family(family, specs)
     family, specs = embedding_specs()
     register_metric_family(family, specs)
     register_metric(bert_ruber_referenced_spec())

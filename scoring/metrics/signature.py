@@ -56,3 +56,21 @@ def _check_part(part: str, what: str, *, forbid_colon: bool, allow_empty: bool =
     if _SEPARATOR in part or (forbid_colon and _KEY_VALUE in part):
         forbidden = f"'{_SEPARATOR}'" + (f" or '{_KEY_VALUE}'" if forbid_colon else "")
         raise SignatureError(f"{what} {part!r} must not contain {forbidden}")
+
+
+# What ``signature_implementation`` says of scores no tool of issue 23 computed.
+PROJECT_IMPLEMENTATION = "dialeval"
+
+
+def signature_implementation(parameters: Mapping[str, str], origin: str = "builtin") -> str:
+    """Which implementation made a signature's scores, for the ``implementation`` field of every report,
+    CSV and API row: the tool it names (``impl:nlg-eval``), ``external`` for scores computed elsewhere and
+    imported, ``plugin:<distribution>@<version>`` for a plugin's metric, else this project's own code
+    (learned metrics, diversity metrics): ``dialeval``."""
+    if origin == "external":
+        return "external"
+    if parameters.get("impl"):
+        return str(parameters["impl"])
+    if origin == "plugin" or parameters.get("plugin"):
+        return f"plugin:{parameters.get('plugin', '')}".rstrip(":")
+    return PROJECT_IMPLEMENTATION

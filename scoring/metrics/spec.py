@@ -22,6 +22,14 @@ tokenizer chosen for the call (``scoring.metrics.tokenize.TOKENIZERS``) as the p
 Context-aware metrics (MaUde, seed 004) read every turn of the context, not only the last: they have a
 ``context_compute`` (:class:`ContextCompute`), called with ``contexts[i]``, the turns of item ``i``
 oldest first. Their plain ``compute`` scores with the one-turn context ``[queries[i]]``.
+
+Implementations (issue 23). The word-overlap and embedding baselines exist in several published tools
+that give different numbers for "the same" metric (tokenizer, smoothing, ROUGE's beta, METEOR's version):
+nltk's formulas (the project's default, :data:`DEFAULT_IMPLEMENTATION`), nlg-eval (pycocoevalcap, the
+tool the dialog literature's tables used), sacrebleu and Google's rouge-score. Such a metric lists its
+:class:`MetricImplementation` objects in ``MetricSpec.implementations``; the chosen one's compute, defaults,
+version and tokenizer make the score, and its name goes into the signature as ``impl:<name>``. A metric
+with no implementations (learned metrics, plugins) is computed one way only.
 """
 
 from __future__ import annotations
@@ -68,10 +76,69 @@ class ContextCompute(Protocol):
 
 @dataclass(frozen=True)
 class MetricFamily:
-    """Metrics computed together; ``compute(names, ...)`` returns ``{name: scores}`` for the names asked."""
+    """Metrics computed together; ``compute(names, ...)`` returns ``{name: scores}`` for the names asked.
+
+    ``implementations`` gives the family compute of each implementation other than the default one
+    (``compute``); the registry calls the one its members were asked with.
+    """
 
     name: str
     compute: FamilyCompute
+    implementations: Mapping[str, FamilyCompute] = field(default_factory=dict)
+
+    def compute_for(self, implementation: str) -> FamilyCompute:
+        return self.implementations.get(implementation, self.compute)
+
+
+# The parameters through which a metric that reads word vectors (``MetricSpec.reads_vectors``) receives
+# vectors a researcher registered (scoring.metrics.vector_files): their store folder and content hash. The
+# registry sets them from ``compute_metrics(vectors=...)``; callers never pass them in ``params``.
+VECTOR_STORE_PARAMETER = "vector-store"
+VECTOR_HASH_PARAMETER = "vector-hash"
+
+
+@dataclass(frozen=True)
+class VectorsChoice:
+    """The word vectors a run chose for the embedding metrics: ``name`` goes into the signature
+    (``vectors:``) and ``content_hash`` as its artifact; ``folder`` is their store ("" : the vectors a
+    package ships, GloVe 6B 50d)."""
+
+    name: str
+    folder: str = ""
+    content_hash: str = ""
+
+
+# The implementation a run uses unless it chooses another: nltk's formulas (BLEU with smoothing method1,
+# nltk's METEOR port, ROUGE-L F1 on the project tokenizer), the numbers the project has always given.
+DEFAULT_IMPLEMENTATION = "nltk"
+# The parameter through which a compute call receives the implementation chosen for it (set by the
+# registry; callers choose with ``implementations=`` and never pass it in ``params``).
+IMPLEMENTATION_PARAMETER = "impl"
+
+
+@dataclass(frozen=True)
+class MetricImplementation:
+    """How one published tool computes a metric: what makes its number differ from another tool's.
+
+    ``compute`` is the metric's compute under this implementation (for a family member, its share of
+    the family's compute for this implementation); ``version`` the spec version plus the tool's own
+    (``0.1.0+pycocoevalcap-1.2``); ``parameters`` its defaults, every one recorded in the signature
+    (``case``, ``smooth``, ``beta``, ``tok`` ...); ``choices`` the values a run may give each parameter
+    it lets the researcher change (a parameter without choices is fixed). ``own_tokenizer``: the
+    implementation tokenizes as its tool does, so the run's tokenizer choice does not apply and
+    ``parameters["tok"]`` names the tokenizer; otherwise the project tokenizer chosen for the run is
+    used and recorded. ``whole_set``: its values depend on every item scored together (CIDEr-D's
+    document frequencies).
+    """
+
+    name: str
+    compute: BatchCompute
+    version: str
+    description: str = ""
+    parameters: Mapping[str, str] = field(default_factory=dict)
+    choices: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    own_tokenizer: bool = False
+    whole_set: bool = False
 
 
 @dataclass(frozen=True)
@@ -95,10 +162,30 @@ class MetricSpec:
     combine: Callable[[Mapping[str, Sequence[float | None]]], Sequence[float | None]] | None = None
     # A context-aware metric (MaUde): given every turn of each item's context (oldest first), its values.
     context_compute: ContextCompute | None = None
+    # The tools that compute it, by name (see the module docstring); empty: computed one way only.
+    implementations: Mapping[str, MetricImplementation] = field(default_factory=dict)
+    # It reads word vectors: a run may give it other vectors (``compute_metrics(vectors=...)``).
+    reads_vectors: bool = False
+    # Where a run's per-family implementation choice names it (``bleu=sacrebleu``): its family, or for a
+    # metric without one, a group of metrics computed by the same tools (``rouge``), else its name.
+    implementation_group: str = ""
 
     @property
     def reads_context(self) -> bool:
         return self.context_compute is not None
+
+    @property
+    def group_name(self) -> str:
+        """The name a run's per-family implementation choice uses for this metric."""
+        return self.implementation_group or self.family or self.name
+
+    def implementation(self, name: str) -> MetricImplementation:
+        """The implementation called ``name``; a ValueError naming the ones it has otherwise."""
+        try:
+            return self.implementations[name]
+        except KeyError:
+            have = ", ".join(self.implementations) or "none: it is computed one way only"
+            raise ValueError(f"{self.name} has no {name} implementation (it has: {have})") from None
 
 
 # The parameter through which a learned metric's compute receives its trained model's artifact folder.
@@ -148,3 +235,22 @@ def reference_aggregation(
             f"unknown reference aggregation {aggregation!r}{where}; choose one of {tuple(supported)}"
         )
     return aggregation
+
+
+def check_reference_batch(
+    hypotheses: Sequence[str], references: Sequence[Sequence[str]], *, tool: str
+) -> None:
+    """The batch checks of every tool's wrapper (pycocoevalcap, sacrebleu, rouge-score): one reference list
+    per hypothesis, lists (not strings), none empty; the message names the item and ``tool``."""
+    if isinstance(hypotheses, str):
+        raise TypeError("hypotheses must be a sequence of strings, not one string")
+    if len(hypotheses) != len(references):
+        raise ValueError(
+            f"{len(hypotheses)} hypotheses but {len(references)} reference lists; "
+            "references[i] must hold every reference of hypothesis i"
+        )
+    for index, refs in enumerate(references):
+        if isinstance(refs, str):
+            raise TypeError(f"references[{index}] must be a list of reference strings, not one string")
+        if not refs:
+            raise ValueError(f"item {index} has no reference: {tool} needs at least one per item")

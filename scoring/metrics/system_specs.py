@@ -7,7 +7,9 @@
   best output's score, averaged over contexts with outputs and references (needs several outputs per
   context to mean anything; with one output it is the output's mean score over the references).
 - ``corpus-bleu``: corpus-level BLEU-4 (Papineni et al.; nltk's corpus_bleu, every reference of a context),
-  the corpus statistic that sentence BLEU averages do not reproduce.
+  the corpus statistic that sentence BLEU averages do not reproduce; also as sacrebleu and nlg-eval
+  (pycocoevalcap) compute it (implementations, issue 23). ``corpus-chrf`` and ``corpus-chrf++``: sacrebleu's
+  corpus chrF and chrF++ (Popović, 2015, 2017).
 
 A system's outputs are given per context (:class:`ContextOutputs`); a value is ``None`` where the metric is
 undefined for the system (Self-BLEU without a context of two outputs), and ``items`` counts the contexts
@@ -47,6 +49,18 @@ SystemCompute = Callable[[Sequence[ContextOutputs], str, Mapping[str, str]], Sys
 
 
 @dataclass(frozen=True)
+class SystemImplementation:
+    """One tool's computation of a system-level metric (as :class:`scoring.metrics.spec.MetricImplementation`)."""
+
+    name: str
+    compute: SystemCompute
+    version: str
+    parameters: Mapping[str, str] = field(default_factory=dict)
+    choices: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    own_tokenizer: bool = False
+
+
+@dataclass(frozen=True)
 class SystemMetricSpec:
     name: str
     description: str
@@ -54,16 +68,57 @@ class SystemMetricSpec:
     compute: SystemCompute
     version: str = SYSTEM_METRICS_VERSION
     parameters: Mapping[str, str] = field(default_factory=dict)
+    # The tools that compute it (corpus BLEU: nltk, sacrebleu, nlg-eval); empty: computed one way only.
+    implementations: Mapping[str, SystemImplementation] = field(default_factory=dict)
+    implementation_group: str = ""  # the family a run's per-family choice names it by (``bleu``)
+
+    @property
+    def group_name(self) -> str:
+        return self.implementation_group or self.name
+
+    def implementation(self, name: str) -> SystemImplementation | None:
+        """The implementation ``name`` ("" : the default); None for a metric computed one way only."""
+        if not self.implementations:
+            if name:
+                raise ValueError(f"{self.name} is computed one way only; it has no {name} implementation")
+            return None
+        chosen = name or ("nltk" if "nltk" in self.implementations else next(iter(self.implementations)))
+        try:
+            return self.implementations[chosen]
+        except KeyError:
+            raise ValueError(
+                f"{self.name} has no {chosen} implementation (it has: {', '.join(self.implementations)})"
+            ) from None
+
+    def compute_for(self, implementation: str) -> tuple[SystemCompute, Mapping[str, str]]:
+        """The compute and default parameters of ``implementation`` ("" : the default)."""
+        chosen = self.implementation(implementation)
+        if chosen is None:
+            return self.compute, self.parameters
+        return chosen.compute, chosen.parameters
 
     def signature_parameters(
-        self, *, language: str, references: str, tokenizer: str = DEFAULT_TOKENIZER
+        self,
+        *,
+        language: str,
+        references: str,
+        tokenizer: str = DEFAULT_TOKENIZER,
+        implementation: str = "",
+        params: Mapping[str, str] | None = None,
     ) -> dict[str, str]:
-        signature = dict(self.parameters)
+        chosen = self.implementation(implementation)
+        signature = dict(chosen.parameters if chosen is not None else self.parameters)
+        signature.update({key: value for key, value in (params or {}).items() if key in signature})
         if self.needs_references:
             signature["refs"] = references
-        signature["tok"] = tokenizer_name(language, tokenizer)
+        if chosen is not None:
+            signature["impl"] = chosen.name
+        if chosen is None or not chosen.own_tokenizer:
+            signature["tok"] = tokenizer_name(language, tokenizer)
+            if chosen is not None:
+                signature["case"] = "mixed" if tokenizer == "none" else "lc"
         signature["level"] = "system"
-        signature["version"] = self.version
+        signature["version"] = chosen.version if chosen is not None else self.version
         return signature
 
 
@@ -141,6 +196,136 @@ def _corpus_bleu(contexts: Sequence[ContextOutputs], language: str, params: Mapp
     )
 
 
+def _pairs(contexts: Sequence[ContextOutputs]) -> tuple[list[str], list[list[str]]]:
+    """Every output of the system with its context's references (contexts without references left out)."""
+    hypotheses: list[str] = []
+    references: list[list[str]] = []
+    for context in contexts:
+        if context.references:
+            for text in context.outputs:
+                hypotheses.append(text)
+                references.append(list(context.references))
+    return hypotheses, references
+
+
+def _sacrebleu_corpus_bleu(
+    contexts: Sequence[ContextOutputs], language: str, params: Mapping[str, str]
+) -> SystemScore:
+    from scoring.metrics.sacrebleu_metrics import sacrebleu_corpus_bleu
+
+    hypotheses, references = _pairs(contexts)
+    if not hypotheses:
+        return SystemScore(None, 0)
+    value = sacrebleu_corpus_bleu(
+        hypotheses,
+        references,
+        max_order=4,
+        tokenize=params.get("tok", "13a"),
+        smooth=params.get("smooth", "exp"),
+        lowercase=params.get("case", "mixed") == "lc",
+    )
+    return SystemScore(value, len(hypotheses))
+
+
+def _coco_corpus_bleu(
+    contexts: Sequence[ContextOutputs], language: str, params: Mapping[str, str]
+) -> SystemScore:
+    from scoring.metrics.coco import coco_corpus_bleu
+
+    hypotheses, references = _pairs(contexts)
+    if not hypotheses:
+        return SystemScore(None, 0)
+    values = coco_corpus_bleu(
+        [text.strip() for text in hypotheses], [[t.strip() for t in ts] for ts in references], max_order=4
+    )
+    return SystemScore(values[3], len(hypotheses))
+
+
+def _sacrebleu_corpus_chrf(word_order: int) -> SystemCompute:
+    def compute(contexts: Sequence[ContextOutputs], language: str, params: Mapping[str, str]) -> SystemScore:
+        from scoring.metrics.sacrebleu_metrics import sacrebleu_corpus_chrf
+
+        hypotheses, references = _pairs(contexts)
+        if not hypotheses:
+            return SystemScore(None, 0)
+        value = sacrebleu_corpus_chrf(
+            hypotheses, references, word_order=word_order, lowercase=params.get("case", "mixed") == "lc"
+        )
+        return SystemScore(value, len(hypotheses))
+
+    return compute
+
+
+def _corpus_specs() -> list[SystemMetricSpec]:
+    """Corpus BLEU-4 in three implementations, and sacrebleu's corpus chrF / chrF++ (issue 23)."""
+    from scoring.metrics import METRICS_VERSION
+    from scoring.metrics.sacrebleu_metrics import sacrebleu_version
+
+    sacrebleu = f"{METRICS_VERSION}+sacrebleu-{sacrebleu_version()}"
+    nltk_parameters = {"smooth": "method0"}
+    bleu = SystemMetricSpec(
+        name="corpus-bleu",
+        description="Corpus BLEU-4 of all outputs against every reference of their context: nltk's "
+        "corpus_bleu by default, or sacrebleu's or nlg-eval's (pycocoevalcap) corpus BLEU",
+        needs_references=True,
+        compute=_corpus_bleu,
+        parameters=nltk_parameters,
+        implementation_group="bleu",
+        implementations={
+            "nltk": SystemImplementation(
+                name="nltk",
+                compute=_corpus_bleu,
+                version=SYSTEM_METRICS_VERSION,
+                parameters=nltk_parameters,
+                choices={"smooth": tuple(f"method{index}" for index in range(8))},
+            ),
+            "nlg-eval": SystemImplementation(
+                name="nlg-eval",
+                compute=_coco_corpus_bleu,
+                version=f"{METRICS_VERSION}+pycocoevalcap-1.2",
+                parameters={"tok": "split", "case": "mixed", "smooth": "coco-1e-15"},
+                own_tokenizer=True,
+            ),
+            "sacrebleu": SystemImplementation(
+                name="sacrebleu",
+                compute=_sacrebleu_corpus_bleu,
+                version=sacrebleu,
+                parameters={"tok": "13a", "smooth": "exp", "case": "mixed"},
+                choices={
+                    "tok": ("13a", "intl", "zh", "none", "char"),
+                    "smooth": ("exp", "floor", "add-k", "none"),
+                    "case": ("mixed", "lc"),
+                },
+                own_tokenizer=True,
+            ),
+        },
+    )
+    chrf = [
+        SystemMetricSpec(
+            name=name,
+            description=f"Corpus chrF{'++' if word_order else ''} (Popović) of all outputs, as sacrebleu "
+            "computes it (0..1)",
+            needs_references=True,
+            compute=_sacrebleu_corpus_chrf(word_order),
+            version=sacrebleu,
+            parameters={"nc": "6", "nw": str(word_order), "beta": "2", "case": "mixed"},
+            implementation_group="chrf",
+            implementations={
+                "sacrebleu": SystemImplementation(
+                    name="sacrebleu",
+                    compute=_sacrebleu_corpus_chrf(word_order),
+                    version=sacrebleu,
+                    parameters={"nc": "6", "nw": str(word_order), "beta": "2", "case": "mixed"},
+                    choices={"case": ("mixed", "lc")},
+                    own_tokenizer=True,
+                )
+            },
+        )
+        for name, word_order in (("corpus-chrf", 0), ("corpus-chrf++", 2))
+    ]
+    return [bleu, *chrf]
+
+
 def system_metric_specs() -> list[SystemMetricSpec]:
     specs = [
         SystemMetricSpec(
@@ -177,12 +362,6 @@ def system_metric_specs() -> list[SystemMetricSpec]:
             compute=_recall(_vector_extrema_pairwise),
             parameters={"vectors": "glove-6b-50d"},
         ),
-        SystemMetricSpec(
-            name="corpus-bleu",
-            description="Corpus BLEU-4 (nltk corpus_bleu) of all outputs against every reference of their context",
-            needs_references=True,
-            compute=_corpus_bleu,
-            parameters={"smooth": "method0"},
-        ),
+        *_corpus_specs(),
     ]
     return specs

@@ -26,6 +26,7 @@ import logging
 import re
 from collections.abc import Iterable
 from types import ModuleType
+from typing import Any
 
 SUPPORTED_LANGUAGES = ("en", "zh")
 DEFAULT_TOKENIZER = "default"  # the language's own tokenizer: en-v1, zh-jieba
@@ -88,6 +89,26 @@ def tokenize_all(
         ascii_tokens(text.lower()) if text.isascii() else tokenize(text, language, tokenizer)
         for text in texts
     ]
+
+
+def nltk_word_tokens(text: str) -> list[str]:
+    """nltk's ``word_tokenize`` as nlg-eval's embedding metrics call it, text as written (not lowercased).
+
+    ``word_tokenize`` splits sentences with nltk's trained English Punkt model, which no package available
+    offline ships; the sentences here are split by nltk's Punkt algorithm without a trained model, which
+    differs only at abbreviations it would have learned ("Mr." gives "Mr" "."). Each sentence is then
+    split by nltk's Treebank-style word tokenizer, as ``word_tokenize`` does.
+    """
+    sentences, words = _nltk_word_tokenizers()
+    return [token for sentence in sentences(text) for token in words(sentence)]
+
+
+@functools.cache
+def _nltk_word_tokenizers() -> tuple[Any, Any]:
+    from nltk.tokenize import NLTKWordTokenizer
+    from nltk.tokenize.punkt import PunktSentenceTokenizer
+
+    return PunktSentenceTokenizer().tokenize, NLTKWordTokenizer().tokenize
 
 
 def tokenizer_name(language: str, tokenizer: str = DEFAULT_TOKENIZER) -> str:

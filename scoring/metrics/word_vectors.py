@@ -23,6 +23,7 @@ import hashlib
 import importlib.metadata
 import importlib.util
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -47,9 +48,13 @@ class WordVectors:
     The vocabulary dict is taken over as given (do not change it afterwards); a writeable matrix is
     copied and made read-only.
 
-    ``content_hash`` is the sha256 of the files the vectors were read from (see :func:`files_hash`),
-    or, for vectors built in memory, of the matrix bytes and the words in row order; it is computed
-    on first use and cached.
+    ``content_hash`` is the hash given (a registered store's: the sha256 of the file it was converted
+    from, :mod:`scoring.metrics.vector_files`), else the sha256 of the files the vectors were read from
+    (see :func:`files_hash`), or, for vectors built in memory, of the matrix bytes and the words in row
+    order; it is computed on first use and cached.
+
+    ``mean_vector`` is the mean of all rows, the vector nlg-eval gives a word without one: the ``mean``
+    given (a store's ``mean.npy``), else computed once on first use.
     """
 
     def __init__(
@@ -59,6 +64,8 @@ class WordVectors:
         *,
         name: str = "",
         source_files: Sequence[Path] = (),
+        content_hash: str = "",
+        mean: np.ndarray | None = None,
     ) -> None:
         if matrix.ndim != 2:
             raise ValueError(f"word vectors must be a [V, D] matrix, got shape {matrix.shape}")
@@ -75,7 +82,12 @@ class WordVectors:
         self._vocabulary = vocabulary if isinstance(vocabulary, dict) else dict(vocabulary)
         self.name = name
         self._source_files = tuple(source_files)
-        self._content_hash: str | None = None
+        self._content_hash: str | None = content_hash or None
+        self._mean: np.ndarray | None = None
+        if mean is not None:
+            if mean.shape != (self.dimension,):
+                raise ValueError(f"the mean vector has shape {mean.shape}, not ({self.dimension},)")
+            self._mean = _read_only(np.asarray(mean, dtype=np.float32))
 
     @property
     def vocabulary(self) -> dict[str, int]:
@@ -112,6 +124,13 @@ class WordVectors:
             else:
                 self._content_hash = _in_memory_hash(self._vocabulary, self._matrix)
         return self._content_hash
+
+    @property
+    def mean_vector(self) -> np.ndarray:
+        """The ``[D]`` float32 mean of all rows (zeros for no rows), read-only."""
+        if self._mean is None:
+            self._mean = _read_only(_row_mean(self._matrix))
+        return self._mean
 
     def __repr__(self) -> str:
         return f"WordVectors(name={self.name!r}, words={len(self)}, dimension={self.dimension})"
@@ -158,6 +177,28 @@ def glove_6b_50d_artifact_hash() -> str:
         record_folder=f"{GLOVE_PACKAGE}/data",
         files=_GLOVE_FILES,
         folder=_glove_data_dir,
+    )
+
+
+@dataclass(frozen=True)
+class PackagedVectorsFacts:
+    """What the list of word vectors shows of vectors a package ships."""
+
+    words: int
+    dimension: int
+    size_bytes: int
+
+
+@functools.lru_cache(maxsize=1)
+def glove_6b_50d_facts() -> PackagedVectorsFacts:
+    """Words, dimension and bytes of GloVe 6B 50d, from the matrix file's header and the file sizes (the
+    vectors are not loaded)."""
+    data = _glove_data_dir()
+    matrix = np.load(data / GLOVE_MATRIX_FILE, mmap_mode="r")
+    return PackagedVectorsFacts(
+        words=int(matrix.shape[0]),
+        dimension=int(matrix.shape[1]),
+        size_bytes=sum((data / name).stat().st_size for name in _GLOVE_FILES),
     )
 
 
@@ -261,3 +302,17 @@ def _in_memory_hash(vocabulary: Mapping[str, int], matrix: np.ndarray) -> str:
     for word, _ in sorted(vocabulary.items(), key=lambda item: item[1]):
         digest.update(word.encode() + b"\n")
     return digest.hexdigest()
+
+
+def _row_mean(matrix: np.ndarray, block_rows: int = 65536) -> np.ndarray:
+    """The mean of the rows, summed in float64 a block at a time (a memory-mapped matrix is never read whole)."""
+    total = np.zeros(matrix.shape[1], dtype=np.float64)
+    for start in range(0, matrix.shape[0], block_rows):
+        total += np.asarray(matrix[start : start + block_rows]).sum(axis=0, dtype=np.float64)
+    return (total / max(matrix.shape[0], 1)).astype(np.float32)
+
+
+def _read_only(array: np.ndarray) -> np.ndarray:
+    array = array.copy()
+    array.setflags(write=False)
+    return array

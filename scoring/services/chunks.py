@@ -37,7 +37,13 @@ from django.utils import timezone
 
 from annotation.models import Reference, Response, System
 from annotation.services.data_version import study_data_changed
-from scoring.metrics.registry import combine_metric, compute_metrics, compute_system_metric, metric_spec
+from scoring.metrics.registry import (
+    combine_metric,
+    compute_metrics,
+    compute_system_metric,
+    metric_spec,
+    options_for,
+)
 from scoring.metrics.system_specs import ContextOutputs
 from scoring.models import (
     ChunkKind,
@@ -52,6 +58,7 @@ from scoring.models import (
 from scoring.selectors import scoring_run_metrics_without_values
 from scoring.services.errors import error_summary, error_text
 from scoring.services.references_policy import references_for_mode
+from scoring.services.run_vectors import run_vectors
 from scoring.trained_model_services import run_model_paths
 
 logger = logging.getLogger(__name__)
@@ -302,9 +309,12 @@ class _Fence:
             raise ChunkLostError
 
 
-def _compute_replies(chunk: ScoringChunk, run: ScoringRun, fence: _Fence) -> _Outcome:
-    items = _reply_items(chunk.response_ids)
-    names = list(chunk.metrics)
+def _items_and_references(
+    response_ids: Sequence[int], names: Sequence[str], run: ScoringRun
+) -> tuple[list[_ReplyItem], list[list[str]]]:
+    """The replies to score with their references for the run's mode; only those with a reference when a
+    metric needs one."""
+    items = _reply_items(response_ids)
     # once per context: the replies of one context share the list, which lets the metrics tokenize and
     # prepare those references once
     by_context: dict[int, list[str]] = {}
@@ -315,11 +325,20 @@ def _compute_replies(chunk: ScoringChunk, run: ScoringRun, fence: _Fence) -> _Ou
     if any(metric_spec(name).needs_references for name in names):
         kept = [index for index, refs in enumerate(references) if refs]
         items, references = [items[index] for index in kept], [references[index] for index in kept]
-    outcome = _Outcome()
-    if not items:
-        return outcome
+    return items, references
+
+
+def _run_compute(
+    run: ScoringRun, names: Sequence[str], items: Sequence[_ReplyItem], references: Sequence[list[str]]
+) -> Callable[[Sequence[int], Callable[[int], None] | None], dict[str, list[float | None]]]:
+    """Compute ``names`` for the items at some indices, as the run asks (models, tokenizer,
+    implementations and their options, word vectors)."""
     models = run_model_paths(run.trained_models)
-    started = time.perf_counter()
+    implementations = {name: run.implementations[name] for name in names if name in run.implementations}
+    params: dict[str, str] = {}
+    for name in names:
+        params.update(options_for(name, implementations.get(name, ""), run.options))
+    vectors = run_vectors(run)
 
     def compute(
         indices: Sequence[int], progress: Callable[[int], None] | None
@@ -330,11 +349,26 @@ def _compute_replies(chunk: ScoringChunk, run: ScoringRun, fence: _Fence) -> _Ou
             [references[index] for index in indices],
             [items[index].query for index in indices],
             run.study.language,
+            params=params,
             models=models,
             tokenizer=run.tokenizer,
             progress=progress,
             contexts=[items[index].context for index in indices],
+            implementations=implementations,
+            vectors=vectors,
         )
+
+    return compute
+
+
+def _compute_replies(chunk: ScoringChunk, run: ScoringRun, fence: _Fence) -> _Outcome:
+    names = list(chunk.metrics)
+    items, references = _items_and_references(chunk.response_ids, names, run)
+    outcome = _Outcome()
+    if not items:
+        return outcome
+    started = time.perf_counter()
+    compute = _run_compute(run, names, items, references)
 
     everything = list(range(len(items)))
     try:
@@ -505,11 +539,14 @@ def _compute_systems(chunk: ScoringChunk, run: ScoringRun) -> _Outcome:
     for name in chunk.metrics:
         started = time.perf_counter()
         for system_id, contexts in per_system.items():
+            implementation = run.implementations.get(name, "")
             score = compute_system_metric(
                 name,
                 [ContextOutputs(outputs, references[context_id]) for context_id, outputs in contexts.items()],
                 run.study.language,
+                options_for(name, implementation, run.options),
                 tokenizer=run.tokenizer,
+                implementation=implementation,
             )
             if score.value is None:
                 outcome.undefined[name] = outcome.undefined.get(name, 0) + 1
@@ -527,8 +564,10 @@ def _compute_systems(chunk: ScoringChunk, run: ScoringRun) -> _Outcome:
 
 
 def _compute_whole_set(chunk: ScoringChunk, run: ScoringRun) -> _Outcome:
-    """Whole-set metrics (RUBER's blends, normalised over the scored set) from the stored raw components of
-    every reply of the study that has a reference: no second model pass."""
+    """Whole-set metrics: RUBER's blends (normalised over the scored set) from the stored raw components of
+    every reply of the study that has a reference, with no second model pass; and metrics whose values
+    depend on every item scored together (nlg-eval's CIDEr-D: document frequencies over the contexts),
+    computed in one call over every reply of the study."""
     outcome = _Outcome()
     items = list(
         Response.objects.filter(context__study_id=run.study_id, context__references__isnull=False)
@@ -539,6 +578,10 @@ def _compute_whole_set(chunk: ScoringChunk, run: ScoringRun) -> _Outcome:
     for name in chunk.metrics:
         spec = metric_spec(name)
         started = time.perf_counter()
+        if spec.combine is None:
+            _compute_whole_set_metric(name, run, signatures[name], outcome)
+            outcome.seconds[name] = time.perf_counter() - started
+            continue
         component_ids = {component: int(run.signatures[component]) for component in spec.requires}
         stored: dict[tuple[int, int], float] = {
             (response_id, signature_id): value
@@ -558,6 +601,28 @@ def _compute_whole_set(chunk: ScoringChunk, run: ScoringRun) -> _Outcome:
                 outcome.score_rows.append((item.pk, signatures[name].pk, float(value)))
         outcome.seconds[name] = time.perf_counter() - started
     return outcome
+
+
+def _compute_whole_set_metric(
+    name: str, run: ScoringRun, signature: MetricSignature, outcome: _Outcome
+) -> None:
+    """One whole-set metric over every reply of the study (with a reference, when it needs one)."""
+    response_ids = list(
+        Response.objects.filter(context__study_id=run.study_id)
+        .order_by("context_id", "id")
+        .values_list("pk", flat=True)
+    )
+    items, references = _items_and_references(response_ids, [name], run)
+    if not items:
+        return
+    values = _run_compute(run, [name], items, references)(range(len(items)), None)[name]
+    for item, value in zip(items, values, strict=True):
+        if value is None:
+            outcome.undefined[name] = outcome.undefined.get(name, 0) + 1
+        elif math.isfinite(value):
+            outcome.score_rows.append((item.pk, signature.pk, float(value)))
+        else:
+            outcome.failures.append(_failure(name, item.pk, f"the metric gave the value {value!r}"))
 
 
 # --- storing and failing ------------------------------------------------------------------------------

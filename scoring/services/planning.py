@@ -24,8 +24,10 @@ from django.utils import timezone
 
 from annotation.models import Reference, Response, System
 from scoring.metrics.registry import (
+    is_whole_set,
     metric_origin,
     metric_specs,
+    options_for,
     signature_parameters,
     split_metric_names,
     system_metric_spec,
@@ -35,6 +37,7 @@ from scoring.metrics.spec import MetricSpec
 from scoring.models import ChunkKind, MetricScore, MetricSignature, RunStatus, ScoringChunk, ScoringRun
 from scoring.services.errors import error_text
 from scoring.services.queueing import chunk_queue, default_queue
+from scoring.services.run_vectors import run_vectors
 
 logger = logging.getLogger(__name__)
 
@@ -108,7 +111,11 @@ def _plan(run: ScoringRun, *, signatures: dict[str, MetricSignature], gpu_availa
             f"{', '.join(referenced)} were not computed for them"
         )
     size = max(1, int(settings.DIALEVAL_SCORING_CHUNK_SIZE))
-    for group in _metric_groups([spec for spec in specs if not spec.whole_set]):
+
+    def whole_set(spec: MetricSpec) -> bool:
+        return is_whole_set(spec.name, run.implementations.get(spec.name, ""))
+
+    for group in _metric_groups([spec for spec in specs if not whole_set(spec)]):
         names = [spec.name for spec in group]
         candidates = with_references if any(spec.needs_references for spec in group) else everything
         if not run.recompute:
@@ -131,16 +138,16 @@ def _plan(run: ScoringRun, *, signatures: dict[str, MetricSignature], gpu_availa
             units=systems * len(system_names),
             queue=default_queue(),
         )
-    whole_set = [spec.name for spec in specs if spec.whole_set]
-    if whole_set:
+    whole_set_names = [spec.name for spec in specs if whole_set(spec)]
+    if whole_set_names:
         items = (
-            with_references if any(spec.needs_references for spec in specs if spec.whole_set) else everything
+            with_references if any(spec.needs_references for spec in specs if whole_set(spec)) else everything
         )
         plan.add(
             kind=ChunkKind.WHOLE_SET,
             stage=1,
-            metrics=whole_set,
-            units=len(items) * len(whole_set),
+            metrics=whole_set_names,
+            units=len(items) * len(whole_set_names),
             queue=default_queue(),
         )
     return plan
@@ -181,24 +188,42 @@ def _signatures(run: ScoringRun) -> dict[str, MetricSignature]:
     """The signature of every metric of the run (created when new), system metrics included."""
     response_names, system_names = split_metric_names(run.metrics)
     signatures: dict[str, MetricSignature] = {}
+    vectors = run_vectors(run)
     for spec in metric_specs(response_names):
         model_hash = str(run.trained_models[spec.model_kind]["hash"]) if spec.model_kind else ""
+        implementation = run.implementations.get(spec.name, "")
+        params = options_for(spec.name, implementation, run.options)
+        artifact = ""
+        if spec.reads_vectors and vectors is not None:
+            params["vectors"] = vectors.name
+            artifact = vectors.content_hash
         parameters = signature_parameters(
             spec.name,
             language=run.study.language,
             references=run.references,
             model_hash=model_hash,
             tokenizer=run.tokenizer,
+            implementation=implementation,
+            params=params,
+            artifact_hash=artifact,
         )
         signatures[spec.name] = _signature(
-            spec.name, parameters, artifact_hash=model_hash or spec.artifact_hash, version=spec.version
+            spec.name,
+            parameters,
+            artifact_hash=model_hash or artifact or spec.artifact_hash,
+            version=parameters["version"],
         )
     for name in system_names:
         system_spec = system_metric_spec(name)
+        implementation = run.implementations.get(name, "")
         parameters = system_spec.signature_parameters(
-            language=run.study.language, references=run.references, tokenizer=run.tokenizer
+            language=run.study.language,
+            references=run.references,
+            tokenizer=run.tokenizer,
+            implementation=implementation,
+            params=options_for(name, implementation, run.options),
         )
-        signatures[name] = _signature(name, parameters, artifact_hash="", version=system_spec.version)
+        signatures[name] = _signature(name, parameters, artifact_hash="", version=parameters["version"])
     return signatures
 
 

@@ -11,6 +11,8 @@ queue agree with them.
 - Chunks waiting on the "gpu" queue when no GPU worker is live any more are moved to the "cpu" queue.
 - Training jobs (issue 14, :func:`scoring.services.training_jobs.training_jobs_recover`): a running job whose
   heartbeat went stale is queued again (failed past its attempt cap); pending jobs never sent are sent.
+- Word vector conversions (:func:`scoring.services.word_vectors.word_vectors_recover`): pending ones never sent
+  are sent; one whose progress stopped is queued again (failed past its attempt cap).
 - Runs waiting for a training job are never sent while the job is pending or running; a run whose job has
   ended but that still waits (the worker died between the two) is sent or failed now.
 
@@ -34,6 +36,7 @@ from scoring.services.queueing import GPU_QUEUE, default_queue, gpu_worker_avail
 from scoring.services.runs import scoring_run_send
 from scoring.services.training_jobs import TrainingRecoveryReport, training_jobs_recover
 from scoring.services.waiting_runs import waiting_run_reconsider
+from scoring.services.word_vectors import VectorsRecoveryReport, word_vectors_recover
 
 logger = logging.getLogger(__name__)
 
@@ -47,6 +50,7 @@ class RecoveryReport:
     rerouted_chunks: int = 0
     released_runs: list[int] = field(default_factory=list)  # waiting runs whose job had ended: sent or failed
     training: TrainingRecoveryReport = field(default_factory=TrainingRecoveryReport)
+    vectors: VectorsRecoveryReport = field(default_factory=VectorsRecoveryReport)
 
     def __bool__(self) -> bool:
         return bool(
@@ -57,6 +61,7 @@ class RecoveryReport:
             or self.rerouted_chunks
             or self.released_runs
             or self.training
+            or self.vectors
         )
 
 
@@ -64,6 +69,7 @@ def scoring_runs_recover(*, pending_grace_seconds: float = 5.0) -> RecoveryRepor
     """One pass of the periodic check (see the module docstring); what it did."""
     report = RecoveryReport()
     report.training = training_jobs_recover(pending_grace_seconds=pending_grace_seconds)
+    report.vectors = word_vectors_recover(pending_grace_seconds=pending_grace_seconds)
     now = timezone.now()
     stale = stale_before()
     resend_before = now - timedelta(seconds=settings.DIALEVAL_RUN_STALE_SECONDS)

@@ -5,8 +5,8 @@ computed chunk by chunk (:mod:`scoring.services.chunks`). The run row is the sou
 only commits it and tries to send a task message; when the broker is unreachable the run stays PENDING,
 says so, and the periodic recovery (:mod:`scoring.services.recovery`) sends it once the broker is back.
 
-One run per request: ``request_key`` hashes the study, the metrics, the references mode, the tokenizer and
-the content hashes of the trained models; a partial unique constraint allows one PENDING or RUNNING run
+One run per request: ``request_key`` hashes the study, the metrics, the references mode, the tokenizer, the
+implementations and their options (issue 23), the word vectors and the content hashes of the trained models; a partial unique constraint allows one PENDING or RUNNING run
 per key, so two identical starts at once (double click, two tabs, two CLI calls) are one run, on SQLite
 and PostgreSQL alike: the second insert fails on the constraint and the existing run is returned.
 
@@ -29,11 +29,16 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from annotation.models import Study
+from scoring.metrics.implementation_choice import ImplementationChoice, ImplementationChoiceError
 from scoring.metrics.registry import (
     UnknownMetricError,
     available_metric_names,
     available_system_metric_names,
+    checked_run_options,
+    implementation_choice,
+    included_by_choice,
     metric_specs,
+    resolve_implementations,
     split_metric_names,
 )
 from scoring.models import (
@@ -78,6 +83,9 @@ def scoring_run_create(
     models: Sequence[str] = (),
     tokenizer: str = TokenizerChoice.DEFAULT,
     recompute: bool = False,
+    implementation: str = "",
+    options: dict[str, str] | None = None,
+    vectors: str = "",
 ) -> ScoringRun:
     """Create a pending run and, once committed, send it to a worker; or return the identical active run.
 
@@ -89,13 +97,30 @@ def scoring_run_create(
     signatures are computed (blends and system metrics are always recomputed: they depend on every reply).
     With ``enqueue=False`` nothing is sent (``manage.py score_study --sync`` executes it in-process).
 
+    ``implementation`` chooses the tools that compute the baselines (issue 23; the spelling of
+    :mod:`scoring.metrics.implementation_choice`: "" for each metric's default, ``nlg-eval``, or per family
+    ``bleu=sacrebleu,meteor=nlg-eval``); under it, "all" means the metrics that have the chosen
+    implementation (and every metric computed one way only). ``options`` sets the chosen implementations'
+    parameters (``{"tok": "intl"}``); ``vectors`` names registered word vectors for the embedding metrics
+    ("" : GloVe 6B 50d).
+
     A learned metric whose model a training job is still making (named in ``models``, or going to be the
     study's choice or the default) makes the run wait for the job (see the module docstring), unless
     ``enqueue=False``: a run executed in-process cannot wait, and is refused saying which job to wait for.
 
     When a PENDING or RUNNING run with the same request exists, it is returned with ``was_existing`` set.
     """
-    names = _validated_metric_names(metrics, study=study)
+    try:
+        choice = implementation_choice(implementation)
+    except ImplementationChoiceError as error:
+        raise ScoringRequestError(str(error)) from None
+    names = _validated_metric_names(metrics, study=study, choice=choice)
+    try:
+        implementations = resolve_implementations(names, choice)
+        checked = checked_run_options(names, implementations, options or {})
+    except ImplementationChoiceError as error:
+        raise ScoringRequestError(str(error)) from None
+    vectors_record = _vectors_record(vectors, study=study)
     if references not in ReferencesMode.values:
         raise ScoringRequestError(
             f"unknown references mode {references!r}; choose one of {', '.join(ReferencesMode.values)}"
@@ -119,7 +144,14 @@ def scoring_run_create(
     records.update({kind: waiting_record(job) for kind, job in training.items()})
     waiting_for = min(training.values(), key=lambda job: (job.created_at, job.pk), default=None)
     key = scoring_request_key(
-        study_id=study.pk, metrics=names, references=references, tokenizer=tokenizer, models=records
+        study_id=study.pk,
+        metrics=names,
+        references=references,
+        tokenizer=tokenizer,
+        models=records,
+        implementation=choice.text,
+        options=checked,
+        vectors=str(vectors_record.get("hash", "")) if vectors else "",
     )
     for _ in range(3):  # the active run may finish between a failed insert and the read of it
         try:
@@ -130,6 +162,10 @@ def scoring_run_create(
                     metrics=names,
                     references=references,
                     tokenizer=tokenizer,
+                    implementation=choice.text,
+                    implementations=implementations,
+                    options=checked,
+                    vectors=vectors,
                     recompute=recompute,
                     trained_models=records,
                     waiting_for=waiting_for,
@@ -153,15 +189,26 @@ def scoring_request_key(
     references: str,
     tokenizer: str,
     models: dict[str, dict[str, object]],
+    implementation: str = "",
+    options: dict[str, str] | None = None,
+    vectors: str = "",
 ) -> str:
-    """What makes two run requests the same work: study, metrics, references, tokenizer, model hashes."""
-    payload = {
+    """What makes two run requests the same work: study, metrics, references, tokenizer, model hashes, and
+    the implementations, their options and the word vectors' hash when any is chosen (a run without them
+    keeps the key it always had)."""
+    payload: dict[str, object] = {
         "study": study_id,
         "metrics": sorted(metrics),
         "references": references,
         "tokenizer": tokenizer,
         "models": {kind: _model_key(record) for kind, record in sorted(models.items())},
     }
+    if implementation:
+        payload["implementation"] = implementation
+    if options:
+        payload["options"] = dict(sorted(options.items()))
+    if vectors:
+        payload["vectors"] = vectors
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
 
 
@@ -218,7 +265,38 @@ def scoring_run_cancel(*, run: ScoringRun, user: AbstractBaseUser | AnonymousUse
     return bool(cancelled)
 
 
-def _validated_metric_names(metrics: Sequence[str], *, study: Study) -> list[str]:
+def vectors_hash(name: str) -> str:
+    """The content hash of the registered word vectors ``name`` for a request key ("" : none chosen)."""
+    if not name:
+        return ""
+    from scoring.services.word_vectors import WordVectorsError, word_vectors_record
+
+    try:
+        return str(word_vectors_record(name).get("hash", ""))
+    except WordVectorsError:
+        return f"missing:{name}"
+
+
+def _vectors_record(name: str, *, study: Study) -> dict[str, object]:
+    """The registered word vectors ``name`` ("" : none chosen), ready to score the study's language."""
+    if not name:
+        return {}
+    from scoring.services.word_vectors import WordVectorsError, word_vectors_record
+
+    try:
+        record = word_vectors_record(name)
+    except WordVectorsError as error:
+        raise ScoringRequestError(f"vectors: {error}") from None
+    if record.get("language") and record["language"] != study.language:
+        raise ScoringRequestError(
+            f"vectors: {name} are {record['language']!r} vectors; the study's language is {study.language!r}"
+        )
+    return record
+
+
+def _validated_metric_names(
+    metrics: Sequence[str], *, study: Study, choice: ImplementationChoice | None = None
+) -> list[str]:
     if isinstance(metrics, str):
         raise ScoringRequestError("metrics must be a list of metric names, not one string")
     names = list(dict.fromkeys(name.strip() for name in metrics if name.strip()))
@@ -226,7 +304,9 @@ def _validated_metric_names(metrics: Sequence[str], *, study: Study) -> list[str
         known = ", ".join(available_metric_names())
         raise ScoringRequestError(f"choose at least one metric; known metrics: {known}")
     if ALL_METRICS in names:
-        names = [*metrics_available_for_study(study=study), *available_system_metric_names()]
+        chosen = choice or ImplementationChoice()
+        system_names = [name for name in available_system_metric_names() if included_by_choice(name, chosen)]
+        names = [*metrics_available_for_study(study=study, choice=chosen), *system_names]
     try:
         response_names, _ = split_metric_names(names)
     except UnknownMetricError as error:

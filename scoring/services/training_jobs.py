@@ -433,7 +433,7 @@ def training_jobs_recover(*, pending_grace_seconds: float = 5.0) -> TrainingReco
         status=TrainingStatus.PENDING, created_at__lt=now - timedelta(seconds=pending_grace_seconds)
     ).exclude(pk__in=report.retried_jobs)
     for job in pending.order_by("created_at"):
-        sent_at = _parsed_time(job.progress.get("sent_at"))
+        sent_at = parsed_time(job.progress.get("sent_at"))
         if sent_at is not None and sent_at >= resend_before:
             continue
         if training_job_send(job_id=job.pk):
@@ -441,7 +441,8 @@ def training_jobs_recover(*, pending_grace_seconds: float = 5.0) -> TrainingReco
     return report
 
 
-def _parsed_time(value: Any) -> datetime | None:
+def parsed_time(value: Any) -> datetime | None:
+    """An ISO time stored in a progress dict (``sent_at``), or None when absent or unreadable."""
     try:
         return datetime.fromisoformat(str(value)) if value else None
     except ValueError:

@@ -23,7 +23,7 @@ from django.utils import timezone
 
 from scoring.models import ACTIVE_RUN_STATUSES, ACTIVE_TRAINING_STATUSES, RunStatus, ScoringRun, TrainingJob
 from scoring.models import TrainingStatus as Status
-from scoring.services.runs import is_waiting_record, scoring_request_key, scoring_run_send
+from scoring.services.runs import is_waiting_record, scoring_request_key, scoring_run_send, vectors_hash
 from scoring.trained_model_services import TrainedModelError, run_model_record, trained_cells_check
 
 logger = logging.getLogger(__name__)
@@ -94,6 +94,9 @@ def waiting_run_reconsider(*, run_id: int) -> bool:
             references=run.references,
             tokenizer=run.tokenizer,
             models=records,
+            implementation=run.implementation,
+            options=run.options,
+            vectors=vectors_hash(run.vectors),
         )
         try:
             with transaction.atomic():

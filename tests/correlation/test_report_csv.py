@@ -221,7 +221,7 @@ def test_the_published_columns_come_first_and_in_order() -> None:
         "kendall", "kendall_p", "kendall_ci_low", "kendall_ci_high",
         "pearson_ci_bootstrap_low", "pearson_ci_bootstrap_high",
         "spearman_ci_bootstrap_low", "spearman_ci_bootstrap_high",
-        "group", "no_metric_score",
+        "group", "no_metric_score", "implementation",
     )  # fmt: skip
 
 

@@ -449,7 +449,7 @@ def test_the_bundle_is_built_by_the_worker_and_recomputes_its_own_rows(
 
     scores = tmp_path / "inputs" / "metric_scores.csv"
     rows = list(csv.reader(io.StringIO(scores.read_text(encoding="utf-8"))))
-    assert rows[0] == ["signature", "response_id", "value", "excluded"]
+    assert rows[0] == ["signature", "response_id", "value", "excluded", "implementation"]
     rows[1][2] = repr(float(rows[1][2]) + 0.5)  # one metric value is not what the report used
     with scores.open("w", newline="", encoding="utf-8") as handle:
         csv.writer(handle, lineterminator="\n").writerows(rows)

@@ -29,7 +29,8 @@ def test_list_metrics_prints_one_name_per_line() -> None:
 def test_list_metrics_verbose_says_what_each_metric_needs() -> None:
     lines = run_command("list_metrics", "--verbose").splitlines()
     assert len(lines) == len(available_metric_names()) + len(available_system_metric_names())
-    name, needs, model, description = lines[1].split("\t")
+    name, needs, model, description, implementations = lines[1].split("\t")
+    assert implementations == "implementations: nltk, nlg-eval, sacrebleu"
     assert name == "bleu-2"
     assert needs == "needs references"
     assert model == "no training"
@@ -80,11 +81,21 @@ def test_score_study_summary_counts_replies_and_metrics_not_chunks(study, settin
 def test_score_study_all_metrics_single_reference_by_id(study) -> None:
     run_command("score_study", str(study.pk), "--metrics", "all", "--references", "single", "--sync")
     run = ScoringRun.objects.get(study=study)
-    # "all" without a trained model: every metric that needs no model, and no variant (factorial cell)
-    untrained = [name for name in available_metric_names() if not metric_spec(name).model_kind]
-    untrained += available_system_metric_names()
+    # "all" without a trained model: every metric that needs no model, and no variant (factorial cell);
+    # of the baselines, those the default implementation (nltk) has: not nlg-eval's CIDEr-D, not chrF
+    nltk_or_one_way = [
+        name
+        for name in available_metric_names()
+        if not metric_spec(name).implementations or "nltk" in metric_spec(name).implementations
+    ]
+    untrained = [name for name in nltk_or_one_way if not metric_spec(name).model_kind]
+    untrained += [
+        name for name in available_system_metric_names() if name not in ("corpus-chrf", "corpus-chrf++")
+    ]
     assert run.metrics == untrained
     assert "bleu-1" in run.metrics
+    assert "cider-d" not in run.metrics
+    assert "rouge-lsum" not in run.metrics
     assert not any(":" in name for name in run.metrics)
     assert run.references == "single"
     assert run.status == RunStatus.SUCCEEDED

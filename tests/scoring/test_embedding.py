@@ -284,7 +284,7 @@ def test_specs() -> None:
         assert spec.uses_tokenizer is True
         assert spec.prefers_gpu is False
         assert spec.version == METRICS_VERSION
-        assert dict(spec.parameters) == {"vectors": "glove-6b-50d", "refagg": "max"}
+        assert dict(spec.parameters) == {"vectors": "glove-6b-50d", "oov": "skip", "refagg": "max"}
         assert spec.artifact_hash == glove_6b_50d().content_hash
         assert len(spec.artifact_hash) == 64  # fits MetricSignature.artifact_hash
 

@@ -124,6 +124,83 @@ def test_synonyms_are_looked_up_on_stems_as_nltk_does(wordnet: WordNetCorpusRead
     )
 
 
+def test_synonym_matches_take_the_last_free_reference_word_as_nltk_does(wordnet: WordNetCorpusReader) -> None:
+    import random
+
+    # Long texts full of WordNet synonyms of one another, repeated: a hypothesis word often has several
+    # free reference synonyms (nltk takes the last), and synonym sets are sometimes larger and sometimes
+    # smaller than the set of free reference stems (the alignment walks whichever is smaller).
+    rng = random.Random(5)
+    vocabulary = [
+        "car",
+        "auto",
+        "automobile",
+        "machine",
+        "motorcar",
+        "big",
+        "large",
+        "great",
+        "huge",
+        "good",
+        "well",
+        "right",
+        "fine",
+        "happy",
+        "glad",
+        "get",
+        "go",
+        "make",
+        "the",
+        ",",
+    ]
+    hypotheses = [[rng.choice(vocabulary) for _ in range(rng.randint(1, 80))] for _ in range(60)]
+    references = [
+        [[rng.choice(vocabulary[: rng.randint(2, 20)]) for _ in range(rng.randint(1, 80))]] for _ in range(60)
+    ]
+    expected = [
+        reference_meteor(wordnet, hyp, refs) for hyp, refs in zip(hypotheses, references, strict=True)
+    ]
+    assert meteor_batch(hypotheses, references) == expected
+
+
+def test_alignment_work_grows_linearly_on_disjoint_text(wordnet: WordNetCorpusReader) -> None:
+    """nltk's guard against quadratic matching (its test_meteor_on_disjoint_text_is_linear_time: 32,000
+    disjoint tokens a side within 30 s, CVE-2026-12929), as a count rather than a time: the lines this
+    module runs on disjoint text grow with its length, not with its square (the synonym stage once walked
+    every free reference word for every hypothesis word: 16 times the lines for 4 times the tokens)."""
+    import sys
+    from types import FrameType
+    from typing import Any
+
+    from scoring.metrics import meteor as meteor_module
+
+    def lines_run(size: int) -> int:
+        hypothesis = [f"h{i}" for i in range(size)]
+        reference = [f"r{i}" for i in range(size)]
+        assert meteor(hypothesis, reference) == 0.0  # fills the caches: the counted run reads them
+        count = 0
+
+        def trace_line(frame: FrameType, event: str, arg: Any) -> Any:
+            nonlocal count
+            count += event == "line"
+            return trace_line
+
+        def trace_call(frame: FrameType, event: str, arg: Any) -> Any:
+            return trace_line if frame.f_code.co_filename == meteor_module.__file__ else None
+
+        previous = sys.gettrace()
+        sys.settrace(trace_call)
+        try:
+            meteor(hypothesis, reference)
+        finally:
+            sys.settrace(previous)
+        return count
+
+    small, large = lines_run(250), lines_run(1000)
+    assert small > 0
+    assert large < 6 * small, (small, large)
+
+
 def test_batch_takes_the_closest_reference(wordnet: WordNetCorpusReader) -> None:
     hypotheses = [
         "i would love to , but it may rain .",

@@ -99,6 +99,8 @@ def test_signature_parameters() -> None:
         "refagg": "max",
         "refs": "multi",
         "tok": "en-v1",
+        "impl": "nltk",
+        "case": "lc",
         "version": METRICS_VERSION,
     }
     single = signature_parameters("bleu-2", language="en", references="single", params={"smooth": "method0"})
@@ -166,6 +168,8 @@ def test_signature_records_tok_none_for_metrics_that_tokenize() -> None:
         "smooth": "method1",
         "refs": "single",
         "tok": "none",
+        "impl": "nltk",
+        "case": "mixed",  # a whitespace split keeps the case (en-v1 lowercases: case:lc)
         "version": METRICS_VERSION,
     }
     for name in ("rouge-l", "meteor", "embedding-average", "vector-extrema", "greedy-matching"):

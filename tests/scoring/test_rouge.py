@@ -9,7 +9,7 @@ from rouge_score.rouge_scorer import RougeScorer, _lcs_table
 from rouge_score.tokenizers import Tokenizer
 
 from scoring.metrics import METRICS_VERSION
-from scoring.metrics.overlap_specs import overlap_specs
+from scoring.metrics.overlap_specs import rouge_specs
 from scoring.metrics.rouge import lcs_length, rouge_l, rouge_l_batch
 from scoring.metrics.tokenize import tokenize
 
@@ -31,7 +31,8 @@ def reference_rouge_l(hypothesis: list[str], reference: list[str]) -> float:
 
 
 def spec(name: str):
-    return next(s for s in overlap_specs() if s.name == name)
+    _, specs = rouge_specs()
+    return next(s for s in specs if s.name == name)
 
 
 # (hypothesis, reference) as the project tokenizer splits them: punctuation, clitics, repeats, reorderings.
@@ -142,7 +143,7 @@ def test_batch_rejects_mismatched_lengths() -> None:
 def test_spec_tokenizes_and_scores_against_the_closest_reference() -> None:
     rouge_spec = spec("rouge-l")
     assert rouge_spec.needs_references is True
-    assert rouge_spec.parameters == {"refagg": "max"}
+    assert rouge_spec.parameters == {"beta": "1", "refagg": "max"}
     assert rouge_spec.version == METRICS_VERSION
     assert "Lin, 2004" in rouge_spec.description
     hypotheses = ["I ’ m fine , thanks .", "Sure , how much ?"]

@@ -133,13 +133,16 @@ def test_system_signature_records_the_tokenizer() -> None:
     assert default == {
         "smooth": "method0",
         "refs": "multi",
+        "impl": "nltk",
         "tok": "en-v1",
+        "case": "lc",
         "level": "system",
         "version": "1.0.0",
     }
     assert spec.signature_parameters(language="en", references="multi", tokenizer="none") == {
         **default,
         "tok": "none",
+        "case": "mixed",
     }
     with pytest.raises(ValueError, match="unknown tokenizer 'ws'"):
         compute_system_metric("distinct-1", CONTEXTS, "en", tokenizer="ws")

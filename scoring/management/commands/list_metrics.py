@@ -3,10 +3,13 @@
 Per-response metrics first, then system-level ones (one value per system: diversity, corpus BLEU). A
 metric registered by a plugin (entry point group ``dialeval.metrics``) carries a second, tab-separated
 column ``plugin <distribution> <version>`` (with --verbose: a fifth column). A plugin that could not be
-loaded is listed on stderr as broken, with the reason; its metrics are not available."""
+loaded is listed on stderr as broken, with the reason; its metrics are not available. With --verbose, a metric
+that several tools compute ends with ``implementations: nltk, nlg-eval, sacrebleu`` (its default first; a run
+chooses with --implementation, see score_study)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from django.core.management.base import BaseCommand
@@ -19,6 +22,7 @@ from scoring.metrics.registry import (
     metric_spec,
     system_metric_spec,
 )
+from scoring.metrics.spec import DEFAULT_IMPLEMENTATION
 
 
 class Command(BaseCommand):
@@ -39,14 +43,28 @@ class Command(BaseCommand):
             spec = metric_spec(name)
             references = "needs references" if spec.needs_references else "reference-free"
             model = f"needs a trained {spec.model_kind} model" if spec.model_kind else "no training"
-            self.stdout.write("\t".join([name, references, model, spec.description, *origin]))
+            tools = (
+                [f"implementations: {', '.join(_ordered(spec.implementations))}"]
+                if spec.implementations
+                else []
+            )
+            self.stdout.write("\t".join([name, references, model, spec.description, *origin, *tools]))
         for name in available_system_metric_names():
             if not options["verbose"]:
                 self.stdout.write(name)
                 continue
             system_spec = system_metric_spec(name)
             references = "needs references" if system_spec.needs_references else "reference-free"
-            self.stdout.write(f"{name}\t{references}\tsystem level\t{system_spec.description}")
+            offered = (
+                f"\timplementations: {', '.join(_ordered(system_spec.implementations))}"
+                if system_spec.implementations
+                else ""
+            )
+            self.stdout.write(f"{name}\t{references}\tsystem level\t{system_spec.description}{offered}")
         for plugin in metric_plugins():
             if not plugin.loaded:
                 self.stderr.write(f"broken plugin {plugin.describe()}: {plugin.error}")
+
+
+def _ordered(implementations: Iterable[str]) -> list[str]:
+    return sorted(implementations, key=lambda name: name != DEFAULT_IMPLEMENTATION)

@@ -8,6 +8,16 @@
 --tokenizer none splits text on whitespace only (no lowercasing, no re-splitting; signature tok:none), for
 data that is already tokenized; the default is the study language's tokenizer (en-v1, zh-jieba).
 
+--implementation chooses the tool that computes the word-overlap and embedding baselines, as the paper one
+compares with did (signature impl:): nltk (the default), nlg-eval (pycocoevalcap: BLEU, METEOR 1.5, ROUGE-L
+beta 1.2, CIDEr-D, nlg-eval's embedding metrics: the dialog literature's tables), sacrebleu (BLEU, chrF,
+chrF++) or rouge-score; or per family: --implementation bleu=sacrebleu,meteor=nlg-eval. --option KEY=VALUE
+sets one of their parameters (repeatable): tok=intl, smooth=floor, eff=no, case=lc (sacrebleu), stem=yes
+(rouge-score), oov=mean (embedding metrics). --vectors NAME scores the embedding metrics with registered word
+vectors (`manage.py list_vectors`).
+
+    manage.py score_study "My study" --metrics bleu-4,meteor,rouge-l --implementation nlg-eval --references single
+
 Learned metrics (RUBER, BERT-RUBER) use the trained model named by --model (repeat it for one model of
 each kind), else the study's chosen model, else the default model of that kind (`manage.py list_models`).
 
@@ -35,6 +45,35 @@ from scoring.services.chunks import scoring_run_score_counts
 from scoring.torch_threads import threads_argument, torch_threads_configure, torch_threads_default
 
 
+def add_implementation_arguments(parser: Any) -> None:
+    """--implementation, --option KEY=VALUE and --vectors, as score_study and score_files take them."""
+    parser.add_argument(
+        "--implementation",
+        default="",
+        help="nltk (default), nlg-eval, sacrebleu, rouge-score, or per family: bleu=sacrebleu,meteor=nlg-eval",
+    )
+    parser.add_argument(
+        "--option",
+        action="append",
+        default=[],
+        dest="implementation_options",
+        metavar="KEY=VALUE",
+        help="a parameter of the chosen implementation (repeatable), e.g. tok=intl, stem=yes, oov=mean",
+    )
+    parser.add_argument("--vectors", default="", help="registered word vectors for the embedding metrics")
+
+
+def key_values(pairs: list[str], *, flag: str) -> dict[str, str]:
+    """``["tok=intl", "stem=yes"]`` as a dict; a CommandError naming ``flag`` for a pair without '='."""
+    parsed: dict[str, str] = {}
+    for pair in pairs:
+        key, equals, value = pair.partition("=")
+        if not equals or not key.strip() or not value.strip():
+            raise CommandError(f"{flag} {pair!r}: write KEY=VALUE, e.g. {flag} tok=intl")
+        parsed[key.strip()] = value.strip()
+    return parsed
+
+
 class Command(BaseCommand):
     help = __doc__
 
@@ -51,6 +90,7 @@ class Command(BaseCommand):
             help="'default': the study language's tokenizer (en-v1, zh-jieba); 'none': split on whitespace "
             "only, for pre-tokenized text (signature tok:none). Learned metrics keep their model's tokenizer",
         )
+        add_implementation_arguments(parser)
         parser.add_argument(
             "--model",
             action="append",
@@ -87,6 +127,9 @@ class Command(BaseCommand):
                 models=options["models"],
                 tokenizer=options["tokenizer"],
                 recompute=options["recompute"],
+                implementation=options["implementation"],
+                options=key_values(options["implementation_options"], flag="--option"),
+                vectors=options["vectors"],
             )
         except ScoringRequestError as error:
             raise CommandError(str(error)) from None
@@ -101,6 +144,18 @@ class Command(BaseCommand):
         )
         if run.tokenizer != TokenizerChoice.DEFAULT:
             self.stdout.write(f"  tokenizer: {run.get_tokenizer_display()}")
+        if run.implementations:
+            used = sorted(set(run.implementations.values()))
+            self.stdout.write(
+                f"  implementation: {', '.join(used)}"
+                + (f" ({run.implementation})" if "=" in run.implementation else "")
+            )
+        if run.options:
+            self.stdout.write(
+                f"  options: {', '.join(f'{key}={value}' for key, value in run.options.items())}"
+            )
+        if run.vectors:
+            self.stdout.write(f"  word vectors: {run.vectors}")
         for kind, model in run.trained_models.items():
             self.stdout.write(f"  {kind} model: {model['name']} ({str(model['hash'])[:12]})")
         started = time.monotonic()

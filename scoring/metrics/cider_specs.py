@@ -1,0 +1,62 @@
+"""CIDEr-D (Vedantam et al., 2015) as nlg-eval computes it: a whole-set metric of the nlg-eval implementation.
+
+nlg-eval reports CIDEr beside BLEU, METEOR and ROUGE-L; its code is coco-caption's CIDEr-D (tf-idf weighted
+n-gram cosine, n = 1..4, clipped, with a Gaussian length penalty sigma = 6, averaged over references, times
+10; :func:`scoring.metrics.coco.coco_cider_d`). Its idf comes from the document frequencies of n-grams over
+the references of every item scored together, so a value depends on the whole set: the metric is
+``whole_set`` and a scoring run computes it in one call over every reply of the study.
+
+A study has several systems' replies to one context. nlg-eval is run on one system's output file, where each
+context counts once in the document frequencies; here each context counts once as well (the items of one
+context, recognised by their last context turn and their references, form one group), so every system's
+CIDEr-D equals nlg-eval run on that system's file over the same contexts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from scoring.metrics import METRICS_VERSION
+from scoring.metrics.coco import coco_cider_d
+from scoring.metrics.spec import MetricImplementation, MetricSpec
+
+CIDER_D_NAME = "cider-d"
+CIDER_VERSION = f"{METRICS_VERSION}+pycocoevalcap-1.2"
+
+
+def cider_d_compute(
+    hypotheses: Sequence[str],
+    references: Sequence[Sequence[str]],
+    queries: Sequence[str],
+    language: str,
+    params: Mapping[str, str],
+) -> list[float]:
+    """CIDEr-D per item, document frequencies counting each context once (see the module docstring)."""
+    stripped = [[text.strip() for text in texts] for texts in references]
+    groups = [(query, tuple(texts)) for query, texts in zip(queries, stripped, strict=True)]
+    return coco_cider_d([text.strip() for text in hypotheses], stripped, groups=groups)
+
+
+def cider_spec() -> MetricSpec:
+    parameters = {"tok": "split", "case": "mixed", "sigma": "6", "df": "contexts", "refagg": "mean"}
+    implementation = MetricImplementation(
+        name="nlg-eval",
+        compute=cider_d_compute,
+        version=CIDER_VERSION,
+        description="pycocoevalcap's CIDEr-D (sigma 6, clipped tf-idf, x10), idf over the study's contexts",
+        parameters=parameters,
+        own_tokenizer=True,
+        whole_set=True,
+    )
+    return MetricSpec(
+        name=CIDER_D_NAME,
+        description="CIDEr-D (Vedantam et al., 2015) as nlg-eval computes it: tf-idf weighted n-gram "
+        "(1-4) cosine with the references, clipped, length-penalised, averaged over them, times 10; the "
+        "idf counts each context of the study once",
+        needs_references=True,
+        version=CIDER_VERSION,
+        compute=cider_d_compute,
+        parameters=parameters,
+        whole_set=True,
+        implementations={"nlg-eval": implementation},
+    )
