@@ -227,6 +227,10 @@ def signature_names(document: Mapping[str, Any], question: str) -> dict[str, Sig
             name_slug = base_slug
             if len(signatures) > 1:
                 extra = [(key, parameters[signature].get(key, "-")) for key in differing]
+                tools = [values.get("impl", "") for values in parameters.values()]
+                if "impl" in differing and len(set(tools)) == len(tools):
+                    # two tools' numbers of one metric: the tool tells them apart, not its every parameter
+                    extra = [("impl", parameters[signature].get("impl", "-"))]
                 label += " [" + ", ".join(f"{key}:{value}" for key, value in extra) + "]" if extra else ""
                 name_slug += "-" + slug("-".join(f"{key}-{value}" for key, value in extra), "variant")
             names[signature] = SignatureName(label, name_slug)
