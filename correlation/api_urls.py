@@ -4,7 +4,7 @@ from correlation.api import StudyCorrelationsApi
 
 urlpatterns = [
     path(
-        "studies/<int:study_id>/correlations/",
+        "studies/<id:study_id>/correlations/",
         StudyCorrelationsApi.as_view(),
         name="api-study-correlations",
     ),

@@ -278,6 +278,8 @@ class StudyScoringRunsApi(APIView):
             )
         except ScoringRequestError as error:
             return ApiResponse({"metrics": [str(error)]}, status=status.HTTP_400_BAD_REQUEST)
+        # The send after commit may have written the run's notes (BROKER_DOWN_NOTE while Redis is down).
+        run.refresh_from_db(fields=["status", "notes", "enqueued_at"])
         code = status.HTTP_200_OK if run.was_existing else status.HTTP_202_ACCEPTED
         return ApiResponse(ScoringRunSerializer(run).data, status=code)
 
