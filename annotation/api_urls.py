@@ -1,14 +1,13 @@
 from django.urls import path
 
 from annotation import api, api_data, api_exports, api_joining, api_notes, api_work
+from config import url_converters  # noqa: F401  (registers <id:...>)
 
 urlpatterns = [
     path("studies/", api.StudyListCreateApi.as_view(), name="api-study-list"),
     path("studies/<id:study_id>/", api.StudyDetailApi.as_view(), name="api-study-detail"),
     # Imports: small ones in the request, large ones by a worker (annotation/api_data.py); undo; contexts.
-    path(
-        "studies/<id:study_id>/imports/", api_data.StudyImportUploadApi.as_view(), name="api-study-imports"
-    ),
+    path("studies/<id:study_id>/imports/", api_data.StudyImportUploadApi.as_view(), name="api-study-imports"),
     path(
         "studies/<id:study_id>/imports/<id:import_id>/",
         api_data.StudyImportRecordApi.as_view(),

@@ -12,6 +12,7 @@ many hops from the right of ``X-Forwarded-For`` (what the outermost proxy saw), 
 
 from __future__ import annotations
 
+import ipaddress
 import logging
 import math
 import time
@@ -46,15 +47,31 @@ def parse_rate(text: str | None) -> Rate | None:
 
 
 def client_ip(request: HttpRequest | Request) -> str:
-    """The client's address, looking past ``DIALEVAL_TRUSTED_PROXIES`` proxies (see the module docstring)."""
+    """The client's address, looking past ``DIALEVAL_TRUSTED_PROXIES`` proxies (see the module docstring);
+    "unknown" when the request carries none (a request made in code)."""
     meta = request.META
     proxies = int(getattr(settings, "DIALEVAL_TRUSTED_PROXIES", 0))
     forwarded = meta.get("HTTP_X_FORWARDED_FOR", "")
     if proxies > 0 and forwarded:
         hops = [hop.strip() for hop in forwarded.split(",") if hop.strip()]
-        if hops:
+        if hops and _is_address(hops[-min(proxies, len(hops))]):
             return hops[-min(proxies, len(hops))]
-    return str(meta.get("REMOTE_ADDR") or "unknown")
+    remote = str(meta.get("REMOTE_ADDR") or "")
+    return remote if _is_address(remote) else "unknown"
+
+
+def login_client_ip(request: HttpRequest) -> str | None:
+    """AXES_CLIENT_IP_CALLABLE: the same address, or None (axes stores it in an IP address column)."""
+    address = client_ip(request)
+    return None if address == "unknown" else address
+
+
+def _is_address(text: str) -> bool:
+    try:
+        ipaddress.ip_address(text)
+    except ValueError:
+        return False
+    return True
 
 
 def _outage(error: Exception) -> None:

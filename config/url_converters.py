@@ -7,6 +7,8 @@ route: 404, on every database, before any view runs.
 
 from __future__ import annotations
 
+from django.urls import register_converter
+
 MAX_ID = 2**63 - 1
 
 
@@ -21,3 +23,8 @@ class DatabaseIdConverter:
 
     def to_url(self, value: int) -> str:
         return str(value)
+
+
+# Registered when this module is first imported: by config/urls.py and by every app's urls module (which a
+# test may import before the root URLconf).
+register_converter(DatabaseIdConverter, "id")

@@ -1,14 +1,13 @@
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
-from django.urls import include, path, register_converter
+from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
 
 from annotation import views as annotation_views
-from config import health
-from config.url_converters import DatabaseIdConverter
-
-# <id:...> in every app's URLs: ids above 2**63 - 1 are a 404, never an OverflowError.
-register_converter(DatabaseIdConverter, "id")
+from config import (
+    health,
+    url_converters,  # noqa: F401  (registers <id:...>: ids above 2**63 - 1 are a 404)
+)
 
 urlpatterns = [
     path("", annotation_views.home, name="home"),

@@ -1,5 +1,6 @@
 from django.urls import path
 
+from config import url_converters  # noqa: F401  (registers <id:...>)
 from correlation.api import StudyCorrelationsApi
 
 urlpatterns = [

@@ -1,5 +1,6 @@
 from django.urls import path, register_converter
 
+from config import url_converters  # noqa: F401  (registers <id:...>)
 from correlation import views, views_conversations
 
 

@@ -1,5 +1,6 @@
 from django.urls import path
 
+from config import url_converters  # noqa: F401  (registers <id:...>)
 from scoring import api, api_external, api_training
 
 urlpatterns = [

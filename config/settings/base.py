@@ -241,6 +241,7 @@ LOGGING = {
         "choreographer": {"level": "WARNING"},
         "kaleido": {"level": "WARNING"},
         "logistro": {"level": "WARNING"},
+        "axes": {"level": "WARNING"},  # a line per log-in otherwise
     },
 }
 
@@ -330,7 +331,7 @@ AXES_FAILURE_LIMIT = env_int("DIALEVAL_LOGIN_FAILURE_LIMIT", 5)
 AXES_COOLOFF_TIME = datetime.timedelta(seconds=env_int("DIALEVAL_LOGIN_COOLOFF_SECONDS", 900))
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_RESET_ON_SUCCESS = True
-AXES_CLIENT_IP_CALLABLE = "config.rate_limits.client_ip"
+AXES_CLIENT_IP_CALLABLE = "config.rate_limits.login_client_ip"
 AXES_LOCKOUT_CALLABLE = "config.rate_limits.login_locked_out"
 AXES_HTTP_RESPONSE_CODE = 429
 AXES_VERBOSE = False

@@ -70,7 +70,10 @@ def test_an_expected_403_is_logged_as_one_line(caplog: pytest.LogCaptureFixture)
     assert len(records) == 1
     record = records[0]
     assert record.exc_info is None and not record.exc_text
-    assert record.getMessage() == "Forbidden (Permission denied): /studies/ (PermissionDenied: This page is for researchers.)"
+    assert (
+        record.getMessage()
+        == "Forbidden (Permission denied): /studies/ (PermissionDenied: This page is for researchers.)"
+    )
     formatted = logging.Formatter("%(message)s").format(record)
     assert "Traceback" not in formatted and "\n" not in formatted
 
@@ -159,4 +162,3 @@ def test_a_login_through_the_https_proxy_passes_the_csrf_check(settings: object)
 def test_production_sets_no_proxy_header_unless_asked() -> None:
     assert production_settings()["header"] is None
     assert production_settings()["origins"] == []
-
