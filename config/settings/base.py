@@ -237,6 +237,7 @@ LOGGING = {
     "loggers": {
         "django.db.backends": {"level": "WARNING"},
         "django.request": {"filters": ["refusals_without_traceback"]},
+        "django.security.DisallowedHost": {"filters": ["refusals_without_traceback"]},  # a 400
         "gensim": {"level": "WARNING"},
         "choreographer": {"level": "WARNING"},
         "kaleido": {"level": "WARNING"},
