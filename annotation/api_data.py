@@ -35,6 +35,8 @@ from annotation.api import (
     StudyImportApi,
     StudyImportInputSerializer,
     StudyImportOutputSerializer,
+    import_input_rejected,
+    upload_data,
 )
 from annotation.api_exports import CsvRenderer, JsonLinesRenderer
 from annotation.exports import CONTENT_TYPES, encoded
@@ -191,13 +193,17 @@ class StudyImportUploadApi(StudyImportApi):
     )
     def post(self, request: Request, study_id: int) -> ApiResponse:
         study = _owned_study(request, study_id)
+        body, refused = upload_data(request)
+        if refused is not None:
+            return refused
         data = {
-            "format": request.data.get("format"),
+            "format": body.get("format"),
             "files": request.FILES.getlist("files"),
-            "question": request.data.get("question", ""),
+            "question": body.get("question", ""),
         }
         serializer = StudyImportInputSerializer(data=data)
-        serializer.is_valid(raise_exception=True)
+        if not serializer.is_valid():
+            return import_input_rejected(serializer.errors)
         try:
             outcome = import_upload(
                 study=study,

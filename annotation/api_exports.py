@@ -39,6 +39,9 @@ class _FileRenderer(BaseRenderer):
     def render(
         self, data: Any, accepted_media_type: str | None = None, renderer_context: Any = None
     ) -> bytes:
+        response = (renderer_context or {}).get("response")
+        if response is not None:  # an error body is JSON: say so, not text/csv
+            response["Content-Type"] = "application/json"
         return SafeJSONRenderer().render(data)
 
 

@@ -4,6 +4,8 @@
 - ``SafeJSONRenderer``: DRF's JSON renderer writes UTF-8, which cannot hold a lone surrogate (``"\\ud800"``
   is valid JSON, and a client may send it as a key that a 400 then names); such a document is written with
   ASCII escapes instead, the same JSON to any parser.
+- ``StrictFormatNegotiation``: ``?format=`` names one of the endpoint's formats, else 400 (DRF took an empty
+  value as "no format" and answered JSON, and an unknown one as a 404 for the whole endpoint).
 - ``SafeJSONParser``: a JSON body with a string (or key) that no database can store, a lone surrogate, is a
   400 naming the field, not a UnicodeEncodeError at the first save.
 """
@@ -13,7 +15,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from rest_framework.exceptions import ParseError
+from rest_framework.exceptions import ParseError, ValidationError
+from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.parsers import JSONParser
 from rest_framework.renderers import JSONRenderer
 
@@ -67,3 +70,13 @@ def _encodable(text: str) -> bool:
     except UnicodeEncodeError:
         return False
     return True
+
+
+class StrictFormatNegotiation(DefaultContentNegotiation):
+    def select_renderer(self, request: Any, renderers: Any, format_suffix: str | None = None) -> Any:
+        name = self.settings.URL_FORMAT_OVERRIDE
+        if name and name in request.query_params and not format_suffix:
+            formats = [renderer.format for renderer in renderers]
+            if request.query_params[name] not in formats:
+                raise ValidationError({name: [f"choose one of {', '.join(formats)}"]})
+        return super().select_renderer(request, renderers, format_suffix)

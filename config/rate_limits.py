@@ -158,7 +158,7 @@ class _SettingsRateThrottle(throttling.SimpleRateThrottle):
         self.num_requests, self.duration = self.parse_rate(self.rate)
 
     def get_rate(self) -> str | None:
-        return getattr(settings, self.rate_setting, None)
+        return getattr(settings, self.rate_setting, None) or None  # "" is no limit too
 
     def get_ident(self, request: Request) -> str:
         return client_ip(request)

@@ -156,6 +156,7 @@ REST_FRAMEWORK = {
         "rest_framework.parsers.MultiPartParser",
     ],
     "EXCEPTION_HANDLER": "config.api_errors.api_exception_handler",
+    "DEFAULT_CONTENT_NEGOTIATION_CLASS": "config.api_formats.StrictFormatNegotiation",
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
     "PAGE_SIZE": 100,
@@ -171,6 +172,15 @@ SPECTACULAR_SETTINGS = {
     "COMPONENT_SPLIT_REQUEST": True,
     # Several components have a "kind" field with different choices: name the trained-model kind's enum.
     "ENUM_NAME_OVERRIDES": {"ModelKindEnum": "scoring.models.ModelKind"},
+    # <id:...> (config/url_converters.py): an integer up to 2**63 - 1; larger ones are a 404.
+    "PATH_CONVERTER_OVERRIDES": {
+        "id": {"type": "integer", "format": "int64", "minimum": 0, "maximum": 2**63 - 1}
+    },
+    # Every operation documents the errors every endpoint can answer (401, 403, 404, 429, 503...).
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "config.openapi.document_common_errors",
+    ],
 }
 
 # Celery: the broker is REDIS_URL; task state lives on database rows (ScoringRun), not in a result backend.
