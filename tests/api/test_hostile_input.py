@@ -13,8 +13,8 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from rest_framework.test import APIClient
 
 from annotation.models import DialogContext, Response, Study
-from tests.api.work_api_support import members
 from tests.annotation.work_builders import work_study
+from tests.api.work_api_support import members
 from tests.factories import ResearcherFactory
 
 pytestmark = pytest.mark.django_db
@@ -86,7 +86,8 @@ def test_text_no_database_can_store_is_refused_naming_file_line_and_field(
     problem = _only_problem(body)
     assert (problem["file"], problem["line"], problem["field"]) == ("bad.jsonl", 2, field)
     assert what in problem["message"]
-    assert "LINE 1" not in json.dumps(body) and "INSERT" not in json.dumps(body)
+    assert "LINE 1" not in json.dumps(body)
+    assert "INSERT" not in json.dumps(body)
     assert not DialogContext.objects.filter(study=study).exists()
 
 
@@ -112,7 +113,8 @@ def test_an_unclosed_csv_quote_is_reported_as_such() -> None:
     assert status == 400
     problem = _only_problem(body)
     assert (problem["file"], problem["line"], problem["field"]) == ("quote.csv", 2, "context")
-    assert "never closed" in problem["message"] and "empty response" not in problem["message"]
+    assert "never closed" in problem["message"]
+    assert "empty response" not in problem["message"]
 
 
 def test_a_huge_rating_is_printed_as_a_number_of_normal_length() -> None:

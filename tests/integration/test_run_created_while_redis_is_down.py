@@ -43,7 +43,8 @@ def test_the_202_of_a_run_created_while_redis_is_down_says_it_is_not_queued(
             server.start()
             scoring_runs_recover(pending_grace_seconds=0)
             run = ScoringRun.objects.get(pk=body["id"])
-            assert run.notes == "" and run.enqueued_at is not None
+            assert run.notes == ""
+            assert run.enqueued_at is not None
             assert redis.Redis.from_url(server.url).llen("cpu") == 1  # the message waits for a worker
     finally:
         server.stop()

@@ -72,13 +72,15 @@ def test_an_expected_403_is_logged_as_one_line(caplog: pytest.LogCaptureFixture)
     records = [record for record in caplog.records if record.name == "django.request"]
     assert len(records) == 1
     record = records[0]
-    assert record.exc_info is None and not record.exc_text
+    assert record.exc_info is None
+    assert not record.exc_text
     assert (
         record.getMessage()
         == "Forbidden (Permission denied): /studies/ (PermissionDenied: This page is for researchers.)"
     )
     formatted = logging.Formatter("%(message)s").format(record)
-    assert "Traceback" not in formatted and "\n" not in formatted
+    assert "Traceback" not in formatted
+    assert "\n" not in formatted
 
 
 def test_the_api_docs_lead_back_to_the_app() -> None:
@@ -86,7 +88,8 @@ def test_the_api_docs_lead_back_to_the_app() -> None:
     client.force_login(UserFactory.create())
     html = client.get("/api/docs/").content.decode()
     assert re.search(r'<nav class="dialeval-bar" id="api-docs-back">\s*<a class="brand" href="/">', html)
-    assert 'href="/api/schema/"' in html and 'id="swagger-ui"' in html
+    assert 'href="/api/schema/"' in html
+    assert 'id="swagger-ui"' in html
 
 
 @pytest.mark.parametrize("password", ["password", "12345678", "qwertyui", "aaaaaaaa", "iloveyou"])
