@@ -145,4 +145,5 @@ def test_the_database_wait_ends_before_gunicorns_worker_timeout() -> None:
             )
             waits_ms = [row[0] for row in cursor.fetchall()]
         assert 0 not in waits_ms, "PostgreSQL waits for ever without lock_timeout and statement_timeout"
-    assert waits_ms and all(0 < wait < timeout * 1000 for wait in waits_ms), (waits_ms, timeout)
+    assert waits_ms
+    assert all(0 < wait < timeout * 1000 for wait in waits_ms), (waits_ms, timeout)
