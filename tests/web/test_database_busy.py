@@ -66,6 +66,7 @@ def database_full() -> Iterator[None]:
     """SQLite's file may not grow (as on a full disk): every write that needs a new page fails."""
     connection.ensure_connection()
     raw = connection.connection
+    raw.execute("VACUUM")  # no free pages left for the writes to reuse
     pages = raw.execute("PRAGMA page_count").fetchone()[0]
     raw.execute(f"PRAGMA max_page_count = {pages}")
     try:
