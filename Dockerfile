@@ -55,4 +55,4 @@ RUN DJANGO_SECRET_KEY=collectstatic-only python manage.py collectstatic --noinpu
 
 USER dialeval
 EXPOSE 8000
-CMD ["gunicorn", "config.wsgi:application", "--bind", "0.0.0.0:8000"]
+CMD ["gunicorn", "-c", "python:config.gunicorn_conf", "config.wsgi:application", "--bind", "0.0.0.0:8000"]

@@ -5,9 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 from django.conf import settings
+from django.core.exceptions import SuspiciousOperation
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
 from rest_framework import serializers, status
+from rest_framework.exceptions import ParseError
 from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response as ApiResponse
@@ -20,6 +22,8 @@ from annotation.scales import QUESTION_KINDS, SCALE_PRESETS, QuestionSpec, scale
 from annotation.selectors.studies import studies_visible_to, study_counts, study_imports
 from annotation.services.imports import study_import
 from annotation.services.studies import study_create
+from config.api_formats import SafeJSONParser
+from config.api_input import StrictInputSerializer
 
 
 class QuestionSerializer(serializers.ModelSerializer):
@@ -40,7 +44,7 @@ class StudyOutputSerializer(serializers.ModelSerializer):
         ]  # fmt: skip
 
 
-class QuestionInputSerializer(serializers.Serializer):
+class QuestionInputSerializer(StrictInputSerializer):
     name = serializers.SlugField(max_length=60)
     scale_min = serializers.IntegerField()
     scale_max = serializers.IntegerField()
@@ -56,7 +60,7 @@ class QuestionInputSerializer(serializers.Serializer):
         return attrs
 
 
-class StudyCreateSerializer(serializers.Serializer):
+class StudyCreateSerializer(StrictInputSerializer):
     name = serializers.CharField(max_length=200)
     description = serializers.CharField(required=False, allow_blank=True, default="")
     language = serializers.ChoiceField(choices=Language.choices, default=Language.ENGLISH)
@@ -85,6 +89,8 @@ class StudyCreateSerializer(serializers.Serializer):
 
 class StudyListCreateApi(APIView):
     permission_classes = [IsResearcher]
+    # JSON only: a form-encoded body cannot carry the nested questions, which were then silently dropped.
+    parser_classes = [SafeJSONParser]
 
     @extend_schema(responses=StudyOutputSerializer(many=True))
     def get(self, request: Request) -> ApiResponse:
@@ -123,7 +129,7 @@ class StudyImportOutputSerializer(serializers.ModelSerializer):
         fields = ["id", "format", "filenames", "counts", "warnings", "created_at"]
 
 
-class StudyImportInputSerializer(serializers.Serializer):
+class StudyImportInputSerializer(StrictInputSerializer):
     format = serializers.ChoiceField(choices=list(IMPORT_FORMATS))
     files = serializers.ListField(child=serializers.FileField(), allow_empty=False)
     question = serializers.CharField(required=False, allow_blank=True, default="")
@@ -156,6 +162,34 @@ ImportProblemSerializer = inline_serializer(
 )
 
 
+def import_input_rejected(errors: Any, *, file: str = "") -> ApiResponse:
+    """The 400 of an upload whose form fields (not its files' content) are wrong, in the import's own
+    documented shape ``{detail, problems}``: one problem per field and message (issue 24)."""
+    if not isinstance(errors, dict):
+        errors = {"non_field_errors": errors}
+    problems = []
+    for field, messages in errors.items():
+        for message in messages if isinstance(messages, list) else [messages]:
+            if isinstance(message, dict):  # a list field's item: {index: [messages]}
+                message = "; ".join(str(item) for items in message.values() for item in items)
+            named = None if field in {"non_field_errors", "detail"} else str(field)
+            problems.append({"file": file, "line": None, "field": named, "message": str(message)})
+    return ApiResponse(
+        {"detail": "the upload was refused and nothing was changed", "problems": problems},
+        status=status.HTTP_400_BAD_REQUEST,
+    )
+
+
+def upload_data(request: Request) -> tuple[Any, ApiResponse | None]:
+    """``request.data``, or the 400 (in the import's shape) when the multipart body cannot be parsed."""
+    try:
+        return request.data, None
+    except ParseError as error:
+        return None, import_input_rejected({"detail": [str(error.detail)]})
+    except SuspiciousOperation as error:  # more files or fields than DATA_UPLOAD_MAX_NUMBER_* allow
+        return None, import_input_rejected({"detail": [str(error)]})
+
+
 class StudyImportApi(APIView):
     """POST multipart: `format`, one or more `files`, optional `question`. All-or-nothing."""
 
@@ -173,13 +207,17 @@ class StudyImportApi(APIView):
     )
     def post(self, request: Request, study_id: int) -> ApiResponse:
         study = get_object_or_404(studies_visible_to(user=authenticated_user(request)), pk=study_id)
+        body, refused = upload_data(request)
+        if refused is not None:
+            return refused
         data = {
-            "format": request.data.get("format"),
+            "format": body.get("format"),
             "files": request.FILES.getlist("files"),
-            "question": request.data.get("question", ""),
+            "question": body.get("question", ""),
         }
         serializer = StudyImportInputSerializer(data=data)
-        serializer.is_valid(raise_exception=True)
+        if not serializer.is_valid():
+            return import_input_rejected(serializer.errors)
         files = [ImportFile(name=f.name, data=f.read()) for f in serializer.validated_data["files"]]
         try:
             record = study_import(

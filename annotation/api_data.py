@@ -26,7 +26,6 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, inline_serializer
 from rest_framework import serializers, status
 from rest_framework.pagination import LimitOffsetPagination
-from rest_framework.renderers import BrowsableAPIRenderer, JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response as ApiResponse
 from rest_framework.views import APIView
@@ -36,6 +35,8 @@ from annotation.api import (
     StudyImportApi,
     StudyImportInputSerializer,
     StudyImportOutputSerializer,
+    import_input_rejected,
+    upload_data,
 )
 from annotation.api_exports import CsvRenderer, JsonLinesRenderer
 from annotation.exports import CONTENT_TYPES, encoded
@@ -54,6 +55,7 @@ from annotation.services.deletion_counts import DeletionPreview, DeletionRefused
 from annotation.services.import_jobs import import_upload
 from annotation.services.import_undo import import_undo, import_undo_preview
 from annotation.services.system_deletion import system_delete, system_deletion_preview
+from config.api_formats import SafeJSONRenderer
 
 FINGERPRINT = OpenApiParameter(
     "fingerprint", str, description="the GET's fingerprint: refuse (409) if what would go has changed since"
@@ -132,7 +134,7 @@ class StudyContextsApi(APIView):
     """The study's contexts, to run systems on: ``context_id``, ``turns``, ``references`` per context."""
 
     permission_classes = [IsResearcher]
-    renderer_classes = [JSONRenderer, BrowsableAPIRenderer, CsvRenderer, JsonLinesRenderer]
+    renderer_classes = [SafeJSONRenderer, CsvRenderer, JsonLinesRenderer]
 
     @extend_schema(
         parameters=[OpenApiParameter("format", str, enum=["json", "csv", "jsonl"])],
@@ -191,13 +193,17 @@ class StudyImportUploadApi(StudyImportApi):
     )
     def post(self, request: Request, study_id: int) -> ApiResponse:
         study = _owned_study(request, study_id)
+        body, refused = upload_data(request)
+        if refused is not None:
+            return refused
         data = {
-            "format": request.data.get("format"),
+            "format": body.get("format"),
             "files": request.FILES.getlist("files"),
-            "question": request.data.get("question", ""),
+            "question": body.get("question", ""),
         }
         serializer = StudyImportInputSerializer(data=data)
-        serializer.is_valid(raise_exception=True)
+        if not serializer.is_valid():
+            return import_input_rejected(serializer.errors)
         try:
             outcome = import_upload(
                 study=study,

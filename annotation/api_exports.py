@@ -17,7 +17,7 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, inline_serializer
 from rest_framework import serializers
 from rest_framework.pagination import LimitOffsetPagination
-from rest_framework.renderers import BaseRenderer, BrowsableAPIRenderer, JSONRenderer
+from rest_framework.renderers import BaseRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response as ApiResponse
 from rest_framework.views import APIView
@@ -27,6 +27,7 @@ from annotation.models import Study
 from annotation.permissions import IsResearcher, authenticated_user
 from annotation.selectors.exports import export_rows, study_work_progress
 from annotation.selectors.studies import studies_visible_to
+from config.api_formats import SafeJSONRenderer
 
 
 class _FileRenderer(BaseRenderer):
@@ -38,7 +39,10 @@ class _FileRenderer(BaseRenderer):
     def render(
         self, data: Any, accepted_media_type: str | None = None, renderer_context: Any = None
     ) -> bytes:
-        return JSONRenderer().render(data)
+        response = (renderer_context or {}).get("response")
+        if response is not None:  # an error body is JSON: say so, not text/csv
+            response["Content-Type"] = "application/json"
+        return SafeJSONRenderer().render(data)
 
 
 class CsvRenderer(_FileRenderer):
@@ -65,7 +69,7 @@ def _owned_study(request: Request, study_id: int) -> Study:
 
 class _StudyExportApi(APIView):
     permission_classes = [IsResearcher]
-    renderer_classes = [JSONRenderer, BrowsableAPIRenderer, CsvRenderer, JsonLinesRenderer]
+    renderer_classes = [SafeJSONRenderer, CsvRenderer, JsonLinesRenderer]
     what = ""
 
     def get(self, request: Request, study_id: int) -> ApiResponse | StreamingHttpResponse:

@@ -39,6 +39,7 @@ from annotation.services.qualification import (
     qualification_decide,
     training_answer_submit,
 )
+from config.api_input import StrictInputSerializer
 
 NOT_FOUND = OpenApiResponse(WorkDetailSerializer, description="not an annotator of this study")
 INVALID = OpenApiResponse(WorkErrorSerializer, description="the input named by `field` is invalid")
@@ -54,7 +55,7 @@ class ConsentSerializer(serializers.Serializer):
     )
 
 
-class ConsentInputSerializer(serializers.Serializer):
+class ConsentInputSerializer(StrictInputSerializer):
     agree = serializers.BooleanField(help_text="true: the volunteer accepts the consent text")
 
 
@@ -74,7 +75,7 @@ class TrainingNextSerializer(serializers.Serializer):
     )
 
 
-class TrainingAnswerInputSerializer(serializers.Serializer):
+class TrainingAnswerInputSerializer(StrictInputSerializer):
     value = serializers.IntegerField(help_text="a point of the question's scale")
 
 

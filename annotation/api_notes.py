@@ -20,9 +20,10 @@ from annotation.models import Annotator, Assignment, FlagReason, NoteKind
 from annotation.permissions import authenticated_user
 from annotation.serializers_work import WorkDetailSerializer, WorkErrorSerializer, first_error
 from annotation.services.notes import MAX_NOTE_CHARACTERS, NoteInvalid, item_note_add
+from config.api_input import StrictInputSerializer
 
 
-class WorkNoteInputSerializer(serializers.Serializer):
+class WorkNoteInputSerializer(StrictInputSerializer):
     kind = serializers.ChoiceField(choices=NoteKind.values, help_text="comment or flag")
     reason = serializers.CharField(
         required=False,

@@ -48,7 +48,7 @@ from annotation.serializers_work import (
     WorkSubmitSerializer,
     first_error,
 )
-from annotation.services.annotators import InviteInvalid, annotator_join
+from annotation.services.annotators import InviteInvalid, InviteUnknown, annotator_join
 from annotation.services.assignment import (
     NoWork,
     SlotLost,
@@ -343,13 +343,22 @@ class AssignmentSkipApi(APIView):
 class JoinApi(APIView):
     """Become an annotator of the study whose invite token this is (again: the same role, no error)."""
 
-    @extend_schema(request=WorkJoinInputSerializer, responses={200: WorkJoinSerializer, 400: INVALID})
+    @extend_schema(
+        request=WorkJoinInputSerializer,
+        responses={
+            200: WorkJoinSerializer,
+            400: INVALID,
+            404: OpenApiResponse(WorkErrorSerializer, description="no study has this invite token"),
+        },
+    )
     def post(self, request: Request) -> ApiResponse:
         body = WorkJoinInputSerializer(data=request.data)
         if (problem := _valid(body)) is not None:
             return problem
         try:
             annotator = annotator_join(token=body.validated_data["token"], user=authenticated_user(request))
+        except InviteUnknown as unknown:  # no such invite: a resource not found, as the schema says
+            return ApiResponse({"field": "token", "detail": str(unknown)}, status=status.HTTP_404_NOT_FOUND)
         except InviteInvalid as refused:
             return invalid("token", str(refused))
         return ApiResponse(

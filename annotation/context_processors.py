@@ -4,4 +4,6 @@ from annotation.roles import user_is_researcher
 
 
 def roles(request: HttpRequest) -> dict[str, bool]:
-    return {"is_researcher": user_is_researcher(request.user)}
+    # An error page may render for a request refused before AuthenticationMiddleware set request.user
+    # (a Host outside ALLOWED_HOSTS): such a visitor is nobody.
+    return {"is_researcher": user_is_researcher(getattr(request, "user", None))}

@@ -12,22 +12,27 @@ from typing import Any
 from rest_framework import serializers
 
 from annotation.models import WorkKind
+from config.api_input import StrictInputSerializer
+from config.url_converters import MAX_ID
 
 TASK_KINDS = [WorkKind.RATE.value, WorkKind.WRITE.value, WorkKind.DIVERSITY.value, WorkKind.PAIR.value]
 MAX_REFERENCE_CHARACTERS = 2000
 
 
-class KindQuerySerializer(serializers.Serializer):
+class KindQuerySerializer(StrictInputSerializer):
     kind = serializers.ChoiceField(choices=TASK_KINDS, default=WorkKind.RATE.value)
 
 
 class PreviousQuerySerializer(KindQuerySerializer):
     before = serializers.IntegerField(
-        required=False, min_value=1, help_text="an assignment id: the last item answered before it"
+        required=False,
+        min_value=1,
+        max_value=MAX_ID,
+        help_text="an assignment id: the last item answered before it",
     )
 
 
-class WorkRatingInputSerializer(serializers.Serializer):
+class WorkRatingInputSerializer(StrictInputSerializer):
     values = serializers.DictField(
         child=serializers.JSONField(), help_text="question name -> a point of its scale (integer)"
     )
@@ -40,7 +45,7 @@ class WorkRatingInputSerializer(serializers.Serializer):
     )
 
 
-class WorkReferenceInputSerializer(serializers.Serializer):
+class WorkReferenceInputSerializer(StrictInputSerializer):
     # Blank and short texts reach the service, whose message is the collection task's own.
     text = serializers.CharField(allow_blank=True, trim_whitespace=False, max_length=MAX_REFERENCE_CHARACTERS)
     seconds = serializers.FloatField(
@@ -66,11 +71,14 @@ class WorkReferenceInputSerializer(serializers.Serializer):
     )
 
 
-class WorkDiversityInputSerializer(serializers.Serializer):
+class WorkDiversityInputSerializer(StrictInputSerializer):
     appropriate = serializers.ListField(
-        child=serializers.IntegerField(), required=False, default=list, help_text="ids of the replies shown"
+        child=serializers.IntegerField(min_value=1, max_value=MAX_ID),
+        required=False,
+        default=list,
+        help_text="ids of the replies shown",
     )
-    meanings = serializers.IntegerField(min_value=0)
+    meanings = serializers.IntegerField(min_value=0, max_value=1000)
     seconds = serializers.FloatField(
         required=False,
         allow_null=True,
@@ -80,7 +88,7 @@ class WorkDiversityInputSerializer(serializers.Serializer):
     )
 
 
-class WorkPairwiseInputSerializer(serializers.Serializer):
+class WorkPairwiseInputSerializer(StrictInputSerializer):
     # Any text reaches the service, whose message names the field (annotation/services/pairwise.py).
     choice = serializers.CharField(
         max_length=10, help_text='"left" (Reply A is better), "right" (Reply B is better) or "tie", as shown'
@@ -93,7 +101,7 @@ class WorkPairwiseInputSerializer(serializers.Serializer):
     )
 
 
-class WorkJoinInputSerializer(serializers.Serializer):
+class WorkJoinInputSerializer(StrictInputSerializer):
     token = serializers.CharField(max_length=100, help_text="the invite token of the study's invite link")
 
 
@@ -113,7 +121,9 @@ def first_error(errors: Any, prefix: str = "") -> tuple[str, str]:
 
 
 class WorkErrorSerializer(serializers.Serializer):
-    field = serializers.CharField(help_text="the input field at fault")
+    field = serializers.CharField(
+        required=False, help_text="the input field at fault (absent when the body is not valid JSON)"
+    )
     detail = serializers.CharField()
 
 

@@ -3,6 +3,7 @@
 from django.urls import path, register_converter
 
 from annotation import views_history, views_join, views_notes, views_training, views_work
+from config import url_converters  # noqa: F401  (registers <id:...>)
 
 
 class TaskKindConverter:
@@ -22,16 +23,16 @@ register_converter(TaskKindConverter, "task")
 app_name = "work"
 urlpatterns = [
     path("join/<str:token>/", views_join.join, name="join"),
-    path("<int:study_id>/", views_work.study_work, name="study"),
+    path("<id:study_id>/", views_work.study_work, name="study"),
     # Joining (issue 13): the consent, then the qualification round (annotation/views_training.py).
-    path("<int:study_id>/consent/", views_join.consent, name="consent"),
-    path("<int:study_id>/training/", views_training.training, name="training"),
-    path("<int:study_id>/training/<int:item_id>/", views_training.training_item, name="training-item"),
-    path("<int:study_id>/<task:kind>/", views_work.task_next, name="next"),
-    path("<int:study_id>/<task:kind>/back/", views_work.task_back, name="back"),
-    path("<int:study_id>/<task:kind>/<int:assignment_id>/", views_work.task_item, name="item"),
-    path("<int:study_id>/<task:kind>/<int:assignment_id>/skip/", views_work.task_skip, name="skip"),
+    path("<id:study_id>/consent/", views_join.consent, name="consent"),
+    path("<id:study_id>/training/", views_training.training, name="training"),
+    path("<id:study_id>/training/<id:item_id>/", views_training.training_item, name="training-item"),
+    path("<id:study_id>/<task:kind>/", views_work.task_next, name="next"),
+    path("<id:study_id>/<task:kind>/back/", views_work.task_back, name="back"),
+    path("<id:study_id>/<task:kind>/<id:assignment_id>/", views_work.task_item, name="item"),
+    path("<id:study_id>/<task:kind>/<id:assignment_id>/skip/", views_work.task_skip, name="skip"),
     # Comments and flags on an item, and the annotator's own history (issue 13).
-    path("<int:study_id>/<task:kind>/<int:assignment_id>/note/", views_notes.item_note, name="note"),
-    path("<int:study_id>/history/", views_history.work_history, name="history"),
+    path("<id:study_id>/<task:kind>/<id:assignment_id>/note/", views_notes.item_note, name="note"),
+    path("<id:study_id>/history/", views_history.work_history, name="history"),
 ]

@@ -15,7 +15,8 @@
 
 ``/work/<study>/consent/`` shows the study's consent text (or its description and instructions) with an
 "I agree" box; accepting it is needed before the first item of any task (annotation/views_admission.py).
-Views only translate HTTP; the services are in annotation/services/joining.py.
+Views only translate HTTP; the services are in annotation/services/joining.py. New accounts (sign-up form
+and crowd link) are rate-limited per client and per invite link (config/rate_limits.py: 429, Retry-After).
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ from annotation.services.joining import (
     signup_study,
     volunteer_signup,
 )
+from config.rate_limits import signup_refused, signup_retry_after
 
 CROWD_SWITCH_FIELD = "continue_as_crowd_worker"  # the confirmation of the page crowd_switch.html
 
@@ -69,6 +71,10 @@ def _crowd_join(request: HttpRequest, token: str, study: Study) -> HttpResponse:
             return _onward(known)  # the worker, back in their own session
         if not (request.method == "POST" and request.POST.get(CROWD_SWITCH_FIELD)):
             return _crowd_switch_page(request, token, study, worker_id, new_worker=known is None)
+    if crowd_worker_annotator(study=study, worker_id=worker_id) is None:  # a new account: counted
+        retry_after = signup_retry_after(request, invite=token)
+        if retry_after is not None:
+            return signup_refused(request, retry_after)
     try:
         annotator = crowd_worker_join(token=token, worker_id=worker_id)
     except InviteInvalid as invalid:
@@ -115,6 +121,9 @@ def _signup(request: HttpRequest, token: str, study: Study) -> HttpResponse:
         return _refused(request, str(closed), status=403)
     form = SignupForm(request.POST if request.method == "POST" else None)
     if request.method == "POST" and form.is_valid():
+        retry_after = signup_retry_after(request, invite=token)
+        if retry_after is not None:
+            return signup_refused(request, retry_after)
         try:
             annotator = volunteer_signup(
                 token=token,

@@ -3,7 +3,7 @@ the periodic recovery of scoring runs: `celery -A config.celery_app beat` (CELER
 
 import os
 
-from celery import Celery
+from celery import Celery, signals
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.local")
 
@@ -16,3 +16,18 @@ import scoring.worker_presence  # noqa: F401
 app = Celery("dialeval")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
+
+
+@signals.worker_process_init.connect
+def _no_statement_timeout_in_workers(**_: object) -> None:
+    """PostgreSQL's statement_timeout (DIALEVAL_DB_STATEMENT_TIMEOUT_SECONDS) bounds what a web request may
+    wait, below gunicorn's worker timeout (issue 24); a worker's chunk or import has no such deadline, so its
+    pool processes lift it on each connection they open."""
+    from django.db.backends.signals import connection_created
+
+    def lift(sender: object, connection: object, **kwargs: object) -> None:
+        if getattr(connection, "vendor", "") == "postgresql":
+            with connection.cursor() as cursor:  # type: ignore[attr-defined]
+                cursor.execute("SET statement_timeout = 0")
+
+    connection_created.connect(lift, weak=False)

@@ -4,7 +4,10 @@ from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
 
 from annotation import views as annotation_views
-from config import health
+from config import (
+    health,
+    url_converters,  # noqa: F401  (registers <id:...>: ids above 2**63 - 1 are a 404)
+)
 
 urlpatterns = [
     path("", annotation_views.home, name="home"),
@@ -16,10 +19,20 @@ urlpatterns = [
     path("reports/", include("correlation.urls")),
     path("api/", include("config.api_urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
-    path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
+    path(
+        "api/docs/",
+        SpectacularSwaggerView.as_view(url_name="api-schema", template_name="api_docs.html"),
+        name="api-docs",
+    ),
     path("api/redoc/", SpectacularRedocView.as_view(url_name="api-schema"), name="api-redoc"),
     path("admin/", admin.site.urls),
     # No login: docker-compose healthchecks and monitoring (config/health.py).
     path("health/", health.web_health, name="health"),
     path("health/workers/", health.worker_health, name="health-workers"),
 ]
+
+# Error pages that render without request.user, and JSON under /api/ (config/error_views.py).
+handler400 = "config.error_views.bad_request"
+handler403 = "config.error_views.permission_denied"
+handler404 = "config.error_views.page_not_found"
+handler500 = "config.error_views.server_error"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from django.shortcuts import get_object_or_404
-from drf_spectacular.utils import extend_schema, extend_schema_field, inline_serializer
+from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_field, inline_serializer
 from rest_framework import serializers, status
 from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.request import Request
@@ -14,6 +14,7 @@ from rest_framework.views import APIView
 
 from annotation.permissions import IsResearcher, authenticated_user
 from annotation.selectors.studies import studies_visible_to
+from config.api_input import StrictInputSerializer
 from scoring.metrics.registry import (
     available_metric_names,
     available_system_metric_names,
@@ -128,8 +129,8 @@ class ScoringRunSerializer(serializers.ModelSerializer):
         return scoring_run_waiting_text(run=run)
 
 
-class ScoringRunCreateSerializer(serializers.Serializer):
-    metrics = serializers.ListField(child=serializers.CharField(), allow_empty=False)
+class ScoringRunCreateSerializer(StrictInputSerializer):
+    metrics = serializers.ListField(child=serializers.CharField(), allow_empty=False, min_length=1)
     references = serializers.ChoiceField(choices=ReferencesMode.choices, default=ReferencesMode.MULTI)
     tokenizer = serializers.ChoiceField(
         choices=TokenizerChoice.choices,
@@ -324,6 +325,8 @@ class StudyScoringRunsApi(APIView):
             )
         except ScoringRequestError as error:
             return ApiResponse({_error_field(str(error)): [str(error)]}, status=status.HTTP_400_BAD_REQUEST)
+        # The send after commit may have written the run's notes (BROKER_DOWN_NOTE while Redis is down).
+        run.refresh_from_db(fields=["status", "notes", "enqueued_at"])
         code = status.HTTP_200_OK if run.was_existing else status.HTTP_202_ACCEPTED
         return ApiResponse(ScoringRunSerializer(run).data, status=code)
 
@@ -370,15 +373,39 @@ class ScoringRunCancelApi(APIView):
         return ApiResponse(ScoringRunSerializer(run).data, status=code)
 
 
+class PageQuerySerializer(StrictInputSerializer):
+    """?limit=&offset= of a paginated list, checked (DRF's paginator would ignore a bad value)."""
+
+    limit = serializers.IntegerField(
+        required=False, min_value=1, max_value=10_000, help_text="rows per page (100)"
+    )
+    offset = serializers.IntegerField(required=False, min_value=0, max_value=2**62, help_text="the first row")
+
+
 class StudyScoresApi(APIView):
     """Stored metric scores of a study, paginated (?limit=&offset=), optionally ?metric=bleu-2."""
 
     permission_classes = [IsResearcher]
 
-    @extend_schema(responses=MetricScoreSerializer(many=True))
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("metric", str, description="only this metric's scores (e.g. bleu-2)"),
+            PageQuerySerializer,
+        ],
+        responses=inline_serializer(
+            "PaginatedMetricScoreList",
+            {
+                "count": serializers.IntegerField(),
+                "next": serializers.URLField(allow_null=True),
+                "previous": serializers.URLField(allow_null=True),
+                "results": MetricScoreSerializer(many=True),
+            },
+        ),
+    )
     def get(self, request: Request, study_id: int) -> ApiResponse:
         study = get_object_or_404(studies_visible_to(user=authenticated_user(request)), pk=study_id)
         scores = metric_scores_for_study(study=study).order_by("response_id", "signature__text")
+        PageQuerySerializer(data=request.query_params).is_valid(raise_exception=True)
         metric = request.query_params.get("metric")
         if metric:
             scores = scores.filter(signature__name=metric)

@@ -15,10 +15,12 @@ from rest_framework.request import Request
 from rest_framework.response import Response as ApiResponse
 from rest_framework.views import APIView
 
+from annotation.api import import_input_rejected, upload_data
 from annotation.importers.problems import ImportFile, ImportRejected
 from annotation.models import Study
 from annotation.permissions import IsResearcher, authenticated_user
 from annotation.selectors.studies import studies_visible_to
+from config.api_input import StrictInputSerializer
 from scoring.external_scores_format import FORMATS, external_metric_label
 from scoring.selectors import external_metrics_for_study
 from scoring.services.external_scores import (
@@ -78,7 +80,7 @@ ProblemsSerializer = inline_serializer(
 )
 
 
-class ExternalScoresUploadSerializer(serializers.Serializer):
+class ExternalScoresUploadSerializer(StrictInputSerializer):
     file = serializers.FileField()
     format = serializers.ChoiceField(choices=[*FORMATS, "auto"], default="auto")
 
@@ -126,8 +128,12 @@ class StudyExternalScoresApi(APIView):
     )
     def post(self, request: Request, study_id: int) -> ApiResponse:
         study = _study(request, study_id)
-        serializer = ExternalScoresUploadSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
+        body, refused = upload_data(request)
+        if refused is not None:
+            return refused
+        serializer = ExternalScoresUploadSerializer(data=body)
+        if not serializer.is_valid():
+            return import_input_rejected(serializer.errors)
         upload = serializer.validated_data["file"]
         try:
             result = external_scores_import(

@@ -19,6 +19,7 @@ from rest_framework.views import APIView
 
 from annotation.permissions import IsResearcher, authenticated_user
 from annotation.selectors.studies import studies_visible_to
+from config.api_input import StrictInputSerializer
 from scoring.api import TrainedModelSerializer
 from scoring.metrics.bert_ruber.cells import FAST_CELLS
 from scoring.metrics.maude.variants import DEFAULT_VARIANTS
@@ -64,7 +65,7 @@ class TrainingJobSerializer(serializers.ModelSerializer):
         return None if job.trained_model is None else TrainedModelSerializer(job.trained_model).data
 
 
-class TrainingJobCreateSerializer(serializers.Serializer):
+class TrainingJobCreateSerializer(StrictInputSerializer):
     kind = serializers.ChoiceField(choices=ModelKind.choices)
     name = serializers.CharField(max_length=80, help_text="the model's name: letters, digits, - and _")
     corpus_path = serializers.CharField(

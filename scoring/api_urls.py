@@ -1,5 +1,6 @@
 from django.urls import path
 
+from config import url_converters  # noqa: F401  (registers <id:...>)
 from scoring import api, api_external, api_score_files, api_training
 from scoring.vectors import api as vectors_api
 
@@ -8,22 +9,22 @@ urlpatterns = [
     path("score/", api_score_files.ScoreBatchApi.as_view(), name="api-score-batch"),
     path("trained-models/", api.TrainedModelListApi.as_view(), name="api-trained-model-list"),
     path(
-        "studies/<int:study_id>/scoring-runs/",
+        "studies/<id:study_id>/scoring-runs/",
         api.StudyScoringRunsApi.as_view(),
         name="api-study-scoring-runs",
     ),
-    path("scoring-runs/<int:run_id>/", api.ScoringRunDetailApi.as_view(), name="api-scoring-run-detail"),
+    path("scoring-runs/<id:run_id>/", api.ScoringRunDetailApi.as_view(), name="api-scoring-run-detail"),
     path(
-        "scoring-runs/<int:run_id>/cancel/", api.ScoringRunCancelApi.as_view(), name="api-scoring-run-cancel"
+        "scoring-runs/<id:run_id>/cancel/", api.ScoringRunCancelApi.as_view(), name="api-scoring-run-cancel"
     ),
-    path("studies/<int:study_id>/scores/", api.StudyScoresApi.as_view(), name="api-study-scores"),
+    path("studies/<id:study_id>/scores/", api.StudyScoresApi.as_view(), name="api-study-scores"),
     path(
-        "studies/<int:study_id>/metric-scores/",
+        "studies/<id:study_id>/metric-scores/",
         api_external.StudyExternalScoresApi.as_view(),
         name="api-study-external-scores",
     ),
     path(
-        "studies/<int:study_id>/metric-scores/<int:signature_id>/",
+        "studies/<id:study_id>/metric-scores/<id:signature_id>/",
         api_external.StudyExternalMetricApi.as_view(),
         name="api-study-external-metric",
     ),
@@ -34,12 +35,12 @@ urlpatterns = [
 urlpatterns += [
     path("training-jobs/", api_training.TrainingJobListApi.as_view(), name="api-training-job-list"),
     path(
-        "training-jobs/<int:job_id>/",
+        "training-jobs/<id:job_id>/",
         api_training.TrainingJobDetailApi.as_view(),
         name="api-training-job-detail",
     ),
     path(
-        "training-jobs/<int:job_id>/cancel/",
+        "training-jobs/<id:job_id>/cancel/",
         api_training.TrainingJobCancelApi.as_view(),
         name="api-training-job-cancel",
     ),

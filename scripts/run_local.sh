@@ -1,20 +1,27 @@
 #!/usr/bin/env bash
 # `make run`: the whole app on this machine, the same services docker-compose.yml starts, minus PostgreSQL
 # (a SQLite file under var/): Redis broker, one Celery worker on both queues, Celery beat (the periodic
-# recovery check), the Django web server.
+# recovery check), and the web server: gunicorn with WhiteNoise serving the collected static files, as in
+# production (docker-compose.yml), since volunteers reach this server too.
 #
 # Ctrl-C (SIGINT), SIGTERM or SIGHUP stops everything this script started; a Redis it found already answering
-# on the port is reused and left running. Re-running is safe (migrate and demo_setup are idempotent).
+# on the port is reused and left running. Run in the background (`nohup make run &`), stop it with
+# `kill -TERM <pid>`: a background job ignores SIGINT. Re-running is safe (migrate and demo_setup are
+# idempotent).
 #
-# Overrides: REDIS_URL (or REDIS_PORT, default 6389), WEB_PORT (default 8000), DJANGO_SETTINGS_MODULE, and
-# DIALEVAL_VAR_DIR (default var/: the SQLite file, static files, logs, Redis's folder).
+# Overrides: REDIS_URL (or REDIS_PORT, default 6389), WEB_PORT (default 8000), WEB_CONCURRENCY (gunicorn
+# workers, default 2), DIALEVAL_RELOAD=1 (gunicorn restarts its workers when a source file changes: for
+# development), DJANGO_SETTINGS_MODULE, DIALEVAL_VAR_DIR (default var/: the SQLite file, static files, logs,
+# Redis's folder), and DIALEVAL_SKIP_SETUP=1 (skip scripts/setup.sh: a .venv that is kept by other means).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root="$PWD"
 
 say() { printf '[run] %s\n' "$*"; }
 
-bash scripts/setup.sh
+if [ "${DIALEVAL_SKIP_SETUP:-0}" != "1" ]; then
+  bash scripts/setup.sh
+fi
 
 export DJANGO_SETTINGS_MODULE="${DJANGO_SETTINGS_MODULE:-config.settings.local}"
 # METEOR's WordNet, built by setup.sh; nltk reads NLTK_DATA when it is first imported.
@@ -32,7 +39,10 @@ url = u.urlsplit(sys.argv[1]); print(url.hostname or "127.0.0.1", url.port or 63
 say "migrating the database ($DJANGO_SETTINGS_MODULE)"
 "$python" manage.py migrate --noinput | sed 's/^/[run]   /'
 "$python" manage.py collectstatic --noinput --verbosity 0
-"$python" manage.py demo_setup
+# The demo logins and the API token go into the banner at the end, not into the middle of the start-up log.
+demo_output="$("$python" manage.py demo_setup)"
+printf '%s\n' "$demo_output" | sed -n '/^Demo study:/q;p' | sed 's/^/[run]   /'  # what it imported, if anything
+demo_logins="$(printf '%s\n' "$demo_output" | sed -n '/^Demo study:/,$p')"
 
 # --- process management ---------------------------------------------------------------------------------
 # Every service runs in its own session (setsid), so its whole process group (Celery's pool children
@@ -146,23 +156,30 @@ if [ "${DIALEVAL_TRAIN_DEFAULT_MODELS:-1}" = "1" ] && [ -d "$shared_data/dailydi
 fi
 
 # --- web server -----------------------------------------------------------------------------------------
-say "starting the web server on 127.0.0.1:$web_port (its log follows below)"
-start_service web - "$python" manage.py runserver "127.0.0.1:$web_port" --noreload
+# gunicorn as in production (config/gunicorn_conf.py: worker timeout, access log); DIALEVAL_RELOAD=1 adds
+# --reload. Static files: collected above, served by WhiteNoise with the production storage.
+reload_note=""
+[ "${DIALEVAL_RELOAD:-0}" = "1" ] && reload_note=", reloading on code changes"
+say "starting gunicorn on 127.0.0.1:$web_port (${WEB_CONCURRENCY:-2} workers$reload_note; log $var_dir/log/web.log)"
+start_service web "$var_dir/log/web.log" "$root/.venv/bin/gunicorn" -c python:config.gunicorn_conf \
+  config.wsgi:application --bind "127.0.0.1:$web_port"
 web_pid="${started_pids[0]}"
 web_answers() { curl -s -o /dev/null "http://127.0.0.1:$web_port/accounts/login/"; }
-wait_until 60 "$web_pid" "the web server" web_answers || exit 1
+wait_until 60 "$web_pid" "the web server" web_answers || { tail -20 "$var_dir/log/web.log"; exit 1; }
 
 cat <<EOF
 
-  dialeval is running (Ctrl-C stops everything started here)
+  dialeval is running (Ctrl-C stops everything started here; in the background: kill -TERM $$)
     app:       http://127.0.0.1:$web_port/
     admin:     http://127.0.0.1:$web_port/admin/
     API docs:  http://127.0.0.1:$web_port/api/docs/   (schema: /api/schema/, ReDoc: /api/redoc/)
     health:    http://127.0.0.1:$web_port/health/   (workers: /health/workers/)
-    logs:      web in this terminal; worker $var_dir/log/worker.log; beat $var_dir/log/beat.log;
+    logs:      web $var_dir/log/web.log; worker $var_dir/log/worker.log; beat $var_dir/log/beat.log;
                redis $var_dir/log/redis.log
                default models: $var_dir/log/train-default-models.log (learned metrics wait for it)
     broker:    $REDIS_URL    database: ${DATABASE_URL:-$var_dir/dialeval.sqlite3}
+
+$(printf '%s\n' "$demo_logins" | sed 's/^/  /')
 
 EOF
 

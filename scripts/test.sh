@@ -2,7 +2,9 @@
 # `make test` (and CI through .ci/run): set-up, then every check in order: ruff lint, ruff format, mypy,
 # the import contracts, and the whole pytest suite (unit, integration with real Redis and Celery, browser
 # tests in headless Chromium) on SQLite, then the suites that touch the database again on a throwaway
-# PostgreSQL cluster (scripts/test_postgres.sh). Every step runs even after a failure, so one run reports them all; the exit
+# PostgreSQL cluster (scripts/test_postgres.sh). The pytest steps include schemathesis against a live test server
+# (tests/api/test_openapi_schemathesis.py, every check on, about 1.5 min per database; DIALEVAL_SCHEMATHESIS_EXAMPLES
+# sets its examples per operation, 15 by default). Every step runs even after a failure, so one run reports them all; the exit
 # status is non-zero when any step failed.
 #
 #   scripts/test.sh [--lint-only] [PYTEST_ARGS...]    --lint-only (make lint) skips pytest and chromium

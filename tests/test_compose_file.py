@@ -622,7 +622,7 @@ def test_a_broken_compose_file_is_caught(
         ),
         ("COPY scripts/build_wordnet.py scripts/build_wordnet.py\n", "", "before any COPY brings it in"),
         (
-            'CMD ["gunicorn", "config.wsgi:application", "--bind", "0.0.0.0:8000"]',
+            'CMD ["gunicorn", "-c", "python:config.gunicorn_conf", "config.wsgi:application", "--bind", "0.0.0.0:8000"]',
             "CMD gunicorn config.wsgi",
             "exec form",
         ),

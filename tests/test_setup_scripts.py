@@ -68,8 +68,11 @@ def _default_sigint() -> None:
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
-def run_and_interrupt(tmp_path: Path, extra_env: dict[str, str]) -> tuple[set[int], str]:
-    """Start run_local.sh, check the app answers, Ctrl-C it; return what it had started and its output."""
+def run_and_interrupt(
+    tmp_path: Path, extra_env: dict[str, str], stop: signal.Signals = signal.SIGINT
+) -> tuple[set[int], str]:
+    """Start run_local.sh, check the app answers, Ctrl-C it (or send ``stop``: SIGTERM stops a background
+    run, which ignores SIGINT); return what it had started and its output."""
     web_port = free_port()
     env = {key: value for key, value in os.environ.items() if key not in INHERITED_BUT_OVERRIDDEN}
     env |= {
@@ -110,8 +113,12 @@ def run_and_interrupt(tmp_path: Path, extra_env: dict[str, str]) -> tuple[set[in
             assert time.monotonic() < deadline, f"worker never ready:\n{worker_log.read_text()[-3000:]}"
             time.sleep(0.5)
         started = descendants(script.pid)
-        os.killpg(script.pid, signal.SIGINT)
-        assert script.wait(timeout=60) == 130  # 128 + SIGINT: the script's own INT trap
+        commands = command_lines(started)
+        if stop == signal.SIGINT:
+            os.killpg(script.pid, signal.SIGINT)  # a terminal's Ctrl-C reaches the whole foreground group
+        else:
+            os.kill(script.pid, stop)  # `kill -TERM <pid>` of the script, as its banner says
+        assert script.wait(timeout=60) == 128 + stop  # the script's own trap
     finally:
         if script.poll() is None:  # only when an assertion above failed: do not leave the app running
             os.killpg(script.pid, signal.SIGTERM)
@@ -125,6 +132,8 @@ def run_and_interrupt(tmp_path: Path, extra_env: dict[str, str]) -> tuple[set[in
     assert not left, f"still running after Ctrl-C:\n{left_commands}\n{output[-3000:]}"
     assert not port_open(web_port)
     assert "[run] stopped" in output
+    assert "gunicorn -c python:config.gunicorn_conf config.wsgi:application" in commands  # not runserver
+    assert "runserver" not in commands
     return started, output
 
 
@@ -145,7 +154,19 @@ def test_run_script_serves_the_app_and_ctrl_c_stops_everything(tmp_path: Path) -
     assert "starting Celery beat, the periodic recovery check" in output
     assert "stopping beat (process group" in output
     assert not port_open(redis_port)  # the Redis it started is gone too
-    assert len(started) >= 5  # redis-server, the Celery main process and its pool, beat, runserver
+    assert len(started) >= 5  # redis-server, the Celery main process and its pool, beat, gunicorn
+    # The demo logins and the token close the start-up output, in the banner, not in the middle of the log.
+    banner = output[output.index("dialeval is running") :]
+    assert "researcher login: researcher / researcher-demo" in banner
+    assert "researcher API token: " in banner
+    assert "researcher login" not in output[: output.index("dialeval is running")]
+    assert banner.index("researcher API token") < banner.index("[run] stopping")
+
+
+def test_a_background_run_stops_on_sigterm(tmp_path: Path) -> None:
+    started, output = run_and_interrupt(tmp_path, {"REDIS_PORT": str(free_port())}, stop=signal.SIGTERM)
+    assert "in the background: kill -TERM " in output
+    assert len(started) >= 5
 
 
 def test_run_script_reuses_a_running_redis_and_leaves_it_running(tmp_path: Path) -> None:

@@ -28,6 +28,18 @@ def file_text(file: ImportFile, log: ProblemLog) -> str | None:
     if not text.strip():
         log.problem(name, None, None, "the file is empty")
         return None
+    nul = text.find("\0")
+    if nul >= 0:
+        # PostgreSQL cannot store a NUL character in text (SQLite would): refused on every database alike.
+        line = text.count("\n", 0, nul) + 1
+        column = nul - (text.rfind("\n", 0, nul) + 1) + 1
+        log.problem(
+            name,
+            line,
+            None,
+            f"the file holds a NUL character (byte 0x00 at column {column}); text may not contain it",
+        )
+        return None
     return text
 
 

@@ -11,11 +11,10 @@ sample 1 of that system for that context, with a warning.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from typing import Any
 
-from annotation.importers.json_lines import integer_rating, is_text, json_objects
+from annotation.importers.json_lines import integer_rating, is_text, json_objects, json_value
 from annotation.importers.limits import EXTERNAL_ID_MAX, SYSTEM_NAME_MAX
 from annotation.importers.problems import ImportFile, ProblemLog
 from annotation.importers.records import (
@@ -121,9 +120,8 @@ def _scores(source: Source, raw: Any, log: ProblemLog) -> list[int] | None:
     """The per-annotator scores: HumanScores is a string holding a JSON list (a plain list is accepted)."""
     values = raw
     if isinstance(raw, str):
-        try:
-            values = json.loads(raw)
-        except json.JSONDecodeError:
+        values, problem = json_value(raw)  # None (with why) for invalid or too deeply nested JSON
+        if problem is not None:
             values = None
     if not isinstance(values, list) or not values:
         log.problem(

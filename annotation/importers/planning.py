@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from annotation.importers.context_ids import context_pk_from_download_id
+from annotation.importers.json_lines import number_text
 from annotation.importers.problems import ProblemLog
 from annotation.importers.records import (
     ContextRecord,
@@ -297,7 +298,7 @@ class _Planner:
     def _on_scale(self, reply: ReplyRecord, question: QuestionInfo, value: float, where: str) -> bool:
         if question.scale_min <= value <= question.scale_max:
             return True
-        shown = int(value) if float(value).is_integer() else value
+        shown = number_text(value)  # 1e+308, not its 309 digits
         which = f' of question "{question.name}"' if len(self.state.questions) > 1 else ""
         self.log.problem(
             reply.source.file,

@@ -12,10 +12,14 @@ class InviteInvalid(Exception):
     pass
 
 
+class InviteUnknown(InviteInvalid):
+    """No study has this invite token (the API answers 404; a closed study's token is a 400)."""
+
+
 def study_for_invite(*, token: str) -> Study:
     study = Study.objects.filter(invite_token=token).first()
     if study is None:
-        raise InviteInvalid("This invite link is not valid; ask the researcher for a new one.")
+        raise InviteUnknown("This invite link is not valid; ask the researcher for a new one.")
     if not study.invites_open:
         raise InviteInvalid(f"The study “{study.name}” is not admitting new annotators.")
     return study

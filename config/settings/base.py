@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime
 import os
 from pathlib import Path
 
@@ -47,6 +48,9 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # Log-in lock-out (config/rate_limits.py): turns axes' lock-out into a 429 with Retry-After. Last, as
+    # django-axes asks.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -69,6 +73,13 @@ TEMPLATES = [
 ]
 
 # Database: DATABASE_URL (PostgreSQL in production); a SQLite file by default.
+# How long a request waits for a database lock (issue 24): shorter than gunicorn's worker timeout
+# (config/gunicorn_conf.py, 30 s), so the client gets a 503 with Retry-After rather than a dropped
+# connection. PostgreSQL also cancels a statement running longer than DIALEVAL_DB_STATEMENT_TIMEOUT_SECONDS
+# (0: never; Celery workers, whose chunks may run long statements, run without it: config/celery_app.py).
+DIALEVAL_DB_WAIT_SECONDS = env_int("DIALEVAL_DB_WAIT_SECONDS", 20)
+DIALEVAL_DB_STATEMENT_TIMEOUT_SECONDS = env_int("DIALEVAL_DB_STATEMENT_TIMEOUT_SECONDS", 25)
+DIALEVAL_DATABASE_RETRY_AFTER_SECONDS = env_int("DIALEVAL_DATABASE_RETRY_AFTER_SECONDS", 30)
 SQLITE_PATH = VAR_DIR / "dialeval.sqlite3"
 DATABASES = {
     "default": dj_database_url.parse(
@@ -81,13 +92,22 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     DATABASES["default"]["OPTIONS"] = {
         "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
         "transaction_mode": "IMMEDIATE",
-        "timeout": 30,
+        "timeout": DIALEVAL_DB_WAIT_SECONDS,
     }
+elif DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+    # The same bound on PostgreSQL: a lock not granted within the wait, or a statement running past it plus
+    # 5 s, fails (503, config/database_errors.py) instead of outliving gunicorn's worker timeout.
+    DATABASES["default"].setdefault("OPTIONS", {})["options"] = (
+        f"-c lock_timeout={DIALEVAL_DB_WAIT_SECONDS * 1000} "
+        f"-c statement_timeout={DIALEVAL_DB_STATEMENT_TIMEOUT_SECONDS * 1000}"
+    )
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"
@@ -119,11 +139,24 @@ FILE_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
 DATA_UPLOAD_MAX_NUMBER_FILES = 20
 
 REST_FRAMEWORK = {
+    # Token first: DRF answers a missing or bad token 401 with the first class's WWW-Authenticate
+    # ("Token"); with the session first it would be 403, which REST clients do not read as "log in".
     "DEFAULT_AUTHENTICATION_CLASSES": [
+        "config.rate_limits.ThrottledTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
-        "rest_framework.authentication.TokenAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_THROTTLE_CLASSES": ["config.rate_limits.ApiUserThrottle", "config.rate_limits.ApiAnonThrottle"],
+    # JSON only: every /api/ answer is JSON (no browsable HTML), rendered even when a client's own text
+    # holds a lone surrogate (config/api_formats.py).
+    "DEFAULT_RENDERER_CLASSES": ["config.api_formats.SafeJSONRenderer"],
+    "DEFAULT_PARSER_CLASSES": [
+        "config.api_formats.SafeJSONParser",
+        "rest_framework.parsers.FormParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
+    "EXCEPTION_HANDLER": "config.api_errors.api_exception_handler",
+    "DEFAULT_CONTENT_NEGOTIATION_CLASS": "config.api_formats.StrictFormatNegotiation",
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
     "PAGE_SIZE": 100,
@@ -139,6 +172,15 @@ SPECTACULAR_SETTINGS = {
     "COMPONENT_SPLIT_REQUEST": True,
     # Several components have a "kind" field with different choices: name the trained-model kind's enum.
     "ENUM_NAME_OVERRIDES": {"ModelKindEnum": "scoring.models.ModelKind"},
+    # <id:...> (config/url_converters.py): an integer up to 2**63 - 1; larger ones are a 404.
+    "PATH_CONVERTER_OVERRIDES": {
+        "id": {"type": "integer", "format": "int64", "minimum": 0, "maximum": 2**63 - 1}
+    },
+    # Every operation documents the errors every endpoint can answer (401, 403, 404, 429, 503...).
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "config.openapi.document_common_errors",
+    ],
 }
 
 # Celery: the broker is REDIS_URL; task state lives on database rows (ScoringRun), not in a result backend.
@@ -198,16 +240,21 @@ LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
+    # An expected refusal (a 4xx such as PermissionDenied's 403) is logged as one line, not a traceback.
+    "filters": {"refusals_without_traceback": {"()": "config.log_filters.RefusalWithoutTraceback"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
     "root": {"handlers": ["console"], "level": env_str("DJANGO_LOG_LEVEL", "INFO")},
     # gensim logs every word2vec epoch at INFO (training shows its own progress bar); kaleido and its
     # browser driver log every page and temporary folder of a figure export
     "loggers": {
         "django.db.backends": {"level": "WARNING"},
+        "django.request": {"filters": ["refusals_without_traceback"]},
+        "django.security.DisallowedHost": {"filters": ["refusals_without_traceback"]},  # a 400
         "gensim": {"level": "WARNING"},
         "choreographer": {"level": "WARNING"},
         "kaleido": {"level": "WARNING"},
         "logistro": {"level": "WARNING"},
+        "axes": {"level": "WARNING"},  # a line per log-in otherwise
     },
 }
 
@@ -263,3 +310,52 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
     "socket_connect_timeout": 2,
     "socket_timeout": 5,
 }
+
+# --- Issue 24: error pages, proxies, rate limits ----------------------------------------------------------
+CSRF_FAILURE_VIEW = "config.error_views.csrf_failure"
+# Behind a TLS-terminating reverse proxy (docs/deployment.md): DJANGO_SECURE_PROXY_SSL_HEADER=true trusts its
+# X-Forwarded-Proto (only when the proxy sets it and strips the client's own), so Django sees HTTPS requests
+# as secure and the CSRF origin check compares https:// origins; DJANGO_CSRF_TRUSTED_ORIGINS lists origins
+# (https://dialeval.example.org) the forms may be posted from when the proxy's name or port differs.
+if env_bool("DJANGO_SECURE_PROXY_SSL_HEADER", False):
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+CSRF_TRUSTED_ORIGINS = env_list("DJANGO_CSRF_TRUSTED_ORIGINS", [])
+# Reverse proxies in front of the app whose X-Forwarded-For is trusted to name the client (rate limits).
+DIALEVAL_TRUSTED_PROXIES = env_int("DIALEVAL_TRUSTED_PROXIES", 0)
+
+# Rate limits (config/rate_limits.py): DRF's "<count>/<second|minute|hour|day>"; empty: no limit. Counters in
+# the broker's Redis (REDIS_URL, or DIALEVAL_RATE_LIMIT_CACHE_URL), shared by every web process; while it is
+# unreachable the limits let requests through. The default cache stays in each process's memory.
+CACHES = {
+    "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
+    "rate_limits": {
+        "BACKEND": "django.core.cache.backends.redis.RedisCache",
+        "LOCATION": env_str("DIALEVAL_RATE_LIMIT_CACHE_URL", REDIS_URL),
+        "KEY_PREFIX": "dialeval",
+        "OPTIONS": {"socket_connect_timeout": 0.5, "socket_timeout": 0.5},
+    },
+}
+DIALEVAL_API_RATE_USER = env_str("DIALEVAL_API_RATE_USER", "1200/minute")
+DIALEVAL_API_RATE_ANON = env_str("DIALEVAL_API_RATE_ANON", "60/minute")
+DIALEVAL_API_RATE_BAD_TOKENS = env_str("DIALEVAL_API_RATE_BAD_TOKENS", "20/minute")
+DIALEVAL_SIGNUP_RATE_CLIENT = env_str("DIALEVAL_SIGNUP_RATE_CLIENT", "10/hour")
+DIALEVAL_SIGNUP_RATE_INVITE = env_str("DIALEVAL_SIGNUP_RATE_INVITE", "200/hour")
+
+# Log-in lock-out (django-axes): after DIALEVAL_LOGIN_FAILURE_LIMIT wrong passwords for one username from one
+# client, that pair is refused (429, Retry-After) for DIALEVAL_LOGIN_COOLOFF_SECONDS; a failure during the
+# lock-out starts it again. Attempts are stored in the database (axes' tables), so every process sees them.
+INSTALLED_APPS += ["axes"]
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_FAILURE_LIMIT = env_int("DIALEVAL_LOGIN_FAILURE_LIMIT", 5)
+AXES_COOLOFF_TIME = datetime.timedelta(seconds=env_int("DIALEVAL_LOGIN_COOLOFF_SECONDS", 900))
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+AXES_CLIENT_IP_CALLABLE = "config.rate_limits.login_client_ip"
+AXES_LOCKOUT_CALLABLE = "config.rate_limits.login_locked_out"
+AXES_HTTP_RESPONSE_CODE = 429
+AXES_VERBOSE = False
+AXES_ENABLE_ACCESS_FAILURE_LOG = False
+AXES_DISABLE_ACCESS_LOG = True

@@ -29,3 +29,16 @@ DIALEVAL_VECTORS_DIR = Path(
         "DIALEVAL_TEST_VECTORS_DIR", str(TEST_DB_DIR / f"dialeval-test-vectors-{os.getpid()}")
     )
 )
+
+# Rate limits (config/rate_limits.py) high enough that no test trips them by accident; the tests of the
+# limits lower them with override_settings. Counters in this process's memory, not a Redis.
+CACHES = {
+    "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
+    "rate_limits": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "rate-limits"},
+}
+DIALEVAL_API_RATE_USER = "100000/minute"
+DIALEVAL_API_RATE_ANON = "100000/minute"
+DIALEVAL_API_RATE_BAD_TOKENS = "100000/minute"
+DIALEVAL_SIGNUP_RATE_CLIENT = "100000/hour"
+DIALEVAL_SIGNUP_RATE_INVITE = "100000/hour"
+AXES_FAILURE_LIMIT = 100000

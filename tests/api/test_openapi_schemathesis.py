@@ -1,0 +1,98 @@
+"""The OpenAPI schema describes the API (issue 24): schemathesis (property-based, every check on) against a
+live test server, bounded to about a minute.
+
+The server is pytest-django's live server on the test database (SQLite here, PostgreSQL in the
+scripts/test_postgres.sh pass). The data: a study with replies, a system, an import and a scoring run,
+owned by a researcher who has also joined it as an annotator, so that one token reaches every endpoint;
+their ids are offered to schemathesis as a dictionary beside the random ones it generates, so requests get
+past the 404 of a random id. Its settings (tests/api/schemathesis.toml) say which operations check their
+input beyond the schema. The broker is an address where nothing listens: a run or a training the fuzzer
+starts waits, as it would while Redis is down.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from rest_framework.authtoken.models import Token
+
+from annotation.importers import ImportFile
+from annotation.services.annotators import annotator_join
+from annotation.services.imports import study_import
+from annotation.services.joining import annotator_consent
+from scoring.services.runs import scoring_run_create
+from tests.annotation.work_builders import work_study
+from tests.live_services import celery_broker, free_port
+
+pytestmark = pytest.mark.integration
+
+CONFIG = Path(__file__).with_name("schemathesis.toml")
+SCHEMATHESIS = Path(sys.executable).parent / "schemathesis"
+MAX_EXAMPLES = int(os.environ.get("DIALEVAL_SCHEMATHESIS_EXAMPLES", "15"))
+TIME_LIMIT = 240  # seconds; a run takes about a minute on two cores
+SEED = 24
+
+
+def _data() -> tuple[str, dict[str, list[int]]]:
+    """The researcher's token and the ids of what they own, by path parameter name."""
+    study = work_study(contexts=3, systems=2)
+    owner = study.owner
+    annotator_consent(annotator=annotator_join(token=study.invite_token, user=owner))
+    line = {"context": ["and you ?"], "response": "me too .", "system": "bot-0", "ratings": {}}
+    record = study_import(
+        study=study, format="jsonl", files=[ImportFile("more.jsonl", json.dumps(line).encode())], user=owner
+    )
+    run = scoring_run_create(study=study, metrics=["bleu-2"], user=owner, enqueue=False)
+    token = Token.objects.create(user=owner).key
+    ids = {
+        "study_id": [study.pk],
+        "system_id": list(study.systems.values_list("pk", flat=True)),
+        "import_id": [record.pk],
+        "run_id": [run.pk],
+    }
+    return token, ids
+
+
+def _config(path: Path, ids: dict[str, list[int]]) -> Path:
+    lines = [CONFIG.read_text(), ""]
+    for name, values in ids.items():
+        lines += [f"[dictionaries.{name}]", f"values = {values}", ""]
+    lines.append("[parameters]")
+    lines += [f'{name} = {{ dictionary = "{name}", probability = 0.5 }}' for name in ids]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_api_answers_as_its_openapi_schema_says(live_server: Any, tmp_path: Path) -> None:
+    token, ids = _data()
+    command = [
+        str(SCHEMATHESIS), "--config-file", str(_config(tmp_path / "schemathesis.toml", ids)),
+        "run", f"{live_server.url}/api/schema/",
+        "--checks", "all",
+        "--header", f"Authorization: Token {token}",
+        "--phases", "examples,coverage,fuzzing",
+        "--max-examples", str(MAX_EXAMPLES),
+        "--workers", "2",
+        "--seed", str(SEED),
+        "--generation-database", "none",
+        "--request-timeout", "30",
+        "--no-color",
+        "--report", "junit", "--report-dir", str(tmp_path / "report"),
+    ]  # fmt: skip
+    started = time.monotonic()
+    with celery_broker(f"redis://127.0.0.1:{free_port()}/0"):
+        done = subprocess.run(command, capture_output=True, text=True, timeout=TIME_LIMIT, cwd=tmp_path)
+    output = done.stdout + done.stderr
+    summary = [line for line in output.splitlines() if "generated" in line or line.startswith("=")]
+    print(f"schemathesis: {time.monotonic() - started:.0f} s; " + " | ".join(summary[-3:]))
+    failures = output[output.find("FAILURES") :] if "FAILURES" in output else output
+    assert done.returncode == 0, failures[:15000]
+    assert "passed" in output
