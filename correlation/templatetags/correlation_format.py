@@ -54,3 +54,14 @@ def sort_key(value: float | None) -> str:
 @register.filter
 def get_item(mapping: dict, key: str) -> object:
     return mapping.get(key) if mapping else None
+
+
+# The tools a baseline can be computed by (issue 23): a row computed by one of them names it.
+TOOL_IMPLEMENTATIONS = ("nltk", "nlg-eval", "sacrebleu", "rouge-score")
+
+
+@register.filter
+def tool(implementation: str | None) -> str:
+    """The tool that computed a row (nltk, nlg-eval, sacrebleu, rouge-score), or "" for the project's own
+    metrics, external scores and plugins, which the row marks otherwise."""
+    return implementation if implementation in TOOL_IMPLEMENTATIONS else ""
