@@ -49,7 +49,9 @@ class AnnotationSettingsForm(KeptValuesForm):
     instructions = forms.CharField(
         required=False,
         widget=forms.Textarea(attrs={"rows": 5}),
-        help_text="Shown before the first item and reopenable; give a good and a bad worked example.",
+        label="Rating instructions",
+        help_text="Shown before the first item to rate (and in the qualification round) and reopenable; "
+        "give a good and a bad worked example. The writing task has its own.",
     )
     references_wanted = forms.IntegerField(
         min_value=0,
