@@ -40,6 +40,13 @@ class AnnotationSettingsForm(KeptValuesForm):
         label="Ratings wanted per reply (k)",
         help_text="RUBER used 9; 3-5 is common.",
     )
+    count_imported_ratings = forms.BooleanField(
+        required=False,
+        widget=MarkedCheckboxInput,
+        label="Ratings imported from files count toward k",
+        help_text="A reply imported with k ratings is complete and handed to nobody. "
+        "Off: a fresh collection, k ratings per reply given in this app.",
+    )
     show_reference = forms.BooleanField(
         required=False,
         widget=MarkedCheckboxInput,

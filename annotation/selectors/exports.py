@@ -227,6 +227,7 @@ def study_work_progress(*, study: Study) -> dict[str, list[dict[str, Any]]]:
                 "complete": task.complete,
                 "done": task.done,
                 "wanted": task.wanted,
+                "imported": task.imported,
                 "percent": task.percent,
             }
             for task in task_progress(study=study)
@@ -254,8 +255,9 @@ def study_work_progress(*, study: Study) -> dict[str, list[dict[str, Any]]]:
                 "item": external_or_id(item.response.external_id, item.response.pk),
                 "context": external_or_id(item.response.context.external_id, item.response.context.pk),
                 "system": item.response.system.name,
-                "done": item.done,
-                "wanted": item.wanted,
+                "done": item.answers,  # imported raters included when they count toward k
+                "wanted": item.needs,
+                "imported": item.counted_imported,
                 "active": item.taken - item.done,
             }
             for item in items
