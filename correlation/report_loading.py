@@ -28,6 +28,7 @@ from django.db.models import Count
 from annotation.models import (
     Adjudication,
     Annotator,
+    DialogContext,
     DiversityJudgment,
     ImportedMeanRating,
     Question,
@@ -68,7 +69,11 @@ from scoring.reference_scores import NotRecomputable, per_reference_scores, reco
 
 Progress = Callable[[str, int, int], None]
 DIVERSITY_METRICS = ("distinct-1", "distinct-2", "distinct-3", "self-bleu-2", "self-bleu-4", "recall-bleu-2")
-INVERTED = ("self-bleu-2", "self-bleu-4")  # seed 003 footnote 2: correlated as 1 - Self-BLEU
+INVERTED = ("self-bleu-2", "self-bleu-4")
+SEVERAL_REFERENCES_NEEDED = (
+    "references curve: needs contexts with ≥ 2 references (every context here has at most one, so the "
+    "curve would be a single point at k = 1)"
+)  # seed 003 footnote 2: correlated as 1 - Self-BLEU
 
 
 @dataclass(frozen=True)
@@ -97,6 +102,8 @@ def report_cost(*, study: Study) -> ReportCost:
     ]
     references = Reference.objects.filter(context__study=study).count()
     per_reply = references / max(1, study.contexts.count())
+    if not _contexts_with_several_references(study):
+        multi = []  # no curve to draw, nothing to recompute (_reference_scores)
     # Replies whose per-reference scores are kept already cost nothing (scoring.models.PerReferenceScore).
     kept = dict(
         PerReferenceScore.objects.filter(signature__in=multi, response__context__study=study)
@@ -346,6 +353,10 @@ def _reference_scores(
     result: list[ReferenceScores] = []
     notes: list[str] = []
     multi = [signature for signature in signatures if signature.parameters.get("refs") == "multi"]
+    if multi and not _contexts_with_several_references(study, rated):
+        # k = 1 is the only point such a curve has, and recomputing it loads every model of the
+        # multi-reference metrics (MiniLM, WordNet, word vectors): most of a small study's first report.
+        return result, [SEVERAL_REFERENCES_NEEDED]
     for position, signature in enumerate(multi):
         reason = recomputable_reason(signature=signature, language=study.language)
         if reason:
@@ -363,6 +374,16 @@ def _reference_scores(
             continue
         result.append(ReferenceScores(signature_id=signature.pk, scores=scores.scores, width=scores.width))
     return result, notes
+
+
+def _contexts_with_several_references(study: Study, response_ids: list[int] | None = None) -> bool:
+    """Whether a context of the study (of these replies) has 2 references or more: the references curve
+    has a second point only then."""
+    contexts = DialogContext.objects.filter(study=study)
+    if response_ids is not None:
+        contexts = contexts.filter(responses__in=response_ids)
+    counted = contexts.annotate(references_count=Count("references", distinct=True))
+    return counted.filter(references_count__gte=2).exists()
 
 
 def _diversity_inputs(study: Study) -> DiversityInputs | None:

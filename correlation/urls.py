@@ -33,6 +33,7 @@ urlpatterns = [
         name="figure-svg",
     ),
     path("<int:study_id>/retry", views.report_retry_view, name="study-report-retry"),
+    path("<int:study_id>/compute", views.report_compute_view, name="study-report-compute"),
     path("<int:study_id>/correlations.csv", views.study_report_csv, name="study-report-csv"),
     path("<int:study_id>/correlations.json", views.study_report_json, name="study-report-json"),
     path("<int:study_id>/scores.csv", views.study_item_scores, name="study-item-scores"),

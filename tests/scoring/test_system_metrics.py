@@ -13,6 +13,7 @@ from scoring.metrics.system_specs import ContextOutputs
 from scoring.metrics.tokenize import tokenize
 from scoring.models import MetricSignature, RunStatus, SystemMetricScore
 from scoring.services import scoring_run_create, scoring_run_execute
+from tests.correlation.report_helpers import report_page
 from tests.factories import (
     DialogContextFactory,
     ReferenceFactory,
@@ -202,7 +203,7 @@ def test_the_report_page_shows_system_level_metrics_escaped(client) -> None:
             ResponseFactory.create(context=context, system=system, text=text, sample_index=index)
     scoring_run_execute(run_id=scoring_run_create(study=study, metrics=["distinct-1"], enqueue=False).pk)
     client.force_login(study.owner)
-    page = client.get(f"/reports/{study.pk}/").content.decode()
+    page = report_page(client, f"/reports/{study.pk}/").content.decode()
     assert 'id="system-metric-table"' in page
     assert "&lt;b&gt;bot&lt;/b&gt;" in page
     assert "<b>bot</b>" not in page  # json_script escapes "<" too
