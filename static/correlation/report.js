@@ -161,6 +161,10 @@
         var point = event.points && event.points[0];
         if (point && point.pointIndex) { drawPair(point.pointIndex[0], point.pointIndex[1]); }
       });
+      drawPair(0, 1); // a pair from the start, not an empty card until a click
+    } else {
+      var pairCard = document.getElementById("pair-plot");
+      if (pairCard) { pairCard.closest(".card").classList.add("no-figure"); }
     }
   }
 
