@@ -56,7 +56,7 @@ from correlation.report_types import (
 )
 from correlation.selectors import study_metric_signatures, study_metric_values
 from scoring.external_scores_format import external_metric_label
-from scoring.metrics.registry import UnknownMetricError, is_system_metric, metric_spec
+from scoring.metrics.registry import UnknownMetricError, is_system_metric, metric_spec, undefined_reason
 from scoring.models import (
     MetricOrigin,
     MetricSignature,
@@ -327,7 +327,10 @@ def _no_values_reason(
         return "it needs references and the study has none"
     count = undefined.get((run_id, name), 0)
     if count:
-        return f"it has no value for any of the {count} replies it was computed on (run {run_id})"
+        return (
+            f"it has no value for any of the {count} replies it was computed on (run {run_id}): "
+            f"{undefined_reason(name)}"
+        )
     failures = [
         failure for failure in run["failures"] or [] if name in str(failure.get("metric", "")).split(", ")
     ]

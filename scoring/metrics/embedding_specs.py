@@ -34,6 +34,7 @@ from scoring.metrics.embedding import (
 )
 from scoring.metrics.spec import (
     DEFAULT_REFERENCE_AGGREGATION,
+    NO_VECTOR,
     MetricFamily,
     MetricSpec,
     family_member_compute,
@@ -162,6 +163,7 @@ def embedding_specs() -> tuple[MetricFamily, list[MetricSpec]]:
             family=EMBEDDING_FAMILY_NAME,
             parameters={"vectors": DEFAULT_VECTORS, "refagg": DEFAULT_REFERENCE_AGGREGATION},
             artifact_hash=artifact_hash,
+            undefined_when=NO_VECTOR,
         )
         for name in EMBEDDING_METRICS
     ]

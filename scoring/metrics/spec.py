@@ -74,6 +74,10 @@ class MetricFamily:
     compute: FamilyCompute
 
 
+UNDEFINED_WHEN = "the metric is not defined for them (an empty reply or reference)"
+NO_VECTOR = "the reply, or every one of its references, has no word with a vector"
+
+
 @dataclass(frozen=True)
 class MetricSpec:
     name: str  # lowercase, hyphenated: "bleu-2", later "rouge-l", "ruber-unref"
@@ -95,6 +99,8 @@ class MetricSpec:
     combine: Callable[[Mapping[str, Sequence[float | None]]], Sequence[float | None]] | None = None
     # A context-aware metric (MaUde): given every turn of each item's context (oldest first), its values.
     context_compute: ContextCompute | None = None
+    # When the metric has no value for an item (``None``): the cause, named in run notes and the report.
+    undefined_when: str = UNDEFINED_WHEN
 
     @property
     def reads_context(self) -> bool:

@@ -54,6 +54,7 @@ class SystemMetricSpec:
     compute: SystemCompute
     version: str = SYSTEM_METRICS_VERSION
     parameters: Mapping[str, str] = field(default_factory=dict)
+    undefined_when: str = "the system has no replies"  # the one cause of a None value, for run notes
 
     def signature_parameters(
         self, *, language: str, references: str, tokenizer: str = DEFAULT_TOKENIZER
@@ -159,6 +160,8 @@ def system_metric_specs() -> list[SystemMetricSpec]:
             needs_references=False,
             compute=_self_bleu(n),
             parameters={"smooth": "method1"},
+            undefined_when="no context has two or more replies of the system (Self-BLEU compares a system's "
+            "replies to one context with each other; with one reply per context there is nothing to compare)",
         )
         for n in (2, 4)
     ]
@@ -169,6 +172,7 @@ def system_metric_specs() -> list[SystemMetricSpec]:
             needs_references=True,
             compute=_recall(lambda language: bleu_metric(2)),
             parameters={"smooth": "method1"},
+            undefined_when="no context has both replies of the system and references",
         ),
         SystemMetricSpec(
             name="recall-vector-extrema",
@@ -176,6 +180,7 @@ def system_metric_specs() -> list[SystemMetricSpec]:
             needs_references=True,
             compute=_recall(_vector_extrema_pairwise),
             parameters={"vectors": "glove-6b-50d"},
+            undefined_when="no context has both replies of the system and references",
         ),
         SystemMetricSpec(
             name="corpus-bleu",
@@ -183,6 +188,7 @@ def system_metric_specs() -> list[SystemMetricSpec]:
             needs_references=True,
             compute=_corpus_bleu,
             parameters={"smooth": "method0"},
+            undefined_when="no context of the system's replies has references",
         ),
     ]
     return specs

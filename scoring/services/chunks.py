@@ -37,7 +37,13 @@ from django.utils import timezone
 
 from annotation.models import Reference, Response, System
 from annotation.services.data_version import study_data_changed
-from scoring.metrics.registry import combine_metric, compute_metrics, compute_system_metric, metric_spec
+from scoring.metrics.registry import (
+    combine_metric,
+    compute_metrics,
+    compute_system_metric,
+    metric_spec,
+    undefined_reason,
+)
 from scoring.metrics.system_specs import ContextOutputs
 from scoring.models import (
     ChunkKind,
@@ -217,7 +223,7 @@ def scoring_run_advance(*, run_id: int) -> bool:
     notes = [run.notes] if run.notes else []
     for name, count in undefined.items():
         what = "system(s)" if name in _system_metric_names(chunks) else "response(s)"
-        notes.append(f"{name} has no value for {count} {what} (e.g. no word with a vector, one output)")
+        notes.append(f"{name} has no value for {count} {what}: {undefined_reason(name)}")
     if failures:
         replies = len({failure["response_id"] for failure in failures})
         notes.append(

@@ -219,6 +219,7 @@ def test_a_metric_undefined_on_every_reply_is_listed_with_the_count(
         version="1",
         compute=lambda hypotheses, references, queries, language, params: [None] * len(hypotheses),
         uses_tokenizer=False,
+        undefined_when="it never has one",
     )
     monkeypatch.setitem(registry._SPECS, spec.name, spec)
     run = scoring_run_execute(
@@ -227,7 +228,9 @@ def test_a_metric_undefined_on_every_reply_is_listed_with_the_count(
     (row,) = [
         row for row in entries(report_document(unreferenced_study), "rows") if row["metric"] == spec.name
     ]
-    assert row["no_values"] == f"it has no value for any of the 10 replies it was computed on (run {run.pk})"
+    assert row["no_values"] == (
+        f"it has no value for any of the 10 replies it was computed on (run {run.pk}): it never has one"
+    )
     assert row["group"] == "Unreferenced"
     assert row["references"] == "none"
 

@@ -162,7 +162,10 @@ def test_learned_metrics_use_the_named_model_and_record_its_hash(trained: Traine
     run = scoring_run_execute(run_id=run.pk)
     assert run.status == RunStatus.SUCCEEDED, run.error
     # s_R has no value for the reply without a known word; nothing stored, and the notes say so
-    assert "ruber-referenced has no value for 1 response(s)" in run.notes
+    assert (
+        "ruber-referenced has no value for 1 response(s): the reply, or every one of its references, has no "
+        "word with a vector" in run.notes
+    )
     signature_texts = set(
         MetricScore.objects.filter(response__context__study=study).values_list("signature__text", flat=True)
     )
