@@ -261,6 +261,21 @@ def test_score_study_model_option_and_list_models(trained: TrainedModel) -> None
     assert listing.splitlines()[1].startswith(f"tiny-ruber\truber\t{trained.content_hash[:12]}\t-\t")
 
 
+def test_score_study_counts_the_metrics_asked_for_and_a_blends_components_apart(
+    trained: TrainedModel,
+) -> None:
+    """Issue 24: asking for 2 metrics said "x 3 metrics": the blend's stored component was counted."""
+    topic_study()
+    output = run_command(
+        "score_study", "learned study", "--metrics", "ruber-unreferenced,ruber-gmean", "--model", "tiny-ruber",
+        "--sync",
+    )  # fmt: skip
+    assert (
+        "succeeded: 36 scores: 12 replies x 2 metrics + 12 replies x 1 blend component (ruber-referenced) in"
+        in (output)
+    )
+
+
 @pytest.mark.parametrize(
     ("corpus_text", "message"),
     [
