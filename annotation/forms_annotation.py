@@ -146,7 +146,7 @@ class AnnotationSettingsForm(KeptValuesForm):
         min_value=0,
         max_value=1,
         label="Share of training items to get right to qualify",
-        help_text="Only when the study has training items (below). Empty: 0.8.",
+        help_text="Only when the study has training items (“Joining and qualification”, above). Empty: 0.8.",
     )
 
     @classmethod
@@ -197,7 +197,7 @@ class QuestionChoiceMixin(forms.Form):
 
 class CheckMarkForm(QuestionChoiceMixin):
     response = forms.IntegerField(
-        min_value=1, label="Reply id", help_text="The id column of the replies table below."
+        min_value=1, label="Reply id", help_text="The id column of the “Replies to rate” table above."
     )
     expected_min = forms.IntegerField(label="Lowest expected score")
     expected_max = forms.IntegerField(label="Highest expected score")

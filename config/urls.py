@@ -4,7 +4,7 @@ from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
 
 from annotation import views as annotation_views
-from config import health
+from config import doc_pages, health
 
 urlpatterns = [
     path("", annotation_views.home, name="home"),
@@ -19,6 +19,9 @@ urlpatterns = [
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
     path("api/redoc/", SpectacularRedocView.as_view(url_name="api-schema"), name="api-redoc"),
     path("admin/", admin.site.urls),
+    # The project's documents, linked from the pages' help (config/doc_pages.py).
+    path("docs/", doc_pages.doc_index, name="doc-index"),
+    path("docs/<slug:name>/", doc_pages.doc_page, name="doc-page"),
     # No login: docker-compose healthchecks and monitoring (config/health.py).
     path("health/", health.web_health, name="health"),
     path("health/workers/", health.worker_health, name="health-workers"),
