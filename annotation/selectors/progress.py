@@ -43,6 +43,11 @@ def counted_imported(study: Study) -> Least | Value:
     return Least("imported", Value(study.ratings_per_item)) if study.count_imported_ratings else Value(0)
 
 
+def imported_counted_of(item: WorkItem, study: Study) -> int:
+    """:func:`counted_imported` of one rating item already read."""
+    return min(item.imported, study.ratings_per_item) if study.count_imported_ratings else 0
+
+
 def _with_imported(study: Study, field: str) -> CombinedExpression:
     """``field`` (``done``, ``wanted``) of a rating item plus its counted imported raters."""
     return F(field) + counted_imported(study)

@@ -9,6 +9,7 @@ from dataclasses import replace
 import pytest
 
 from annotation.models import WorkItem, WorkKind
+from annotation.selectors.exports import study_work_progress
 from annotation.selectors.progress import annotator_rows, ratings_histogram, task_progress
 from annotation.services.assignment import NoWork, next_assignment
 from annotation.services.study_settings import AnnotationSettings, annotation_settings_update
@@ -27,6 +28,9 @@ def test_replies_imported_with_k_ratings_are_complete_and_handed_to_nobody(resea
     assert rated == {"rater-0": 4, "rater-1": 4, "rater-2": 4}
     with pytest.raises(NoWork):
         next_assignment(annotator=volunteer(study), kind=WorkKind.RATE)
+    progress = study_work_progress(study=study)  # GET /api/studies/<id>/progress/
+    assert [(task["done"], task["wanted"], task["imported"]) for task in progress["tasks"]] == [(12, 12, 12)]
+    assert {(item["done"], item["wanted"], item["imported"]) for item in progress["items"]} == {(3, 3, 3)}
 
 
 def test_a_reply_with_fewer_imported_raters_wants_only_the_rest(researcher) -> None:

@@ -7,7 +7,6 @@ import re
 from typing import Any
 
 import pytest
-from django.http import HttpResponse
 from django.test import Client
 
 from annotation.models import Question, Study
@@ -28,7 +27,7 @@ def report_document(
 COMPUTE_FORM = re.compile(r'<form method="post" action="([^"]+)" id="report-compute">')
 
 
-def report_page(client: Client, url: str) -> HttpResponse:
+def report_page(client: Client, url: str) -> Any:
     """The report page once its report is computed, as a person sees it: the page computes nothing while it
     loads (correlation/report_cache.py), so this posts what its script posts (the compute form, a small
     study) and loads the page again."""
