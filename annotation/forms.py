@@ -4,6 +4,8 @@ from typing import Any
 
 from django import forms
 from django.conf import settings
+from django.urls import reverse_lazy
+from django.utils.text import format_lazy
 
 from annotation.importers import IMPORT_FORMATS
 from annotation.models import Language, Question, Study
@@ -22,7 +24,12 @@ class StudyCreateForm(forms.Form):
     ratings_per_item = forms.IntegerField(
         min_value=1, max_value=50, initial=3, label="Ratings wanted per item"
     )
-    instructions = forms.CharField(widget=forms.Textarea(attrs={"rows": 4}), required=False)
+    instructions = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 4}),
+        required=False,
+        label="Rating instructions",
+        help_text="Shown to raters before their first item; the other tasks have their own.",
+    )
     questions = forms.CharField(
         widget=forms.Textarea(
             attrs={"rows": 3, "placeholder": "fluency 1-5\nengaging 0-2 no / somewhat / yes"}
@@ -73,7 +80,13 @@ class MultipleFileField(forms.FileField):
 class StudyImportForm(forms.Form):
     format = forms.ChoiceField(choices=[(name, f"{name} — {text}") for name, text in IMPORT_FORMATS.items()])
     # The metaclass moves declared fields off the class, so this does not shadow BaseForm.files at run time.
-    files = MultipleFileField(help_text="one or more files; see the import formats documentation")  # type: ignore[assignment]
+    files = MultipleFileField(  # type: ignore[assignment]
+        help_text=format_lazy(
+            'one or more files; see <a href="{}" id="import-formats-link">the import formats</a> '
+            "(docs/import-formats.md)",
+            reverse_lazy("doc-page", args=["import-formats"]),
+        )
+    )
     question = forms.ChoiceField(
         required=False, help_text="which question receives ratings for formats without question names"
     )

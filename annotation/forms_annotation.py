@@ -40,6 +40,13 @@ class AnnotationSettingsForm(KeptValuesForm):
         label="Ratings wanted per reply (k)",
         help_text="RUBER used 9; 3-5 is common.",
     )
+    count_imported_ratings = forms.BooleanField(
+        required=False,
+        widget=MarkedCheckboxInput,
+        label="Ratings imported from files count toward k",
+        help_text="A reply imported with k ratings is complete and handed to nobody. "
+        "Off: a fresh collection, k ratings per reply given in this app.",
+    )
     show_reference = forms.BooleanField(
         required=False,
         widget=MarkedCheckboxInput,
@@ -49,7 +56,9 @@ class AnnotationSettingsForm(KeptValuesForm):
     instructions = forms.CharField(
         required=False,
         widget=forms.Textarea(attrs={"rows": 5}),
-        help_text="Shown before the first item and reopenable; give a good and a bad worked example.",
+        label="Rating instructions",
+        help_text="Shown before the first item to rate (and in the qualification round) and reopenable; "
+        "give a good and a bad worked example. The writing task has its own.",
     )
     references_wanted = forms.IntegerField(
         min_value=0,
@@ -137,7 +146,7 @@ class AnnotationSettingsForm(KeptValuesForm):
         min_value=0,
         max_value=1,
         label="Share of training items to get right to qualify",
-        help_text="Only when the study has training items (below). Empty: 0.8.",
+        help_text="Only when the study has training items (“Joining and qualification”, above). Empty: 0.8.",
     )
 
     @classmethod
@@ -188,7 +197,7 @@ class QuestionChoiceMixin(forms.Form):
 
 class CheckMarkForm(QuestionChoiceMixin):
     response = forms.IntegerField(
-        min_value=1, label="Reply id", help_text="The id column of the replies table below."
+        min_value=1, label="Reply id", help_text="The id column of the “Replies to rate” table above."
     )
     expected_min = forms.IntegerField(label="Lowest expected score")
     expected_max = forms.IntegerField(label="Highest expected score")

@@ -7,7 +7,8 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
-from django.views.decorators.http import require_POST
+from django.urls import reverse
+from django.views.decorators.http import require_http_methods
 
 from annotation.forms import StudyCreateForm, StudyImportForm
 from annotation.importers import ImportRejected
@@ -57,7 +58,11 @@ def study_new(request: HttpRequest) -> HttpResponse:
 
 
 def _study_page(
-    request: HttpRequest, study_id: int, import_form: StudyImportForm | None = None
+    request: HttpRequest,
+    study_id: int,
+    import_form: StudyImportForm | None = None,
+    *,
+    import_rejected: bool = False,
 ) -> HttpResponse:
     study = get_object_or_404(studies_visible_to(user=authenticated_user(request)), pk=study_id)
     context = {
@@ -68,6 +73,7 @@ def _study_page(
         "import_jobs": study_import_jobs(study=study)[:5],
         "inline_limit": settings.DIALEVAL_IMPORT_INLINE_MAX_BYTES,
         "import_form": import_form or StudyImportForm(study=study),
+        "import_rejected": import_rejected,  # the form's errors are the problems of a rejected file
     }
     return render(request, "annotation/study_detail.html", context, status=400 if import_form else 200)
 
@@ -78,9 +84,13 @@ def study_detail(request: HttpRequest, study_id: int) -> HttpResponse:
 
 
 @researcher_required
-@require_POST
+@require_http_methods(["GET", "POST"])
 def study_import_upload(request: HttpRequest, study_id: int) -> HttpResponse:
+    """POST: an upload. GET (the address a rejected upload leaves in the address bar, reloaded): the study
+    page's import form, not an empty 405."""
     study = get_object_or_404(studies_visible_to(user=authenticated_user(request)), pk=study_id)
+    if request.method == "GET":
+        return redirect(reverse("annotation:study-detail", args=[study.pk]) + "#import")
     form = StudyImportForm(request.POST, request.FILES, study=study)
     if not form.is_valid():
         return _study_page(request, study_id, import_form=form)
@@ -94,10 +104,9 @@ def study_import_upload(request: HttpRequest, study_id: int) -> HttpResponse:
             question=form.cleaned_data.get("question") or None,
         )
     except ImportRejected as rejected:
-        form.add_error(None, "The import was rejected and nothing was changed:")
         for problem in rejected.problems:
             form.add_error(None, str(problem))
-        return _study_page(request, study_id, import_form=form)
+        return _study_page(request, study_id, import_form=form, import_rejected=True)
     if isinstance(record, ImportJob):
         return redirect("annotation:study-import-job", study_id=study.pk, job_id=record.pk)
     summary = import_counts_text(record.counts)

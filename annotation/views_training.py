@@ -41,7 +41,7 @@ from annotation.services.qualification import (
     training_answer_submit,
     training_feedback,
 )
-from annotation.views_work import _turns_with_sides, task_cards
+from annotation.views_work import _turns_with_sides, rating_questions, task_cards
 
 SERVED_KEY = "training-served"
 MAX_SECONDS = 86_400.0
@@ -96,11 +96,19 @@ def _page(
     }
     if shown is not None:
         payload = training_item_payload(item=shown)
+        question: dict[str, Any] = payload["question"]  # type: ignore[assignment]
+        chosen = feedback.value if feedback is not None else posted
+        # The rating page's screen and keys (static/annotation/work.js), posting one "value".
+        questions = rating_questions(
+            {"questions": [question]}, {} if chosen is None else {question["name"]: chosen}, None
+        )
+        questions[0].update(field="value", error=error.message if error is not None else "")
         context.update(
             item=shown,
             payload=payload,
             turns=_turns_with_sides(payload["turns"]),  # type: ignore[arg-type]
-            points=_points(shown, feedback.value if feedback is not None else posted),
+            points=_points(shown, chosen),
+            questions=questions,
             posted="" if posted is None else posted,
         )
     if qualification != PENDING:

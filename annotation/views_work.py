@@ -149,17 +149,21 @@ def _point_keys(values: list[int]) -> list[str]:
     return [str(index + 1) for index in range(len(values))]
 
 
-def _rating_questions(
+def rating_questions(
     payload: Mapping[str, Any], chosen: Mapping[str, object], error: SubmissionInvalid | None
 ) -> list[dict[str, Any]]:
-    """The payload's questions with each point's key, its shown text and whether it is selected."""
+    """The payload's questions with each point's key, its shown text and whether it is selected, and the
+    name the form posts (``q-<name>``; the qualification round posts ``value``). Also the qualification
+    round's screen (annotation/views_training.py), so that its keys are the rating page's."""
     questions = []
-    for question in payload["questions"]:
+    for index, question in enumerate(payload["questions"]):
         selected = str(chosen.get(question["name"], ""))
         if question["kind"] == "slider":
             questions.append(
                 {
                     "name": question["name"],
+                    "field": f"q-{question['name']}",
+                    "first": index == 0,
                     "prompt": question["prompt"],
                     "kind": "slider",
                     "scale_min": question["scale_min"],
@@ -190,6 +194,8 @@ def _rating_questions(
         questions.append(
             {
                 "name": question["name"],
+                "field": f"q-{question['name']}",
+                "first": index == 0,
                 "prompt": question["prompt"],
                 "kind": "ordinal",
                 "points": points,
@@ -251,7 +257,7 @@ def _render_item(
     }
     if kind == WorkKind.RATE:
         chosen = posted if posted is not None else (payload.get("answers") or {})
-        context["questions"] = _rating_questions(payload, chosen, error)
+        context["questions"] = rating_questions(payload, chosen, error)
         context["show_instructions"] = progress.done == 0 and not revisiting
     elif kind == WorkKind.WRITE:
         written = list(payload["written"])

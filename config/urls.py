@@ -5,6 +5,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, Spec
 
 from annotation import views as annotation_views
 from config import (
+    doc_pages,
     health,
     url_converters,  # noqa: F401  (registers <id:...>: ids above 2**63 - 1 are a 404)
 )
@@ -26,6 +27,9 @@ urlpatterns = [
     ),
     path("api/redoc/", SpectacularRedocView.as_view(url_name="api-schema"), name="api-redoc"),
     path("admin/", admin.site.urls),
+    # The project's documents, linked from the pages' help (config/doc_pages.py).
+    path("docs/", doc_pages.doc_index, name="doc-index"),
+    path("docs/<slug:name>/", doc_pages.doc_page, name="doc-page"),
     # No login: docker-compose healthchecks and monitoring (config/health.py).
     path("health/", health.web_health, name="health"),
     path("health/workers/", health.worker_health, name="health-workers"),

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import math
 import os
 import re
 import textwrap
@@ -70,6 +71,9 @@ SYSTEM_CHROMIUM = "/usr/bin/chromium"
 RENDER_TIMEOUT_S = 90.0  # per figure, kaleido's own default
 CAVEAT_LINE = 100  # characters per line of an annotation under a plot (plotly does not wrap)
 SIGNIFICANCE_MARK = "*"
+CLICK_TO_SHOW = "(click to show)"  # a legend hint of the page; exports leave it out (figure_for_export)
+LEGEND_ROW = 20  # pixels per legend row (11 px text)
+LEGEND_GAP = 8  # pixels between a legend below the plot and the figure's bottom edge
 REFERENCE_MODES = ("single", "multi")
 
 
@@ -332,7 +336,8 @@ def system_scatter(
         "x": [s["human_mean"] for s in systems],
         "y": [s["metric_mean"] for s in systems],
         "text": [plotly_text(s["system"]) for s in systems],
-        "textposition": "top center",
+        "textposition": _label_positions([s["human_mean"] for s in systems]),
+        "cliponaxis": False,
         "customdata": [[s["n"]] for s in systems],
         "marker": {"color": colours, "size": 11},
         "showlegend": False,
@@ -340,14 +345,39 @@ def system_scatter(
         "<br>%{customdata[0]} replies<extra></extra>",
     }
     label = plotly_text(signature_names(document, question)[signature].label)
-    return {
-        "data": [trace],
-        "layout": _layout(
-            title=f"{label}, system level<br>{_coefficients(entry)}, {len(systems)} systems",
-            x_title="mean human score",
-            y_title=f"mean {label}",
-        ),
-    }
+    layout = _layout(
+        title=f"{label}, system level<br>{_coefficients(entry)}, {len(systems)} systems",
+        x_title="mean human score",
+        y_title=f"mean {label}",
+    )
+    layout["xaxis"]["range"] = _padded_range([s["human_mean"] for s in systems], low=0.08, high=0.08)
+    layout["yaxis"]["range"] = _padded_range([s["metric_mean"] for s in systems], low=0.08, high=0.2)
+    return {"data": [trace], "layout": layout}
+
+
+def _label_positions(x: Sequence[float | None]) -> list[str]:
+    """Where each point's label goes: away from the nearer side of the plot (a label centred on a point
+    at the edge ran past the axis, clipped or over the tick labels: "0.15alencoder_train")."""
+    finite = [value for value in x if value is not None]
+    if not finite or max(finite) - min(finite) <= 0:
+        return ["top center" for _ in x]
+    low, high = min(finite), max(finite)
+    positions = []
+    for value in x:
+        share = 0.5 if value is None else (value - low) / (high - low)
+        positions.append("top right" if share < 1 / 3 else "top left" if share > 2 / 3 else "top center")
+    return positions
+
+
+def _padded_range(values: Sequence[float | None], *, low: float, high: float) -> list[float] | None:
+    """An axis range around ``values`` with room below and above (shares of their span, or of the value
+    when they are all equal), so the points' labels stay inside the plot."""
+    finite = [value for value in values if value is not None and math.isfinite(value)]
+    if not finite:
+        return None
+    smallest, largest = min(finite), max(finite)
+    span = largest - smallest or max(abs(largest) * 0.1, 0.05)
+    return [smallest - low * span, largest + high * span]
 
 
 # --- quantiles (seed 000 Figure 1) and the number of references (seed 003 Figure 2) ---------------------
@@ -408,7 +438,7 @@ def references_curve(
     traces: list[dict[str, Any]] = []
     groups = (
         ("pearson", "Pearson r", True, "solid"),
-        ("spearman", "Spearman ρ (click to show)", False, "dash"),
+        ("spearman", f"Spearman ρ {CLICK_TO_SHOW}", False, "dash"),
     )
     for coefficient, group_title, visible, dash in groups:
         first_in_group = True
@@ -462,6 +492,8 @@ def references_curve(
         y_title="correlation with the human score",
     )
     layout["xaxis"]["dtick"] = 1
+    curves = sum(1 for trace in traces if trace.get("mode") == "lines+markers") // len(groups) or 1
+    _legend_below(layout, rows=curves + 1)  # each group a column: its title, then one row per metric
     return {"data": traces, "layout": layout}
 
 
@@ -567,6 +599,8 @@ def agreement_heatmap(
         "colorscale": "RdBu",
         "reversescale": True,  # plotly.js's RdBu runs blue to red; agreement reads blue
         "colorbar": {"title": {"text": "weighted κ"}},
+        "texttemplate": "%{z:.2f}",  # the number in each cell (a blank cell: not computable)
+        "textfont": {"size": 12},
         "hoverongaps": False,
         "hovertemplate": "%{y} and %{x}<br>weighted κ = %{z:.3f}<br>%{customdata} replies rated by both"
         "<extra></extra>",
@@ -664,6 +698,25 @@ def _layout(*, title: str, x_title: str, y_title: str, subtitle: str | None = No
     }
 
 
+def _legend_below(layout: dict[str, Any], *, rows: int) -> None:
+    """The legend under the x axis title, in room of its own: the figure grows by the legend's height
+    instead of squashing the plot into what is left of HEIGHT, and nothing overlaps or is cut off in an
+    export of the same size (a legend placed relative to the plot area moves with it)."""
+    legend_height = LEGEND_ROW * rows + 10
+    height = HEIGHT + legend_height
+    layout["legend"] = {
+        "orientation": "h",
+        "yref": "container",
+        "y": round(LEGEND_GAP / height, 4),
+        "yanchor": "bottom",
+        "x": 0,
+        "xanchor": "left",
+        "font": {"size": 11},
+    }
+    layout["margin"]["b"] = 60 + legend_height
+    layout["height"] = height
+
+
 def _matrix_layout(*, title: str, subtitle: str, size: int) -> dict[str, Any]:
     """A square-ish matrix: first row on top, labels given the room they need, taller with more rows."""
     layout = _layout(title=title, subtitle=subtitle, x_title="", y_title="")
@@ -752,12 +805,28 @@ def figure_image(figure: Mapping[str, Any], fmt: str, *, scale: float = 1.0) -> 
     return figure_images([figure], fmt, scale=scale)[0]
 
 
+def figure_for_export(figure: Mapping[str, Any]) -> dict[str, Any]:
+    """``figure`` as a file shows it: without what only a click on the page reveals (traces hidden until
+    their legend entry is clicked) and without the hints that say so."""
+    data = []
+    for trace in figure.get("data") or []:
+        if trace.get("visible") == "legendonly":
+            continue
+        title = (trace.get("legendgrouptitle") or {}).get("text")
+        if title and CLICK_TO_SHOW in title:
+            trace = {**trace, "legendgrouptitle": {"text": title.replace(CLICK_TO_SHOW, "").strip()}}
+        data.append(trace)
+    return {**figure, "data": data}
+
+
 def figure_images(figures: Sequence[Mapping[str, Any]], fmt: str, *, scale: float = 1.0) -> list[bytes]:
-    """Every figure as PNG or SVG bytes, rendered in one headless Chromium session."""
+    """Every figure as PNG or SVG bytes (as :func:`figure_for_export` has it), rendered in one headless
+    Chromium session."""
     if fmt not in IMAGE_FORMATS:
         raise ValueError(f'image format "{fmt}" is not one of {", ".join(IMAGE_FORMATS)}')
     if not figures:
         return []
+    figures = [figure_for_export(figure) for figure in figures]
     # asyncio.run in a thread of its own: the caller may already run an event loop (an ASGI view,
     # Playwright's sync API in tests), and asyncio.run refuses to start inside one.
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="kaleido") as pool:

@@ -142,7 +142,7 @@ def _reference_curves(question: str, human: dict[int, float], inputs: ReportInpu
     for entry in inputs.reference_scores:
         signature = by_id.get(entry.signature_id)
         items = [item for item in sorted(human) if item in entry.scores]
-        if signature is None or len(items) < 3 or entry.width < 1:
+        if signature is None or len(items) < 3 or entry.width < 2:
             continue
         matrix = np.full((len(items), entry.width), np.nan)
         for row, item in enumerate(items):

@@ -3,9 +3,12 @@
 ``Study.data_version`` changes with every write that can change a report, so a snapshot is current
 exactly while its version is the study's. The flow:
 
-* :func:`report_for_display` (the page): the current snapshot when it is ready; otherwise a small study
-  is computed in the request, and a larger one is queued for a worker (``correlation.build_report``) while
-  the page shows the newest older snapshot marked as updating, with the worker's progress.
+* :func:`report_for_display` (the page): the current snapshot when it is ready; otherwise never computed
+  in the request, whatever the size (issue 24: a first report that loads models kept the page blank for
+  18 s): the page shows the newest older snapshot marked as updating (or "Computing the report…"), with
+  a progress bar. A small study is then computed by the page's own POST to
+  :func:`report_compute_requested` (no worker needed), which writes its progress on the snapshot as a
+  worker does; a larger one is queued for a worker (``correlation.build_report``).
 * :func:`report_current` (downloads, the API, ``study_report``): the current snapshot, computed now if
   it is not ready.
 * :func:`report_snapshot_build` (the task): claims a snapshot with a conditional UPDATE (a second
@@ -51,6 +54,7 @@ class ReportView:
     data_version: int
     current: ReportSnapshot | None
     shown: ReportSnapshot | None
+    computed_here: bool = False  # the current one waits for the page's POST (a small study)
 
     @property
     def fresh(self) -> bool:
@@ -61,24 +65,43 @@ def study_version(*, study: Study) -> int:
     return int(Study.objects.filter(pk=study.pk).values_list("data_version", flat=True).get())
 
 
-def report_for_display(*, study: Study, options: ReportOptions, allow_inline: bool = True) -> ReportView:
+def report_for_display(*, study: Study, options: ReportOptions) -> ReportView:
+    """The snapshot to show and the one being computed; computes nothing itself (see the module)."""
     version = study_version(study=study)
     current = _snapshot(study, options, version)
     if current is not None and current.status == SnapshotStatus.READY:
         return ReportView(version, current, current)
     if current is None:
-        cost = report_cost(study=study)
-        small = (
-            cost.cells <= settings.DIALEVAL_REPORT_INLINE_MAX_CELLS
-            and cost.reference_pairs + cost.diversity_pairs <= settings.DIALEVAL_REPORT_INLINE_MAX_PAIRS
-        )
-        if allow_inline and small:
-            current = report_compute_now(study=study, options=options, version=version)
-            return ReportView(version, current, current)
-        current = _queued(study, options, version)
+        current, created = _get_or_create(study, options, version)
+        small = report_is_small(study=study)
+        if created and not small:
+            _enqueue(current.pk)
     else:
+        # A small one nobody asked to compute (a client without JavaScript) goes to a worker in the end.
         current = _requeue_if_lost(current)
-    return ReportView(version, current, _latest_ready(study, options))
+        small = current.status == SnapshotStatus.PENDING and report_is_small(study=study)
+    return ReportView(version, current, _latest_ready(study, options), computed_here=small)
+
+
+def report_is_small(*, study: Study) -> bool:
+    """Whether the study's report is computed in a web request (the page's POST) rather than by a worker."""
+    cost = report_cost(study=study)
+    return (
+        cost.cells <= settings.DIALEVAL_REPORT_INLINE_MAX_CELLS
+        and cost.reference_pairs + cost.diversity_pairs <= settings.DIALEVAL_REPORT_INLINE_MAX_PAIRS
+    )
+
+
+def report_compute_requested(*, study: Study, options: ReportOptions) -> ReportView:
+    """The page asks for the report of the study's current data: a small study's is computed now, in this
+    request, with its progress on the snapshot (the page polls it meanwhile); a larger one stays with the
+    worker. Safe to ask twice: the snapshot is claimed as a worker claims it."""
+    view = report_for_display(study=study, options=options)
+    current = view.current
+    if current is not None and current.status == SnapshotStatus.PENDING and report_is_small(study=study):
+        report_snapshot_build(snapshot_id=current.pk)
+        return report_for_display(study=study, options=options)
+    return view
 
 
 def report_current(
@@ -211,13 +234,6 @@ def _get_or_create(study: Study, options: ReportOptions, version: int) -> tuple[
         return ReportSnapshot.objects.get(
             study=study, options_key=snapshot_key(options), data_version=version
         ), False
-
-
-def _queued(study: Study, options: ReportOptions, version: int) -> ReportSnapshot:
-    snapshot, created = _get_or_create(study, options, version)
-    if created:
-        _enqueue(snapshot.pk)
-    return snapshot
 
 
 def _requeue_if_lost(snapshot: ReportSnapshot) -> ReportSnapshot:

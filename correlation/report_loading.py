@@ -28,6 +28,7 @@ from django.db.models import Count
 from annotation.models import (
     Adjudication,
     Annotator,
+    DialogContext,
     DiversityJudgment,
     ImportedMeanRating,
     Question,
@@ -55,7 +56,7 @@ from correlation.report_types import (
 )
 from correlation.selectors import study_metric_signatures, study_metric_values
 from scoring.external_scores_format import external_metric_label
-from scoring.metrics.registry import UnknownMetricError, is_system_metric, metric_spec
+from scoring.metrics.registry import UnknownMetricError, is_system_metric, metric_spec, undefined_reason
 from scoring.metrics.signature import signature_implementation
 from scoring.models import (
     MetricOrigin,
@@ -69,7 +70,11 @@ from scoring.reference_scores import NotRecomputable, per_reference_scores, reco
 
 Progress = Callable[[str, int, int], None]
 DIVERSITY_METRICS = ("distinct-1", "distinct-2", "distinct-3", "self-bleu-2", "self-bleu-4", "recall-bleu-2")
-INVERTED = ("self-bleu-2", "self-bleu-4")  # seed 003 footnote 2: correlated as 1 - Self-BLEU
+INVERTED = ("self-bleu-2", "self-bleu-4")
+SEVERAL_REFERENCES_NEEDED = (
+    "references curve: needs contexts with ≥ 2 references (every context here has at most one, so the "
+    "curve would be a single point at k = 1)"
+)  # seed 003 footnote 2: correlated as 1 - Self-BLEU
 
 
 @dataclass(frozen=True)
@@ -98,6 +103,8 @@ def report_cost(*, study: Study) -> ReportCost:
     ]
     references = Reference.objects.filter(context__study=study).count()
     per_reply = references / max(1, study.contexts.count())
+    if not _contexts_with_several_references(study):
+        multi = []  # no curve to draw, nothing to recompute (_reference_scores)
     # Replies whose per-reference scores are kept already cost nothing (scoring.models.PerReferenceScore).
     kept = dict(
         PerReferenceScore.objects.filter(signature__in=multi, response__context__study=study)
@@ -323,7 +330,10 @@ def _no_values_reason(
         return "it needs references and the study has none"
     count = undefined.get((run_id, name), 0)
     if count:
-        return f"it has no value for any of the {count} replies it was computed on (run {run_id})"
+        return (
+            f"it has no value for any of the {count} replies it was computed on (run {run_id}): "
+            f"{undefined_reason(name)}"
+        )
     failures = [
         failure for failure in run["failures"] or [] if name in str(failure.get("metric", "")).split(", ")
     ]
@@ -349,6 +359,10 @@ def _reference_scores(
     result: list[ReferenceScores] = []
     notes: list[str] = []
     multi = [signature for signature in signatures if signature.parameters.get("refs") == "multi"]
+    if multi and not _contexts_with_several_references(study, rated):
+        # k = 1 is the only point such a curve has, and recomputing it loads every model of the
+        # multi-reference metrics (MiniLM, WordNet, word vectors): most of a small study's first report.
+        return result, [SEVERAL_REFERENCES_NEEDED]
     for position, signature in enumerate(multi):
         reason = recomputable_reason(signature=signature, language=study.language)
         if reason:
@@ -366,6 +380,16 @@ def _reference_scores(
             continue
         result.append(ReferenceScores(signature_id=signature.pk, scores=scores.scores, width=scores.width))
     return result, notes
+
+
+def _contexts_with_several_references(study: Study, response_ids: list[int] | None = None) -> bool:
+    """Whether a context of the study (of these replies) has 2 references or more: the references curve
+    has a second point only then."""
+    contexts = DialogContext.objects.filter(study=study)
+    if response_ids is not None:
+        contexts = contexts.filter(responses__in=response_ids)
+    counted = contexts.annotate(references_count=Count("references", distinct=True))
+    return counted.filter(references_count__gte=2).exists()
 
 
 def _diversity_inputs(study: Study) -> DiversityInputs | None:

@@ -34,6 +34,7 @@ urlpatterns = [
         name="figure-svg",
     ),
     path("<id:study_id>/retry", views.report_retry_view, name="study-report-retry"),
+    path("<id:study_id>/compute", views.report_compute_view, name="study-report-compute"),
     path("<id:study_id>/correlations.csv", views.study_report_csv, name="study-report-csv"),
     path("<id:study_id>/correlations.json", views.study_report_json, name="study-report-json"),
     path("<id:study_id>/scores.csv", views.study_item_scores, name="study-item-scores"),

@@ -21,7 +21,13 @@ from correlation.figures import report_figures as figure_specs
 from correlation.item_scores import study_item_scores_csv
 from correlation.latex import report_latex
 from correlation.models import SnapshotStatus
-from correlation.report_cache import ReportView, report_current, report_for_display, report_retry
+from correlation.report_cache import (
+    ReportView,
+    report_compute_requested,
+    report_current,
+    report_for_display,
+    report_retry,
+)
 from correlation.report_document import document_as_json
 from correlation.report_page import question_slice
 from correlation.report_types import OptionError, ReportOptions
@@ -82,6 +88,20 @@ def report_status(request: HttpRequest, study_id: int) -> JsonResponse:
             "error": current.error if current else "",
         }
     )
+
+
+@require_POST
+@login_required
+def report_compute_view(request: HttpRequest, study_id: int) -> HttpResponse:
+    """The page asks for the report of the current data (correlation/report_cache.py): a small study's is
+    computed in this request while the page polls its progress. JSON for the page's script; a redirect
+    back to the page for the form shown without JavaScript."""
+    study = _reportable_study(request, study_id)
+    options, _ = _options(request)
+    view = report_compute_requested(study=study, options=options)
+    if "application/json" in request.headers.get("Accept", ""):
+        return JsonResponse({"fresh": view.fresh, "status": view.current.status if view.current else None})
+    return redirect(f"{reverse('correlation:study-report', args=[study.pk])}?{request.GET.urlencode()}")
 
 
 @login_required
@@ -186,7 +206,7 @@ def report_bundle_view(request: HttpRequest, study_id: int) -> HttpResponse:
 def report_retry_view(request: HttpRequest, study_id: int) -> HttpResponse:
     study = _reportable_study(request, study_id)
     options, _ = _options(request)
-    view = report_for_display(study=study, options=options, allow_inline=False)
+    view = report_for_display(study=study, options=options)
     if view.current is not None and view.current.status == SnapshotStatus.FAILED:
         report_retry(snapshot=view.current)
     return redirect(f"{reverse('correlation:study-report', args=[study.pk])}?{request.GET.urlencode()}")
@@ -239,9 +259,14 @@ def _page_context(
         "table_sections": sorted(report_tables_csv(document)) if document else [],
         "system_metrics": system_metric_table(study=study),
     }
-    if document is not None and question is not None:
+    # A report shown while the next one is computed may predate the question (added since): nothing of it.
+    if document is not None and question is not None and _has_question(document, question.name):
         context["report"] = question_slice(document, question.name)
     return context
+
+
+def _has_question(document: dict[str, Any], name: str) -> bool:
+    return any(entry.get("name") == name for entry in document.get("questions") or [])
 
 
 def _reportable_study(request: HttpRequest, study_id: int) -> Study:

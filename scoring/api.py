@@ -182,21 +182,28 @@ class TrainedModelSerializer(serializers.ModelSerializer):
     """A model with the figures the model list shows; figures a model registered before they were stored
     lacks are read from its artifact (config, curve, folder)."""
 
-    pairs = serializers.SerializerMethodField(
-        help_text="training pairs ((context, reply) examples for MaUde)"
+    pairs = serializers.SerializerMethodField(help_text="training (query, reply) pairs; null for MaUde")
+    dialogs = serializers.SerializerMethodField(help_text="MaUde's training dialogs; null for the others")
+    epochs = serializers.SerializerMethodField(help_text="epochs the scoring cell ran")
+    kept_epoch = serializers.SerializerMethodField(help_text="the epoch whose weights were kept")
+    scoring_cell = serializers.SerializerMethodField(
+        help_text="the cell (variant) the kind's metric scores with, whose figures these are ('' for RUBER)"
     )
-    epochs = serializers.SerializerMethodField(help_text="epochs trained (the longest cell's)")
     cells = serializers.SerializerMethodField(help_text="BERT-RUBER cells / MaUde variants trained")
     validation_accuracy = serializers.SerializerMethodField(
-        help_text="best validation ranking accuracy (the best cell's)"
+        help_text="the scoring cell's validation ranking accuracy at the kept epoch"
+    )
+    near_chance = serializers.SerializerMethodField(
+        help_text="validation accuracy within 0.05 of chance (0.5)"
     )
     size_bytes = serializers.SerializerMethodField(help_text="the artifact folder's size")
 
     class Meta:
         model = TrainedModel
         fields = [
-            "name", "kind", "content_hash", "language", "corpus", "is_default", "pairs", "epochs", "cells",
-            "validation_accuracy", "size_bytes", "curve", "created_at",
+            "name", "kind", "content_hash", "language", "corpus", "is_default", "pairs", "dialogs", "epochs",
+            "kept_epoch", "scoring_cell", "cells", "validation_accuracy", "near_chance", "size_bytes", "curve",
+            "created_at",
         ]  # fmt: skip
 
     def _figures(self, model: TrainedModel) -> ModelFigures:
@@ -210,8 +217,24 @@ class TrainedModelSerializer(serializers.ModelSerializer):
         return self._figures(model).pairs
 
     @extend_schema_field(serializers.IntegerField(allow_null=True))
+    def get_dialogs(self, model: TrainedModel) -> int | None:
+        return self._figures(model).dialogs
+
+    @extend_schema_field(serializers.IntegerField(allow_null=True))
     def get_epochs(self, model: TrainedModel) -> int | None:
         return self._figures(model).epochs
+
+    @extend_schema_field(serializers.IntegerField(allow_null=True))
+    def get_kept_epoch(self, model: TrainedModel) -> int | None:
+        return self._figures(model).kept_epoch
+
+    @extend_schema_field(serializers.CharField())
+    def get_scoring_cell(self, model: TrainedModel) -> str:
+        return self._figures(model).scoring_cell
+
+    @extend_schema_field(serializers.BooleanField())
+    def get_near_chance(self, model: TrainedModel) -> bool:
+        return self._figures(model).near_chance
 
     @extend_schema_field(serializers.ListField(child=serializers.CharField()))
     def get_cells(self, model: TrainedModel) -> list[str]:

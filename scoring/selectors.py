@@ -4,7 +4,7 @@ and the training jobs that make them."""
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from django.db.models import Count, Prefetch, Q, QuerySet, Sum
@@ -36,7 +36,7 @@ from scoring.models import (
     TrainingJob,
     TrainingStatus,
 )
-from scoring.trained_model_figures import ModelFigures, figures_compute
+from scoring.trained_model_figures import ModelFigures, figures_compute, training_summary
 
 
 def scoring_runs_for_study(*, study: Study) -> QuerySet[ScoringRun]:
@@ -247,23 +247,24 @@ class TrainedModelRow:
 
 
 def trained_model_figures(*, model: TrainedModel) -> ModelFigures:
-    """The model's pairs, epochs, cells, best validation accuracy and size; what is not stored on the row
-    is read from its config, curve and folder."""
-    stored = (model.pairs, model.epochs, model.validation_accuracy, model.size_bytes)
-    computed = None
-    if any(value is None for value in stored):
-        computed = figures_compute(config=model.config, curve=model.curve, path=model.path, pairs=model.pairs)
-    cells = tuple(str(cell) for cell in model.config.get("cells", ()) or ())
-
-    def pick(value: Any, attribute: str) -> Any:
-        return value if value is not None or computed is None else getattr(computed, attribute)
-
-    return ModelFigures(
-        pairs=pick(model.pairs, "pairs"),
-        epochs=pick(model.epochs, "epochs"),
-        cells=cells,
-        validation_accuracy=pick(model.validation_accuracy, "validation_accuracy"),
-        size_bytes=pick(model.size_bytes, "size_bytes"),
+    """The model's training size, the epochs its scoring cell ran and kept, that cell's validation accuracy
+    and the size (scoring/trained_model_figures.py), from its config and curve; the row's stored figures
+    (older rows stored the best cell's) only where those do not have them. The size is the stored one
+    (reading the folder costs a walk), else the folder's."""
+    computed = figures_compute(
+        config=model.config,
+        curve=model.curve,
+        path=model.path if model.size_bytes is None else None,
+        pairs=model.pairs,
+        kind=model.kind,
+    )
+    return replace(
+        computed,
+        epochs=computed.epochs if computed.epochs is not None else model.epochs,
+        validation_accuracy=computed.validation_accuracy
+        if computed.validation_accuracy is not None
+        else model.validation_accuracy,
+        size_bytes=model.size_bytes if model.size_bytes is not None else computed.size_bytes,
     )
 
 
@@ -297,6 +298,11 @@ def training_job_progress_text(*, job: TrainingJob) -> str:
     if job.status == TrainingStatus.PENDING:
         return str(progress.get("note") or "waiting for a worker")
     if job.status == TrainingStatus.SUCCEEDED:
+        summary = (
+            training_summary(trained_model_figures(model=job.trained_model)) if job.trained_model else ""
+        )
+        if summary:
+            return f"trained: {summary}"
         epochs = max((int(point.get("epoch") or 0) for point in job.curve or []), default=0)
         return f"trained ({epochs} epoch{'s' if epochs != 1 else ''})"
     if job.status == TrainingStatus.FAILED:

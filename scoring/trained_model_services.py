@@ -230,10 +230,10 @@ def trained_model_register(
     pairs: int | None = None,
 ) -> TrainedModel:
     """Record an artifact folder as a trained model (and, with ``make_default``, the default of its kind),
-    with the figures the model list shows (pairs, epochs, best validation accuracy, size)."""
+    with the figures the model list shows (pairs, epochs, the scoring cell's validation accuracy, size)."""
     if make_default:
         TrainedModel.objects.filter(kind=kind, is_default=True).update(is_default=False)
-    figures = figures_compute(config=config, curve=curve, path=path, pairs=pairs)
+    figures = figures_compute(config=config, curve=curve, path=path, pairs=pairs, kind=kind)
     return TrainedModel.objects.create(
         name=name,
         kind=kind,

@@ -46,7 +46,12 @@ def training_job_start(request: HttpRequest, study_id: int) -> HttpResponse:
         except TrainingJobError as error:
             form.add_error(error.field if error.field in FORM_FIELDS else None, error.message)
         else:
-            messages.success(request, f"Training job {job.pk} queued: {job.kind} model {job.name}.")
+            # Tagged: the job page takes it away once the job has finished (static/scoring/training.js).
+            messages.success(
+                request,
+                f"Training job {job.pk} queued: {job.kind} model {job.name}.",
+                extra_tags="job-queued",
+            )
             return redirect("scoring:training-job", job_id=job.pk)
     for field, errors in form.errors.items():
         label = "training" if field == "__all__" else field

@@ -51,6 +51,11 @@ class Study(models.Model):
     instructions = models.TextField(blank=True)
     ratings_per_item = models.PositiveSmallIntegerField(default=3, help_text="k: ratings wanted per item")
     show_reference = models.BooleanField(default=False, help_text="show a reference reply to raters")
+    count_imported_ratings = models.BooleanField(
+        default=True,
+        help_text="ratings imported from files count toward k: a reply imported with k raters is complete "
+        "and handed to nobody (off: a fresh collection of k ratings per reply in the app)",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     # Annotation tasks (issue 4). Rating is on by default; reference collection when references_wanted > 0.

@@ -5,7 +5,9 @@ A :class:`WorkItem` is one unit an annotator is given: a reply to rate (all the 
 screen), a context to write references for, a system's several replies to one context for diversity
 judgment, or an attention check. ``wanted`` is how many different annotators it needs (k for ratings,
 seed 000 section 4.1 uses 9; writers per context for reference collection) and ``taken`` counts the
-assignments that are active or done. ``taken <= wanted`` is a database constraint, and the assignment
+assignments that are active or done; a rating item also knows how many raters of imported data rated its
+reply (``imported``), which the study may count toward k (``Study.count_imported_ratings``), so that
+``wanted`` is what is still missing. ``taken <= wanted`` is a database constraint, and the assignment
 engine only ever raises ``taken`` with a conditional ``UPDATE ... WHERE taken < wanted``, so two
 annotators can never both get the last slot of an item, whatever the database and however many web
 processes run.
@@ -101,6 +103,11 @@ class WorkItem(models.Model):
     wanted = models.PositiveIntegerField(help_text="different annotators this item needs")
     taken = models.PositiveIntegerField(default=0, help_text="assignments active or done")
     done = models.PositiveIntegerField(default=0, help_text="assignments done")
+    imported = models.PositiveIntegerField(
+        default=0,
+        help_text="rating items: raters from imported data who rated the reply; when the study counts them "
+        "toward k, wanted is k minus these (annotation/services/work_items.py)",
+    )
     pool_rank = models.IntegerField(
         default=new_pool_rank,
         help_text="random place among the items with as many answers: which of them the hand-out looks at",

@@ -19,6 +19,7 @@ from datetime import datetime
 from django.db.models import Count, Exists, OuterRef, Q, QuerySet
 
 from annotation.models import Annotator, AnnotatorOrigin, Study, TrainingAnswer, TrainingItem
+from annotation.selectors.work import question_payload
 
 CONSENT = "consent"
 TRAINING = "training"
@@ -167,18 +168,7 @@ def training_item_payload(*, item: TrainingItem) -> dict[str, object]:
             for index, turn in enumerate(item.response.context.turns)
         ],
         "reply": item.response.text,
-        "question": {
-            "name": question.name,
-            "prompt": question.prompt,
-            "kind": question.kind,
-            "scale_min": question.scale_min,
-            "scale_max": question.scale_max,
-            "points": (
-                []
-                if question.is_slider
-                else [{"value": value, "label": question.label_for(value)} for value in question.scale_points]
-            ),
-        },
+        "question": question_payload([question])[0],
     }
 
 

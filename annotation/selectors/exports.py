@@ -32,7 +32,12 @@ from annotation.models import (
     WorkItem,
 )
 from annotation.selectors.pairwise_exports import pairwise_rows
-from annotation.selectors.progress import annotator_rows, least_complete_items, task_progress
+from annotation.selectors.progress import (
+    annotator_rows,
+    imported_counted_of,
+    least_complete_items,
+    task_progress,
+)
 from annotation.selectors.quality import excluded_annotator_ids
 
 CHUNK_SIZE = 2000
@@ -227,6 +232,7 @@ def study_work_progress(*, study: Study) -> dict[str, list[dict[str, Any]]]:
                 "complete": task.complete,
                 "done": task.done,
                 "wanted": task.wanted,
+                "imported": task.imported,
                 "percent": task.percent,
             }
             for task in task_progress(study=study)
@@ -254,8 +260,10 @@ def study_work_progress(*, study: Study) -> dict[str, list[dict[str, Any]]]:
                 "item": external_or_id(item.response.external_id, item.response.pk),
                 "context": external_or_id(item.response.context.external_id, item.response.context.pk),
                 "system": item.response.system.name,
-                "done": item.done,
-                "wanted": item.wanted,
+                # imported raters included when they count toward k
+                "done": item.done + imported_counted_of(item, study),
+                "wanted": item.wanted + imported_counted_of(item, study),
+                "imported": imported_counted_of(item, study),
                 "active": item.taken - item.done,
             }
             for item in items

@@ -1,9 +1,10 @@
 """What the researcher's annotation page shows: how far each task is, who did what, which replies still
 need ratings, and the attention checks.
 
-Progress counts the work done *in this app* (answered assignments, ``WorkItem.done``), which is what the
-assignment engine fills; ratings imported from files are not work items and show in the correlation
-report instead. The page costs a fixed number of queries whatever the size of the study: the item table
+Progress counts the work done in this app (answered assignments, ``WorkItem.done``), which is what the
+assignment engine fills, and, unless the study asks for a fresh collection (``Study.count_imported_ratings``),
+the raters of imported data who rated each reply (``WorkItem.imported``, at most k per reply), which the
+engine counts toward k too (annotation/services/work_items.py). The page costs a fixed number of queries whatever the size of the study: the item table
 shows the ``ITEM_ROWS`` least-complete replies, not all of them.
 """
 
@@ -11,14 +12,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from django.db.models import Count, F, Q, QuerySet, Sum
+from django.db.models import Count, F, Q, QuerySet, Sum, Value
+from django.db.models.expressions import CombinedExpression
 from django.db.models.functions import Least
 
 from annotation.models import (
     Annotator,
+    AnnotatorOrigin,
     Assignment,
     AssignmentStatus,
     AttentionCheck,
+    Rating,
     Study,
     WorkItem,
     WorkKind,
@@ -34,9 +38,25 @@ TASK_LABELS = {
 }
 
 
+def counted_imported(study: Study) -> Least | Value:
+    """A rating item's imported raters that count toward k (none when the study collects afresh)."""
+    return Least("imported", Value(study.ratings_per_item)) if study.count_imported_ratings else Value(0)
+
+
+def imported_counted_of(item: WorkItem, study: Study) -> int:
+    """:func:`counted_imported` of one rating item already read."""
+    return min(item.imported, study.ratings_per_item) if study.count_imported_ratings else 0
+
+
+def _with_imported(study: Study, field: str) -> CombinedExpression:
+    """``field`` (``done``, ``wanted``) of a rating item plus its counted imported raters."""
+    return F(field) + counted_imported(study)
+
+
 @dataclass(frozen=True)
 class TaskProgress:
-    """One task of the study: ``done`` answers of the ``wanted`` (items times annotators per item)."""
+    """One task of the study: ``done`` answers of the ``wanted`` (items times annotators per item); for
+    ratings, ``imported`` of both are the counted ratings of imported raters."""
 
     kind: str
     label: str
@@ -44,6 +64,7 @@ class TaskProgress:
     complete: int  # items with every answer they want
     done: int
     wanted: int
+    imported: int = 0
 
     @property
     def percent(self) -> int:
@@ -51,8 +72,10 @@ class TaskProgress:
 
 
 def task_progress(*, study: Study) -> list[TaskProgress]:
-    """Ratings (done of items x k), references (writers done of contexts x writers), diversity and pairwise
-    comparisons (done of items x k); one query."""
+    """Ratings (done of items x k, imported raters counted unless the study collects afresh), references
+    (writers done of contexts x writers), diversity and pairwise comparisons (done of items x k); one
+    query."""
+    counted = counted_imported(study)
     rows = (
         WorkItem.objects.filter(study=study, kind__in=list(TASK_LABELS))
         .values("kind")
@@ -61,22 +84,29 @@ def task_progress(*, study: Study) -> list[TaskProgress]:
             complete=Count("id", filter=Q(done__gte=F("wanted"))),
             done=Sum(Least("done", "wanted")),
             wanted=Sum("wanted"),
+            imported=Sum(counted),
         )
         .order_by()
     )
     by_kind = {row["kind"]: row for row in rows}
-    return [
-        TaskProgress(
-            kind=str(kind),
-            label=label,
-            items=int(by_kind[kind]["items"]),
-            complete=int(by_kind[kind]["complete"]),
-            done=int(by_kind[kind]["done"] or 0),
-            wanted=int(by_kind[kind]["wanted"] or 0),
+    progress = []
+    for kind, label in TASK_LABELS.items():
+        if kind not in by_kind:
+            continue
+        row = by_kind[kind]
+        imported = int(row["imported"] or 0) if kind == WorkKind.RATE else 0
+        progress.append(
+            TaskProgress(
+                kind=str(kind),
+                label=label,
+                items=int(row["items"]),
+                complete=int(row["complete"]),
+                done=int(row["done"] or 0) + imported,
+                wanted=int(row["wanted"] or 0) + imported,
+                imported=imported,
+            )
         )
-        for kind, label in TASK_LABELS.items()
-        if kind in by_kind
-    ]
+    return progress
 
 
 @dataclass(frozen=True)
@@ -85,7 +115,7 @@ class AnnotatorRow:
 
     annotator_id: int
     quality: AnnotatorQuality
-    rated: int  # rating items answered in this app
+    rated: int  # rating items answered in this app; for a rater of imported data, the replies they rated
     written: int  # collection items finished
     judged: int  # diversity items answered
     holding: int  # items handed out and not answered yet
@@ -107,11 +137,20 @@ def annotator_rows(*, study: Study) -> list[AnnotatorRow]:
     def done(annotator_id: int, kind: str) -> int:
         return counts.get((annotator_id, kind, AssignmentStatus.DONE), 0)
 
+    # Raters of imported data have no assignments: what they rated is their ratings' replies.
+    imported_rated = dict(
+        Rating.objects.filter(annotator__study=study, annotator__origin=AnnotatorOrigin.IMPORTED)
+        .values("annotator_id")
+        .annotate(replies=Count("response_id", distinct=True))
+        .values_list("annotator_id", "replies")
+        .order_by()
+    )
+
     return [
         AnnotatorRow(
             annotator_id=quality.annotator_id,
             quality=quality,
-            rated=done(quality.annotator_id, WorkKind.RATE),
+            rated=done(quality.annotator_id, WorkKind.RATE) + imported_rated.get(quality.annotator_id, 0),
             written=done(quality.annotator_id, WorkKind.WRITE),
             judged=done(quality.annotator_id, WorkKind.DIVERSITY),
             compared=done(quality.annotator_id, WorkKind.PAIR),
@@ -126,12 +165,18 @@ def annotator_rows(*, study: Study) -> list[AnnotatorRow]:
 
 
 def least_complete_items(*, study: Study, limit: int = ITEM_ROWS) -> QuerySet[WorkItem]:
-    """The rating items with the fewest answers first (then the fewest held), with reply, context, system."""
+    """The rating items with the fewest answers first (then the fewest held), with reply, context, system;
+    ``answers`` and ``needs`` count the imported raters that count toward k."""
     return (
         WorkItem.objects.filter(study=study, kind=WorkKind.RATE)
         .select_related("response", "response__context", "response__system")
-        .annotate(held=F("taken") - F("done"))
-        .order_by("done", "taken", "id")[:limit]
+        .annotate(
+            held=F("taken") - F("done"),
+            answers=_with_imported(study, "done"),
+            needs=_with_imported(study, "wanted"),
+            counted_imported=counted_imported(study),
+        )
+        .order_by("answers", "taken", "id")[:limit]
     )
 
 
@@ -143,10 +188,11 @@ class HistogramBar:
 
 
 def ratings_histogram(*, study: Study) -> list[HistogramBar]:
-    """Rating items by the number of answers they received, 0 to k (one query)."""
+    """Rating items by the number of answers they received (imported raters counted when they count
+    toward k), 0 to k (one query)."""
     counts = dict(
         WorkItem.objects.filter(study=study, kind=WorkKind.RATE)
-        .values_list("done")
+        .values_list(_with_imported(study, "done"))
         .annotate(items=Count("id"))
         .order_by()
     )

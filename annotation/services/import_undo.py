@@ -50,6 +50,7 @@ from annotation.services.deletion_counts import (
     cascade_collector,
     collector_counts,
 )
+from annotation.services.work_items import work_items_sync
 
 REUSED = (
     ("contexts_reused", "context", "contexts"),
@@ -90,6 +91,7 @@ def import_undo(
             _, deleted = collector.delete()
         StudyImport.objects.filter(pk=record.pk).update(undone_at=timezone.now(), undone_by=user)
         study_data_changed(study_id=study.pk)
+        work_items_sync(study=study)  # imported raters that went no longer count toward k
     return {label: count for label, count in deleted.items() if count}
 
 

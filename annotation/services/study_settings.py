@@ -35,6 +35,7 @@ class AnnotationSettings:
 
     rating_enabled: bool
     ratings_per_item: int
+    count_imported_ratings: bool
     show_reference: bool
     instructions: str
     references_wanted: int

@@ -4,20 +4,28 @@ One rating item per response (wanted = the study's k), one collection item per c
 collects references (wanted = the writers its collection mode needs, seed 003 appendix A), one diversity
 item per (context, system) with at least two replies (seed 003 section 5.2), one item per attention check.
 Lowering k never drops below what annotators already hold, so the ``taken <= wanted`` constraint stands.
+
+Ratings imported from files (raters of ``AnnotatorOrigin.IMPORTED``) count toward k unless the study asks
+for a fresh collection (``Study.count_imported_ratings``): a rating item records how many imported raters
+rated its reply (``WorkItem.imported``) and wants only the rest, k minus those (never below what annotators
+hold). So a reply imported with k ratings is complete and handed to nobody. The counts are brought up to
+date here, which every import calls (and undoing one, through its own call).
 """
 
 from __future__ import annotations
 
 from django.db import transaction
-from django.db.models import Count, F
+from django.db.models import Count, F, QuerySet, Value
 from django.db.models.functions import Greatest
 
 from annotation.models import (
+    AnnotatorOrigin,
     Assignment,
     AssignmentStatus,
     AttentionCheck,
     CollectionMode,
     DialogContext,
+    Rating,
     Reference,
     ReferenceOrigin,
     Response,
@@ -60,6 +68,45 @@ def writer_quota(study: Study, item: WorkItem) -> int:
     return max(1, min(share, wanted - collected.count() - promised))
 
 
+def imported_raters(*, study: Study) -> dict[int, int]:
+    """Reply id -> how many raters of imported data rated it (any question); replies without any left out."""
+    return dict(
+        Rating.objects.filter(response__context__study=study, annotator__origin=AnnotatorOrigin.IMPORTED)
+        .values("response_id")
+        .annotate(raters=Count("annotator_id", distinct=True))
+        .values_list("response_id", "raters")
+        .order_by()
+    )
+
+
+def _rating_items_sync(*, study: Study, existing: QuerySet[WorkItem]) -> list[WorkItem]:
+    """Bring the rating items' imported counts and ``wanted`` up to date; returns the missing items."""
+    k = study.ratings_per_item
+    imported = imported_raters(study=study)
+    rate_items = existing.filter(kind=WorkKind.RATE)
+    stale = [
+        WorkItem(pk=pk, imported=imported.get(response_id, 0))
+        for pk, response_id, count in rate_items.values_list("pk", "response_id", "imported")
+        if imported.get(response_id, 0) != count
+    ]
+    WorkItem.objects.bulk_update(stale, ["imported"], batch_size=BATCH_SIZE)
+    counted = F("imported") if study.count_imported_ratings else Value(0)
+    wanted = Greatest(Value(k) - counted, F("taken"))
+    rate_items.exclude(wanted=wanted).update(wanted=wanted)
+    have = set(rate_items.values_list("response_id", flat=True))
+    missing = Response.objects.filter(context__study=study).exclude(pk__in=have).values_list("pk", flat=True)
+    return [
+        WorkItem(
+            study=study,
+            kind=WorkKind.RATE,
+            response_id=pk,
+            imported=imported.get(pk, 0),
+            wanted=max(0, k - imported.get(pk, 0)) if study.count_imported_ratings else k,
+        )
+        for pk in missing
+    ]
+
+
 @transaction.atomic
 def work_items_sync(*, study: Study) -> dict[str, int]:
     """Create the missing work items of ``study`` and update ``wanted``; returns items created per kind."""
@@ -72,15 +119,7 @@ def work_items_sync(*, study: Study) -> dict[str, int]:
 
     existing = WorkItem.objects.filter(study=study)
     if study.rating_enabled:
-        have = set(existing.filter(kind=WorkKind.RATE).values_list("response_id", flat=True))
-        missing = (
-            Response.objects.filter(context__study=study).exclude(pk__in=have).values_list("pk", flat=True)
-        )
-        add(
-            WorkKind.RATE,
-            [WorkItem(study=study, kind=WorkKind.RATE, response_id=pk, wanted=k) for pk in missing],
-        )
-        existing.filter(kind=WorkKind.RATE).exclude(wanted=k).update(wanted=Greatest(k, F("taken")))
+        add(WorkKind.RATE, _rating_items_sync(study=study, existing=existing))
         have_checks = set(existing.filter(kind=WorkKind.CHECK).values_list("attention_check_id", flat=True))
         checks = (
             AttentionCheck.objects.filter(study=study)

@@ -149,4 +149,5 @@ def bert_ruber_referenced_spec() -> MetricSpec:
         uses_tokenizer=False,  # the encoder's own word-piece tokenizer, named by "encoder" and hashed
         prefers_gpu=True,  # see the module docstring
         artifact_hash=artifact_hash,
+        undefined_when="the reply, or every one of its references, is empty (no word piece)",
     )

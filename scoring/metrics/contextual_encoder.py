@@ -364,9 +364,18 @@ def _load(model_path: str, device: str) -> tuple[Any, Any]:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     from transformers import AutoModel, AutoTokenizer
+    from transformers.utils import logging as transformers_logging
 
-    tokenizer = AutoTokenizer.from_pretrained(model_path, local_files_only=True)
-    model = AutoModel.from_pretrained(model_path, local_files_only=True).eval().to(device)
+    # transformers draws a "Loading weights" bar on stderr for every load: noise in study_report's and
+    # score_study's output, and inside their own progress bars (issue 24). Off for the load only.
+    bars_were_on = transformers_logging.is_progress_bar_enabled()
+    transformers_logging.disable_progress_bar()
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(model_path, local_files_only=True)
+        model = AutoModel.from_pretrained(model_path, local_files_only=True).eval().to(device)
+    finally:
+        if bars_were_on:
+            transformers_logging.enable_progress_bar()
     return tokenizer, model
 
 

@@ -50,6 +50,7 @@ from scoring.metrics.embedding import (
 )
 from scoring.metrics.spec import (
     DEFAULT_REFERENCE_AGGREGATION,
+    NO_VECTOR,
     VECTOR_HASH_PARAMETER,
     VECTOR_STORE_PARAMETER,
     MetricFamily,
@@ -256,6 +257,7 @@ def embedding_specs() -> tuple[MetricFamily, list[MetricSpec]]:
                     own_tokenizer=True,
                 ),
             },
+            undefined_when=NO_VECTOR,
         )
         for name in EMBEDDING_METRICS
     ]

@@ -34,6 +34,7 @@ from scoring.metrics.ruber.blends import BLENDS, ruber_blends
 from scoring.metrics.spec import (
     DEFAULT_REFERENCE_AGGREGATION,
     MODEL_PARAMETER,
+    NO_VECTOR,
     MetricFamily,
     MetricSpec,
     family_member_compute,
@@ -82,6 +83,7 @@ def ruber_specs() -> list[SpecGroup]:
             compute=_ruber_referenced,
             parameters={"refagg": DEFAULT_REFERENCE_AGGREGATION},
             model_kind=RUBER_KIND,
+            undefined_when=NO_VECTOR,
         ),
         MetricSpec(
             name=VECTOR_POOL_UNREFERENCED,
@@ -90,6 +92,7 @@ def ruber_specs() -> list[SpecGroup]:
             version=LEARNED_VERSION,
             compute=_vector_pool_unreferenced,
             model_kind=RUBER_KIND,
+            undefined_when="the reply or the query has no word with a vector",
         ),
         MetricSpec(
             name=RUBER_UNREFERENCED,
@@ -166,6 +169,9 @@ def _blend_spec(
         whole_set=True,
         requires=components,
         combine=partial(_combine_blend, method=method, components=components),
+        undefined_when=f"{components[0]} has no value for them: {NO_VECTOR}"
+        if prefix == "ruber"
+        else f"{components[0]} has no value for them: the reply, or every one of its references, is empty",
     )
 
 

@@ -197,6 +197,17 @@ def is_variant(name: str) -> bool:
     return VARIANT_SEPARATOR in name
 
 
+def undefined_reason(name: str) -> str:
+    """Why the metric ``name`` (per reply or per system) has no value where it has none: each spec names
+    its own cause (Self-BLEU: no context with two replies of the system; embeddings: no word with a
+    vector), so run notes and the report say what happened rather than guess."""
+    if name in _SYSTEM_SPECS:
+        return _SYSTEM_SPECS[name].undefined_when
+    if name in _SPECS:
+        return _SPECS[name].undefined_when
+    return "the metric gave no value"
+
+
 def metric_spec(name: str) -> MetricSpec:
     try:
         return _SPECS[name]

@@ -141,6 +141,10 @@ class MetricImplementation:
     whole_set: bool = False
 
 
+UNDEFINED_WHEN = "the metric is not defined for them (an empty reply or reference)"
+NO_VECTOR = "the reply, or every one of its references, has no word with a vector"
+
+
 @dataclass(frozen=True)
 class MetricSpec:
     name: str  # lowercase, hyphenated: "bleu-2", later "rouge-l", "ruber-unref"
@@ -169,6 +173,8 @@ class MetricSpec:
     # Where a run's per-family implementation choice names it (``bleu=sacrebleu``): its family, or for a
     # metric without one, a group of metrics computed by the same tools (``rouge``), else its name.
     implementation_group: str = ""
+    # When the metric has no value for an item (``None``): the cause, named in run notes and the report.
+    undefined_when: str = UNDEFINED_WHEN
 
     @property
     def reads_context(self) -> bool:

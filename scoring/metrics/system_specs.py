@@ -97,6 +97,8 @@ class SystemMetricSpec:
             return self.compute, self.parameters
         return chosen.compute, chosen.parameters
 
+    undefined_when: str = "the system has no replies"  # the one cause of a None value, for run notes
+
     def signature_parameters(
         self,
         *,
@@ -270,6 +272,7 @@ def _corpus_specs() -> list[SystemMetricSpec]:
         needs_references=True,
         compute=_corpus_bleu,
         parameters=nltk_parameters,
+        undefined_when="no context of the system's replies has references",
         implementation_group="bleu",
         implementations={
             "nltk": SystemImplementation(
@@ -309,6 +312,7 @@ def _corpus_specs() -> list[SystemMetricSpec]:
             compute=_sacrebleu_corpus_chrf(word_order),
             version=sacrebleu,
             parameters={"nc": "6", "nw": str(word_order), "beta": "2", "case": "mixed"},
+            undefined_when="no context of the system's replies has references",
             implementation_group="chrf",
             implementations={
                 "sacrebleu": SystemImplementation(
@@ -344,6 +348,8 @@ def system_metric_specs() -> list[SystemMetricSpec]:
             needs_references=False,
             compute=_self_bleu(n),
             parameters={"smooth": "method1"},
+            undefined_when="no context has two or more replies of the system (Self-BLEU compares a system's "
+            "replies to one context with each other; with one reply per context there is nothing to compare)",
         )
         for n in (2, 4)
     ]
@@ -354,6 +360,7 @@ def system_metric_specs() -> list[SystemMetricSpec]:
             needs_references=True,
             compute=_recall(lambda language: bleu_metric(2)),
             parameters={"smooth": "method1"},
+            undefined_when="no context has both replies of the system and references",
         ),
         SystemMetricSpec(
             name="recall-vector-extrema",
@@ -361,6 +368,7 @@ def system_metric_specs() -> list[SystemMetricSpec]:
             needs_references=True,
             compute=_recall(_vector_extrema_pairwise),
             parameters={"vectors": "glove-6b-50d"},
+            undefined_when="no context has both replies of the system and references",
         ),
         *_corpus_specs(),
     ]

@@ -43,6 +43,7 @@ from scoring.metrics.registry import (
     compute_system_metric,
     metric_spec,
     options_for,
+    undefined_reason,
 )
 from scoring.metrics.system_specs import ContextOutputs
 from scoring.models import (
@@ -224,7 +225,7 @@ def scoring_run_advance(*, run_id: int) -> bool:
     notes = [run.notes] if run.notes else []
     for name, count in undefined.items():
         what = "system(s)" if name in _system_metric_names(chunks) else "response(s)"
-        notes.append(f"{name} has no value for {count} {what} (e.g. no word with a vector, one output)")
+        notes.append(f"{name} has no value for {count} {what}: {undefined_reason(name)}")
     if failures:
         replies = len({failure["response_id"] for failure in failures})
         notes.append(

@@ -10,6 +10,8 @@
  *   "1" when a 10 exists). Sliders move with the arrow keys, PgUp/PgDn, Home/End, or a typed number.
  * - The checks run here mirror the server's (annotation/reference_rules.py), so a mistake is caught
  *   before the round trip; the server still decides.
+ * - The qualification round (training.html) is a rating page of one question posting "value"; its
+ *   feedback and result pages ("training-feedback") take Enter to go on and ? for the instructions.
  * - User text is only ever put into the page with textContent.
  */
 (function () {
@@ -584,6 +586,20 @@
     setupWriting();
   } else if (pageKind === "diversity" && form) {
     setupDiversity();
+  } else if (pageKind === "training-feedback") {
+    // The qualification round's feedback and result pages: Enter goes on (the next practice item, the
+    // first task), as the rating page's Enter does; ? shows the instructions again.
+    onKey(function (event) {
+      if (commonKey(event)) {
+        return;
+      }
+      const onward = root.querySelector("a[data-enter-link], a[autofocus]");
+      if (event.key === "Enter" && onward && !isOtherControl(event.target)) {
+        event.preventDefault();
+        submitting = true;
+        window.location.href = onward.href;
+      }
+    });
   } else if (pageKind === "none") {
     onKey(function (event) {
       if ((event.key === "b" || event.key === "Backspace") && backUrl && !isTextField(event.target)) {

@@ -8,13 +8,17 @@
  * imported files, so every outside string is escaped (&, <, >) before it reaches Plotly.
  *
  * Live updates: the page polls the status endpoint; when a report for newer data is ready it fetches the
- * report body again and swaps it in, keeping the tab that is open. Without JavaScript every section is
+ * report body again and swaps it in, keeping the tab that is open. A report not computed yet is never
+ * computed while the page loads: the page shows a progress bar (or the previous report marked as
+ * updating) and, for a small study, asks for it with a POST of its own. Without JavaScript every section is
  * shown one after another and the page still works (reload to update).
  */
 (function () {
   "use strict";
 
   var POLL_MS = 4000;
+  var FAST_POLL_MS = 700; // while a report is being computed: its progress bar moves
+  var computing = false;
   var body = document.getElementById("report-body");
   if (!body) { return; }
   document.documentElement.classList.add("js");
@@ -157,6 +161,10 @@
         var point = event.points && event.points[0];
         if (point && point.pointIndex) { drawPair(point.pointIndex[0], point.pointIndex[1]); }
       });
+      drawPair(0, 1); // a pair from the start, not an empty card until a click
+    } else {
+      var pairCard = document.getElementById("pair-plot");
+      if (pairCard) { pairCard.closest(".card").classList.add("no-figure"); }
     }
   }
 
@@ -227,12 +235,18 @@
         var changed = status.shown_version !== null && String(status.shown_version) !== currentVersion();
         if (bundleDone) { return refresh(); }
         var failedNow = status.status === "failed" && !document.getElementById("report-failed");
-        if (changed || failedNow || (status.fresh && document.getElementById("report-updating"))) {
+        var updating = document.getElementById("report-updating");
+        // Data changed under a report that looked fresh: show it marked as updating (and, for a small
+        // study, ask for the new one: the refreshed card carries the compute form).
+        var staleNow = !status.fresh && status.status !== "failed" && !updating;
+        if (changed || failedNow || staleNow || (status.fresh && updating)) {
           return refresh();
         }
       })
       .catch(function () { /* the server is restarting: try again at the next tick */ })
-      .then(function () { setTimeout(poll, POLL_MS); });
+      .then(function () {
+        setTimeout(poll, computing || document.getElementById("report-updating") ? FAST_POLL_MS : POLL_MS);
+      });
   }
 
   function refresh() {
@@ -246,12 +260,28 @@
       });
   }
 
+  // A small study's report is computed by this page's own request (correlation/report_cache.py), once
+  // per data version; the poll shows its progress meanwhile and the report comes in when it returns.
+  var computeAsked = null;
+  function requestCompute() {
+    var form = document.getElementById("report-compute");
+    if (!form || computeAsked === form.action + currentVersion()) { return; }
+    computeAsked = form.action + currentVersion();
+    computing = true;
+    fetch(form.action, {
+      method: "POST", body: new FormData(form), credentials: "same-origin", headers: { Accept: "application/json" },
+    })
+      .catch(function () { return null; })
+      .then(function () { computing = false; return refresh(); });
+  }
+
   function init() {
     body.querySelectorAll("table.sortable").forEach(makeSortable);
     initTabs();
     loadFigures();
+    requestCompute();
   }
 
   init();
-  setTimeout(poll, POLL_MS);
+  setTimeout(poll, document.getElementById("report-updating") ? FAST_POLL_MS : POLL_MS);
 })();

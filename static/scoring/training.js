@@ -130,6 +130,7 @@
           element.dataset.finished = "1";
           const cancel = document.getElementById("job-cancel");
           if (cancel && element.id === "training-job") cancel.remove();
+          if (element.id === "training-job") dropQueuedMessage();
         } else {
           window.setTimeout(() => poll(element, show), 1000);
         }
@@ -137,12 +138,24 @@
       .catch(() => window.setTimeout(() => poll(element, show), 3000));
   }
 
+  // "Training job 3 queued" was true when the page was sent; once the job has ended it is not.
+  function dropQueuedMessage() {
+    document.querySelectorAll(".messages li.job-queued").forEach((item) => {
+      const list = item.parentElement;
+      item.remove();
+      if (list && !list.children.length) list.remove();
+    });
+  }
+
   const section = document.getElementById("training-job");
   if (section) {
     const data = document.getElementById("training-curve-data");
     drawCurve(document.getElementById("training-curve"), data ? JSON.parse(data.textContent) : []);
     if (section.dataset.finished !== "1") poll(section, showJobPage);
-    else fetchJob(section.dataset.jobUrl).then((job) => showJobPage(section, job)).catch(() => {});
+    else {
+      dropQueuedMessage();
+      fetchJob(section.dataset.jobUrl).then((job) => showJobPage(section, job)).catch(() => {});
+    }
   }
   document.querySelectorAll("tr.training-job").forEach((row) => {
     if (row.dataset.finished !== "1") poll(row, showJobRow);

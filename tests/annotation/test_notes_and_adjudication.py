@@ -34,7 +34,7 @@ from correlation.report_loading import study_human_scores
 from correlation.report_types import QuestionInputs, ReportInputs, ResponseInfo
 from tests.annotation.work_builders import annotators, web_member, work_study
 from tests.correlation.builders import Item, add_items, signature
-from tests.correlation.report_helpers import report_document
+from tests.correlation.report_helpers import report_document, report_page
 from tests.factories import QuestionFactory, StudyFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
@@ -269,13 +269,13 @@ def test_the_report_page_says_what_was_left_out_and_why(rated, committed) -> Non
     client = Client()
     client.force_login(study.owner)
     url = reverse("correlation:study-report", args=[study.pk])
-    assert "excluded by the researcher" not in client.get(url).content.decode()
+    assert "excluded by the researcher" not in report_page(client, url).content.decode()
 
     with committed():
         adjudication_exclude(response=responses[5], excluded=True)
         adjudication_set(response=responses[0], excluded=False, gold={"appropriateness": "0.5"})
 
-    html = client.get(url).content.decode()  # a new data version: computed again
+    html = report_page(client, url).content.decode()  # a new data version: computed again
     assert '<span class="num" id="human-scored">5</span> of 6 responses' in html
     assert '<span id="left-out-excluded">1</span> left out: excluded by the researcher' in html
     assert '<span id="gold-values">1</span> reply with an adjudicated gold value' in html

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
+from django.contrib.auth.models import User
 from django.test import Client
 from django.utils import timezone
 
+from annotation.importers import ImportFile
 from annotation.models import Annotator, AttentionCheck, DialogContext, Question, Study
+from annotation.services.imports import study_import
 from annotation.services.studies import study_create
 from annotation.services.work_items import work_items_sync
 from tests.factories import (
@@ -99,3 +103,24 @@ def add_distractor_check(study: Study, expected: tuple[int, int] = (0, 0)) -> At
     )
     work_items_sync(study=study)
     return check
+
+
+def imported_rating_study(owner: User, *, replies: int = 4, raters: int = 3, k: int = 3) -> Study:
+    """``replies`` replies, each imported with ``raters`` raters' ratings (the 0-2 default question)."""
+    study = study_create(owner=owner, name="imported ratings", ratings_per_item=k)
+    study.check_interval = 0
+    study.save()
+    names = [f"rater-{index}" for index in range(raters)]
+    records = [
+        {
+            "context": [f"question {index} ?"],
+            "response": f"answer {index}",
+            "system": "bot",
+            "ratings": {"appropriateness": [index % 3] * raters},
+            "annotators": names,
+        }
+        for index in range(replies)
+    ]
+    data = "".join(json.dumps(record) + "\n" for record in records).encode()
+    study_import(study=study, format="jsonl", files=[ImportFile(name="rated.jsonl", data=data)])
+    return study

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import html
+import re
 from typing import Any
 
 import pytest
+from django.test import Client
 
 from annotation.models import Question, Study
 from correlation.report_builder import build_report
@@ -19,6 +22,21 @@ def report_document(
     inputs = report_inputs(study=study, question=question)
     document, _ = build_report(inputs, ReportOptions.parse({"resamples": str(resamples), **options}))
     return document
+
+
+COMPUTE_FORM = re.compile(r'<form method="post" action="([^"]+)" id="report-compute">')
+
+
+def report_page(client: Client, url: str) -> Any:
+    """The report page once its report is computed, as a person sees it: the page computes nothing while it
+    loads (correlation/report_cache.py), so this posts what its script posts (the compute form, a small
+    study) and loads the page again."""
+    page = client.get(url)
+    found = COMPUTE_FORM.search(page.content.decode()) if page.status_code == 200 else None
+    if found is not None:
+        client.post(html.unescape(found.group(1)), HTTP_ACCEPT="application/json")
+        page = client.get(url)
+    return page
 
 
 def report_plots(study: Study, *, resamples: int = 0, **options: str) -> dict[str, Any]:

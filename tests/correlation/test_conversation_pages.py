@@ -11,6 +11,7 @@ from django.urls import reverse
 from annotation.models import Annotator
 from tests.correlation.builders import signature
 from tests.correlation.conversation_builders import add_conversation, chat
+from tests.correlation.report_helpers import report_page
 from tests.factories import ResearcherFactory, StudyFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
@@ -158,7 +159,7 @@ def test_a_study_without_conversations_says_so_and_its_report_does_not_link_here
     page = client.get(_list_url(study))
     assert page.status_code == 200
     assert 'id="no-conversations"' in page.content.decode()
-    report = client.get(reverse("correlation:study-report", args=[study.pk])).content.decode()
+    report = report_page(client, reverse("correlation:study-report", args=[study.pk])).content.decode()
     assert 'id="conversations-link"' not in report
 
 
@@ -177,7 +178,7 @@ def test_conversations_without_scores_are_listed_with_a_message(client, research
 
 def test_the_report_links_to_the_conversations(client, chat_study) -> None:
     client.force_login(chat_study.owner)
-    html = client.get(reverse("correlation:study-report", args=[chat_study.pk])).content.decode()
+    html = report_page(client, reverse("correlation:study-report", args=[chat_study.pk])).content.decode()
     link = html[html.index('id="conversations-link"') :]
     assert reverse("correlation:study-conversations", args=[chat_study.pk]) in link[: link.index("</p>")]
 

@@ -21,7 +21,7 @@ from scoring.metrics.spec import MetricSpec
 from scoring.services import scoring_run_create, scoring_run_execute
 from scoring.services.external_scores import external_scores_import
 from tests.correlation.builders import Item, add_items, signature
-from tests.correlation.report_helpers import entries, report_document, report_plots
+from tests.correlation.report_helpers import entries, report_document, report_page, report_plots
 from tests.factories import QuestionFactory, StudyFactory
 
 pytestmark = pytest.mark.django_db
@@ -145,7 +145,7 @@ def test_latex_marks_them_with_a_dagger_and_says_why(study) -> None:
 
 def test_the_report_page_shows_them(client, study) -> None:
     client.force_login(study.owner)
-    html = client.get(reverse("correlation:study-report", args=[study.pk])).content.decode()
+    html = report_page(client, reverse("correlation:study-report", args=[study.pk])).content.decode()
     table = html[html.index('id="utterance-table"') :]
     assert f'title="{USR}">usr (external)</td>' in table
     assert 'data-group="External"' in table
@@ -176,7 +176,9 @@ def test_a_referenced_metric_on_a_study_without_references_is_listed_with_the_re
 ) -> None:
     study = unreferenced_study
     client.force_login(study.owner)
-    client.get(reverse("correlation:study-report", args=[study.pk]))  # a report cached before the run
+    report_page(
+        client, reverse("correlation:study-report", args=[study.pk])
+    )  # a report cached before the run
     with committed():
         run = scoring_run_execute(
             run_id=scoring_run_create(study=study, metrics=["bleu-2"], enqueue=False).pk
@@ -202,7 +204,7 @@ def test_a_referenced_metric_on_a_study_without_references_is_listed_with_the_re
     latex = report_latex(document)
     assert "BLEU-2, no values: it needs references and the study has none" in latex
     # and the page, whose cached report was recomputed after the run
-    html = client.get(reverse("correlation:study-report", args=[study.pk])).content.decode()
+    html = report_page(client, reverse("correlation:study-report", args=[study.pk])).content.decode()
     assert "no values: it needs references and the study has none" in html
     assert run.signatures["bleu-2"]
 
@@ -217,6 +219,7 @@ def test_a_metric_undefined_on_every_reply_is_listed_with_the_count(
         version="1",
         compute=lambda hypotheses, references, queries, language, params: [None] * len(hypotheses),
         uses_tokenizer=False,
+        undefined_when="it never has one",
     )
     monkeypatch.setitem(registry._SPECS, spec.name, spec)
     run = scoring_run_execute(
@@ -225,7 +228,9 @@ def test_a_metric_undefined_on_every_reply_is_listed_with_the_count(
     (row,) = [
         row for row in entries(report_document(unreferenced_study), "rows") if row["metric"] == spec.name
     ]
-    assert row["no_values"] == f"it has no value for any of the 10 replies it was computed on (run {run.pk})"
+    assert row["no_values"] == (
+        f"it has no value for any of the 10 replies it was computed on (run {run.pk}): it never has one"
+    )
     assert row["group"] == "Unreferenced"
     assert row["references"] == "none"
 

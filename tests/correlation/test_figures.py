@@ -162,7 +162,10 @@ def test_every_figure_is_a_valid_plotly_figure_and_plain_json(specs) -> None:
         assert layout["hovermode"] == "closest"
         assert 400 <= layout["height"] <= 700
         assert layout["legend"]["orientation"] == "h"
-        assert layout["legend"]["y"] < 0
+        legend = layout[
+            "legend"
+        ]  # below the plot: under its area, or at the figure's bottom in room of its own
+        assert legend["y"] < 0 or (legend.get("yref") == "container" and legend["yanchor"] == "bottom")
 
 
 def test_names_are_unique_url_safe_and_filenames_name_study_question_and_figure(specs) -> None:
@@ -283,6 +286,24 @@ def test_system_scatter_has_one_labelled_point_per_system(report, specs) -> None
     assert figure["layout"]["yaxis"]["title"]["text"] == "mean bleu-2 (single)"
 
 
+def test_system_labels_point_away_from_the_plot_edges_inside_padded_ranges(report, specs) -> None:
+    """Issue 24: a label centred on a point at the edge ran past the axis ("alencoder_train") or over the
+    tick labels ("0.15alencoder_train")."""
+    (trace,) = specs["system-bleu-2-single"].figure["data"]
+    layout = specs["system-bleu-2-single"].figure["layout"]
+    left, right = trace["x"].index(min(trace["x"])), trace["x"].index(max(trace["x"]))
+    assert trace["textposition"][left] == "top right"
+    assert trace["textposition"][right] == "top left"
+    low, high = layout["xaxis"]["range"]
+    assert low < min(trace["x"])
+    assert max(trace["x"]) < high
+    bottom, top = layout["yaxis"]["range"]
+    span = max(trace["y"]) - min(trace["y"])
+    assert bottom < min(trace["y"])
+    assert top >= max(trace["y"]) + 0.2 * span - 1e-12
+    assert figures._padded_range([0.5, 0.5], low=0.1, high=0.1) == pytest.approx([0.495, 0.505])
+
+
 # --- quantiles and the number of references -----------------------------------------------------------
 
 
@@ -329,6 +350,24 @@ def test_references_curve_has_pearson_shown_spearman_one_click_away_and_sd_bands
         + [m - s for m, s in zip(means, sds, strict=True)][::-1]
     )
     assert figure["layout"]["xaxis"]["title"]["text"] == "number of references"
+
+
+def test_references_curve_legend_has_room_of_its_own_and_exports_leave_out_the_click_hint(specs) -> None:
+    """Issue 24: the legend squashed the plot into a thin band, overlapped the x axis title in the PNG and
+    was cut off, and the PNG still said "(click to show)"."""
+    figure = specs["references-curve"].figure
+    layout = figure["layout"]
+    assert layout["legend"]["yref"] == "container"
+    assert layout["legend"]["yanchor"] == "bottom"
+    assert layout["legend"]["y"] * layout["height"] == pytest.approx(figures.LEGEND_GAP, abs=0.1)
+    legend_height = layout["height"] - figures.HEIGHT
+    assert legend_height >= 2 * figures.LEGEND_ROW  # a title and one metric
+    assert layout["margin"]["b"] == 60 + legend_height  # the plot keeps the height of the others
+    exported = figures.figure_for_export(figure)
+    assert exported["layout"] == layout
+    assert {trace["legendgroup"] for trace in exported["data"]} == {"pearson"}
+    assert figures.CLICK_TO_SHOW not in json.dumps(exported)
+    assert figures.CLICK_TO_SHOW in json.dumps(figure)  # the page keeps its hint
 
 
 # --- human agreement ----------------------------------------------------------------------------------
@@ -379,6 +418,7 @@ def test_agreement_heatmap_shows_kappa_with_gaps_shared_replies_and_left_out_rat
     assert trace["x"] == trace["y"]
     assert "rater-0" in trace["x"]
     assert "%{customdata}" in trace["hovertemplate"]
+    assert trace["texttemplate"] == "%{z:.2f}"  # issue 24: the number in each cell
 
 
 def test_metric_comparison_matrix_colours_differences_and_stars_significant_pairs(report, specs) -> None:

@@ -14,7 +14,7 @@ from django.urls import reverse
 
 from annotation.models import Annotator
 from tests.correlation.builders import Item, add_items, signature
-from tests.correlation.report_helpers import assert_same_numbers, report_document
+from tests.correlation.report_helpers import assert_same_numbers, report_document, report_page
 from tests.factories import QuestionFactory, ResearcherFactory, StudyFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
@@ -59,7 +59,7 @@ def test_the_owner_sees_the_human_rows_above_the_metrics_tabs_and_plotly_from_st
     client, scored_study
 ) -> None:
     client.force_login(scored_study.owner)
-    page = client.get(_report_url(scored_study))
+    page = report_page(client, _report_url(scored_study))
 
     assert page.status_code == 200
     html = page.content.decode()
@@ -89,14 +89,14 @@ def test_the_report_is_computed_once_per_data_version(client, scored_study) -> N
     from correlation.models import ReportSnapshot
 
     client.force_login(scored_study.owner)
-    client.get(_report_url(scored_study))
+    report_page(client, _report_url(scored_study))
     [first] = ReportSnapshot.objects.filter(study=scored_study)
-    client.get(_report_url(scored_study))
+    report_page(client, _report_url(scored_study))
     assert list(ReportSnapshot.objects.filter(study=scored_study)) == [first]  # served from the cache
 
     question = scored_study.questions.get()
     add_items(study=scored_study, question=question, items=[Item("hred", ratings=[2])])
-    page = client.get(_report_url(scored_study))
+    page = report_page(client, _report_url(scored_study))
     [second] = ReportSnapshot.objects.filter(study=scored_study)  # the old one is replaced
     assert second.data_version > first.data_version
     assert page.context["report"]["summary"]["responses"] == 9
@@ -112,7 +112,7 @@ def test_significant_statistics_are_bold(client, researcher) -> None:
         items=[Item("s", ratings=[i % 3], scores={strong.text: (i % 3) + i / 100}) for i in range(30)],
     )
     client.force_login(researcher)
-    html = client.get(_report_url(study)).content.decode()
+    html = report_page(client, _report_url(study)).content.decode()
     metric_row = html[html.index('title="strong') :]
     metric_row = metric_row[: metric_row.index("</tr>")]
     assert metric_row.count('class="num significant"') == 4  # r, its p, rho, its p
@@ -139,12 +139,12 @@ def test_everyone_but_the_owner_gets_404(client, scored_study, who: str) -> None
 
 
 def test_a_superuser_may_read_any_report_and_anonymous_users_are_sent_to_log_in(client, scored_study) -> None:
-    response = client.get(_report_url(scored_study))
+    response = report_page(client, _report_url(scored_study))
     assert response.status_code == 302
     assert reverse("login") in response["Location"]
     admin = UserFactory.create(username="root", is_superuser=True, is_staff=True)
     client.force_login(admin)
-    assert client.get(_report_url(scored_study)).status_code == 200
+    assert report_page(client, _report_url(scored_study)).status_code == 200
 
 
 def test_response_and_system_text_stay_escaped(client, researcher) -> None:
@@ -165,7 +165,7 @@ def test_response_and_system_text_stay_escaped(client, researcher) -> None:
         ],
     )
     client.force_login(researcher)
-    html = client.get(_report_url(study)).content.decode()
+    html = report_page(client, _report_url(study)).content.decode()
 
     assert "<script>alert" not in html
     assert "<b>evil</b>" not in html
@@ -178,12 +178,12 @@ def test_empty_states(client, researcher) -> None:
     question = QuestionFactory.create(study=study)
     client.force_login(researcher)
 
-    html = client.get(_report_url(study)).content.decode()
+    html = report_page(client, _report_url(study)).content.decode()
     assert "No human scores yet" in html
     assert "No metric scores yet — start a scoring run" in html
 
     add_items(study=study, question=question, items=[Item("s", ratings=[1]), Item("s", ratings=[2])])
-    html = client.get(_report_url(study)).content.decode()
+    html = report_page(client, _report_url(study)).content.decode()
     assert "No human scores yet" not in html
     assert "No metric scores yet — start a scoring run" in html
 
@@ -193,14 +193,14 @@ def test_empty_states(client, researcher) -> None:
         question=QuestionFactory.create(study=study, name="other"),
         items=[Item("s", scores={bleu.text: 1})],
     )
-    html = client.get(_report_url(study, question="other")).content.decode()
+    html = report_page(client, _report_url(study, question="other")).content.decode()
     assert "No human scores yet" in html
     assert "No metric scores yet" not in html
 
 
 def test_the_question_selector_switches_questions(client, scored_study) -> None:
     client.force_login(scored_study.owner)
-    assert 'id="question-select"' not in client.get(_report_url(scored_study)).content.decode()
+    assert 'id="question-select"' not in report_page(client, _report_url(scored_study)).content.decode()
 
     fluency = QuestionFactory.create(study=scored_study, name="fluency", position=1, scale_min=1, scale_max=5)
     bleu = signature("bleu-1")
@@ -209,14 +209,14 @@ def test_the_question_selector_switches_questions(client, scored_study) -> None:
         question=fluency,
         items=[Item("hred", ratings=[r], scores={bleu.text: r / 10}) for r in (1, 3, 5, 4)],
     )
-    default_page = client.get(_report_url(scored_study))
+    default_page = report_page(client, _report_url(scored_study))
     assert 'id="question-select"' in default_page.content.decode()
     assert default_page.context["question"].name == "appropriateness"
-    fluency_page = client.get(_report_url(scored_study, question="fluency"))
+    fluency_page = report_page(client, _report_url(scored_study, question="fluency"))
     assert fluency_page.context["question"] == fluency
     assert {row["question"] for row in fluency_page.context["report"]["rows"]} == {"fluency"}
     assert bleu.text in fluency_page.content.decode()
-    assert client.get(_report_url(scored_study, question="nope")).status_code == 404
+    assert report_page(client, _report_url(scored_study, question="nope")).status_code == 404
 
 
 def test_downloads_hold_the_report_rows(client, scored_study) -> None:
@@ -240,9 +240,9 @@ def test_downloads_hold_the_report_rows(client, scored_study) -> None:
 
 def test_a_cached_page_costs_the_same_queries_for_a_bigger_study(client, scored_study) -> None:
     client.force_login(scored_study.owner)
-    client.get(_report_url(scored_study))  # warm the session and compute the report
+    report_page(client, _report_url(scored_study))  # warm the session and compute the report
     with CaptureQueriesContext(connection) as small:
-        assert client.get(_report_url(scored_study)).status_code == 200
+        assert report_page(client, _report_url(scored_study)).status_code == 200
     question = scored_study.questions.get()
     texts = [row["signature"] for row in report_document(scored_study)["rows"]]
     add_items(
@@ -250,9 +250,9 @@ def test_a_cached_page_costs_the_same_queries_for_a_bigger_study(client, scored_
         question=question,
         items=[Item(f"sys{i % 3}", ratings=[i % 3], scores=dict.fromkeys(texts, i / 50)) for i in range(50)],
     )
-    assert client.get(_report_url(scored_study)).status_code == 200  # computes the new version
+    assert report_page(client, _report_url(scored_study)).status_code == 200  # computes the new version
     with CaptureQueriesContext(connection) as big:
-        assert client.get(_report_url(scored_study)).status_code == 200
+        assert report_page(client, _report_url(scored_study)).status_code == 200
     assert len(big.captured_queries) == len(small.captured_queries)
 
 
@@ -263,10 +263,10 @@ def test_a_new_code_version_recomputes_instead_of_serving_what_older_code_stored
     from correlation.models import ReportSnapshot
 
     client.force_login(scored_study.owner)
-    client.get(_report_url(scored_study))
+    report_page(client, _report_url(scored_study))
     [old] = ReportSnapshot.objects.filter(study=scored_study)
     monkeypatch.setattr(report_cache, "code_version", lambda: "9.9.9+git.deployed")
-    client.get(_report_url(scored_study))
+    report_page(client, _report_url(scored_study))
     [new] = ReportSnapshot.objects.filter(study=scored_study)  # the old code's snapshot is dropped
     assert new.pk != old.pk
     assert "code=9.9.9+git.deployed" in new.options_key

@@ -27,7 +27,7 @@ from correlation.pairwise_stats import (
 from correlation.report_document import document_as_json
 from correlation.report_types import AnnotatorInfo, ReportInputs, ReportOptions, ResponseInfo, SignatureInputs
 from tests.correlation.builders import bump_data_version
-from tests.correlation.report_helpers import report_document
+from tests.correlation.report_helpers import report_document, report_page
 from tests.factories import (
     AnnotatorFactory,
     DialogContextFactory,
@@ -305,7 +305,7 @@ def test_study_report_json_and_the_page_show_the_pairwise_section(judged_study, 
     assert printed["pairwise"]["systems"][0]["system"] == "strong"
     client = Client()
     client.force_login(researcher)
-    page = client.get(f"/reports/{judged_study.pk}/?resamples=0")
+    page = report_page(client, f"/reports/{judged_study.pk}/?resamples=0")
     assert page.status_code == 200
     html = page.content.decode()
     assert 'data-tab="pairwise"' in html

@@ -20,7 +20,7 @@ from scipy import stats as scipy_stats
 from annotation.models import DialogContext, ImportedMeanRating, Response, System
 from scoring.models import MetricScore
 from tests.correlation.builders import signature
-from tests.correlation.report_helpers import report_document
+from tests.correlation.report_helpers import report_document, report_page
 from tests.factories import QuestionFactory, StudyFactory
 
 pytestmark = [pytest.mark.shared_data, pytest.mark.django_db]
@@ -105,7 +105,7 @@ def test_report_at_the_size_of_the_multi_reference_study(shared_data, researcher
     assert "imported means" in document["human"][0]["note"]
 
     client.force_login(researcher)
-    page = client.get(reverse("correlation:study-report", args=[study.pk]))
+    page = report_page(client, reverse("correlation:study-report", args=[study.pk]))
     assert page.status_code == 200
     assert len(page.content) < 400_000  # the points are fetched apart, as figures
 

@@ -9,11 +9,11 @@ from scipy import stats as scipy_stats
 
 from annotation.models import Annotator, DiversityJudgment, Rating, Reference, Response, System
 from correlation.report_builder import build_report
-from correlation.report_loading import report_inputs
+from correlation.report_loading import report_cost, report_inputs
 from correlation.report_types import ReportOptions
 from scoring.metrics.registry import compute_metrics, compute_system_metric
 from scoring.metrics.system_specs import ContextOutputs
-from scoring.models import MetricScore
+from scoring.models import MetricScore, PerReferenceScore
 from scoring.services import scoring_run_create, scoring_run_execute
 from tests.factories import DialogContextFactory, QuestionFactory, StudyFactory
 
@@ -171,3 +171,20 @@ def test_per_reference_scores_are_kept_and_only_changed_references_recompute(mul
     after = per_reference_scores(study=study, signature=signature, response_ids=rated)
     assert after.pairs == changed.context.references.count()  # only that context's reply
     assert after.scores[changed.pk][-1] == pytest.approx(1.0)
+
+
+def test_with_one_reference_per_context_nothing_is_recomputed_and_the_curve_says_why(
+    multi_reference_study,
+) -> None:
+    """A curve of contexts with one reference is a single point at k = 1; recomputing it loaded every model
+    of the multi-reference metrics on the first report of a small study (issue 24: 18 s, MiniLM and WordNet)."""
+    study = multi_reference_study
+    for context in study.contexts.all():
+        context.references.exclude(pk=context.references.order_by("id").first().pk).delete()
+    inputs = report_inputs(study=study)
+    assert inputs.reference_scores == ()
+    assert not PerReferenceScore.objects.filter(response__context__study=study).exists()
+    assert report_cost(study=study).reference_pairs == 0
+    document, _ = build_report(inputs, ReportOptions(resamples=0))
+    assert document["references_curve"] == []
+    assert any("needs contexts with ≥ 2 references" in note for note in document["notes"])

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import logging
+import re
+import sys
 from io import StringIO
 
 import pytest
@@ -60,6 +63,22 @@ def test_score_study_sync_computes_and_reports(study) -> None:
     assert MetricScore.objects.filter(response__context__study=study).count() == 6
     assert f"run {run.pk}: bleu-1, bleu-2 on 3 responses of 'command study' (multi references)" in output
     assert f"run {run.pk} succeeded: 6 scores: 3 replies x 2 metrics in " in output
+
+
+def test_score_study_writes_log_lines_above_its_progress_bar_not_into_it(study, capfd) -> None:
+    """Issue 24: the run's INFO log lines ("scoring run 1 planned ...") landed inside the tqdm bar."""
+    # As in a terminal, the log's console handler and the bar write to the same stderr (under pytest the
+    # handler kept the stream of the session's own capture).
+    [console] = [h for h in logging.root.handlers if type(h) is logging.StreamHandler]
+    previous = console.setStream(sys.stderr)
+    try:
+        call_command("score_study", "command study", "--metrics", "bleu-1", "--sync", stdout=StringIO())
+    finally:
+        console.setStream(previous)
+    err = capfd.readouterr().err
+    logged = [match.start() for match in re.finditer(r"\d{4}-\d\d-\d\d \S+ INFO scoring", err)]
+    assert logged  # the planning and the end of the run
+    assert all(start == 0 or err[start - 1] in "\r\n" for start in logged)  # the bar was cleared first
 
 
 def test_score_study_summary_counts_replies_and_metrics_not_chunks(study, settings) -> None:

@@ -173,3 +173,17 @@ def test_cuda_bf16_token_vectors_agree_with_cpu_float32(encoder: ContextualEncod
     fp32 = minilm_encoder(device="cuda", autocast=False).encode_tokens(sentences[:5])
     for got, expected in zip(fp32, encoder.encode_tokens(sentences[:5]), strict=True):
         np.testing.assert_allclose(got, expected, atol=2e-3)
+
+
+def test_loading_minilm_draws_no_progress_bar_and_leaves_the_bars_as_they_were(
+    capfd: pytest.CaptureFixture[str],
+) -> None:
+    """Issue 24: ``study_report`` (and ``score_study``) printed transformers' "Loading weights" bars."""
+    from transformers.utils import logging as transformers_logging
+
+    from scoring.metrics.contextual_encoder import _load, minilm_model_path
+
+    assert transformers_logging.is_progress_bar_enabled()
+    _load.__wrapped__(str(minilm_model_path()), "cpu")  # a fresh load, past the per-process cache
+    assert "Loading weights" not in capfd.readouterr().err
+    assert transformers_logging.is_progress_bar_enabled()

@@ -78,6 +78,8 @@ def test_a_rejected_upload_shows_every_problem_escaped_and_changes_nothing(resea
     client.post(f"/scoring/studies/{study.pk}/metric-scores/", {"file": upload(bad, name="bad.csv")})
     html = client.get(f"/studies/{study.pk}/").content.decode()
     assert 'id="external-scores-errors"' in html
+    assert 'id="external-scores-rejected"' in html  # a heading above the problems (issue 24), not one of them
+    assert "<li>The import was rejected" not in html
     assert "bad.csv, line 2, field &quot;reply_id&quot;" in html
     assert "bad.csv, line 3, field &quot;value&quot;: &quot;high&quot; is not a number" in html
     assert HOSTILE not in html

@@ -162,7 +162,10 @@ def test_learned_metrics_use_the_named_model_and_record_its_hash(trained: Traine
     run = scoring_run_execute(run_id=run.pk)
     assert run.status == RunStatus.SUCCEEDED, run.error
     # s_R has no value for the reply without a known word; nothing stored, and the notes say so
-    assert "ruber-referenced has no value for 1 response(s)" in run.notes
+    assert (
+        "ruber-referenced has no value for 1 response(s): the reply, or every one of its references, has no "
+        "word with a vector" in run.notes
+    )
     signature_texts = set(
         MetricScore.objects.filter(response__context__study=study).values_list("signature__text", flat=True)
     )
@@ -256,6 +259,21 @@ def test_score_study_model_option_and_list_models(trained: TrainedModel) -> None
     assert "succeeded: 12 scores: 12 replies x 1 metric in " in output
     listing = run_command("list_models")
     assert listing.splitlines()[1].startswith(f"tiny-ruber\truber\t{trained.content_hash[:12]}\t-\t")
+
+
+def test_score_study_counts_the_metrics_asked_for_and_a_blends_components_apart(
+    trained: TrainedModel,
+) -> None:
+    """Issue 24: asking for 2 metrics said "x 3 metrics": the blend's stored component was counted."""
+    topic_study()
+    output = run_command(
+        "score_study", "learned study", "--metrics", "ruber-unreferenced,ruber-gmean", "--model", "tiny-ruber",
+        "--sync",
+    )  # fmt: skip
+    assert (
+        "succeeded: 36 scores: 12 replies x 2 metrics + 12 replies x 1 blend component (ruber-referenced) in"
+        in (output)
+    )
 
 
 @pytest.mark.parametrize(

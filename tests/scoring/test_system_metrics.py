@@ -13,6 +13,7 @@ from scoring.metrics.system_specs import ContextOutputs
 from scoring.metrics.tokenize import tokenize
 from scoring.models import MetricSignature, RunStatus, SystemMetricScore
 from scoring.services import scoring_run_create, scoring_run_execute
+from tests.correlation.report_helpers import report_page
 from tests.factories import (
     DialogContextFactory,
     ReferenceFactory,
@@ -173,7 +174,12 @@ def test_a_run_stores_one_value_per_system_from_its_samples() -> None:
     assert run.status == RunStatus.SUCCEEDED, run.error
     # scores: 7 replies x bleu-2, then 2 systems x the 3 system-level metrics
     assert run.progress_done == run.progress_total == 7 + 2 * 3
-    assert "self-bleu-2 has no value for 1 system(s)" in run.notes
+    # the real cause, not a guess (issue 24: "e.g. no word with a vector, one output")
+    assert (
+        "self-bleu-2 has no value for 1 system(s): no context has two or more replies of the system"
+        in run.notes
+    )
+    assert "no word with a vector" not in run.notes
 
     stored = {
         (score.system.name, score.signature.name): score.value
@@ -205,7 +211,7 @@ def test_the_report_page_shows_system_level_metrics_escaped(client) -> None:
             ResponseFactory.create(context=context, system=system, text=text, sample_index=index)
     scoring_run_execute(run_id=scoring_run_create(study=study, metrics=["distinct-1"], enqueue=False).pk)
     client.force_login(study.owner)
-    page = client.get(f"/reports/{study.pk}/").content.decode()
+    page = report_page(client, f"/reports/{study.pk}/").content.decode()
     assert 'id="system-metric-table"' in page
     assert "&lt;b&gt;bot&lt;/b&gt;" in page
     assert "<b>bot</b>" not in page  # json_script escapes "<" too

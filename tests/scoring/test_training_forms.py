@@ -226,7 +226,7 @@ def test_the_trained_models_page_lists_the_figures(logged_in: Client) -> None:
     row = page[page.index('id="model-dd-bert"') :].split("</tr>")[0]
     for text in (
         "dailydialog",
-        "76052",
+        "76,052 pairs",
         ">4<",
         "bert-max-ce, word2vec-max-ce",
         "0.861",

@@ -202,7 +202,11 @@ def test_the_task_trains_a_ruber_model_links_it_and_makes_it_the_study_model(res
     assert "validation" in model.corpus  # DailyDialog's own validation split
     assert not [item for item in (places.models / "ruber").iterdir() if item.name.startswith(".")]
     epochs = len(job.curve)
-    assert training_job_progress_text(job=job) == f"trained ({epochs} epoch{'s' if epochs > 1 else ''})"
+    text = training_job_progress_text(job=job)
+    assert text.startswith(f"trained: {epochs} epoch") or text.startswith(
+        f"trained: stopped early after epoch {epochs}"
+    )
+    assert f"validation accuracy {model.validation_accuracy:.3f}" in text
     # a second message for the same job finds nothing to do
     assert training_job_run(job_id=job.pk) is False
 
@@ -352,37 +356,65 @@ def test_list_models_shows_corpus_pairs_epochs_cells_accuracy_size_and_hash(tmp_
     folder.mkdir()
     (folder / "weights.bin").write_bytes(b"x" * 2_500_000)
     (folder / "timings.json").write_text(json.dumps({"total_seconds": 1}), encoding="utf-8")
-    # registered before the figures were stored: they are computed from config, curve and folder
+    # registered before the figures were stored: they are computed from config, curve and folder; the
+    # figures are those of bert-max-ce, the cell bert-ruber-unreferenced scores with, not the best cell's
+    # accuracy nor the longest cell's epochs (issue 24)
     TrainedModel.objects.create(
         name="old-bert",
         kind="bert-ruber",
         path=str(folder),
         content_hash="ab" * 32,
         corpus="dd (dailydialog)",
-        config={"cells": ["bert-max-ce", "word2vec-max-ce"], "corpus": {"training_pairs": 1234},
-                "results": {"bert-max-ce": {"validation_accuracy": 0.81},
-                            "word2vec-max-ce": {"validation_accuracy": 0.7}}},
-        curve={"bert-max-ce": [{"epoch": 1}, {"epoch": 2}, {"epoch": 3}], "word2vec-max-ce": [{"epoch": 1}]},
+        config={"cells": ["bert-max-ce", "word2vec-max-ce"], "corpus": {"training_pairs": 1234}, "epochs": 5,
+                "results": {"bert-max-ce": {"best_epoch": 1, "validation_accuracy": 0.71},
+                            "word2vec-max-ce": {"best_epoch": 4, "validation_accuracy": 0.81}}},
+        curve={"bert-max-ce": [{"epoch": 1}, {"epoch": 2}, {"epoch": 3}],
+               "word2vec-max-ce": [{"epoch": n} for n in range(1, 6)]},
     )  # fmt: skip
     out = StringIO()
     call_command("list_models", stdout=out)
     header, line = out.getvalue().splitlines()
     assert header.split("\t") == [
-        "name", "kind", "hash", "default", "corpus", "pairs", "epochs", "cells", "val_acc", "size_mb", "path",
+        "name", "kind", "hash", "default", "corpus", "trained_on", "epochs", "kept_epoch", "cells",
+        "scoring_cell", "val_acc", "size_mb", "note", "path",
     ]  # fmt: skip
     assert line.split("\t") == [
-        "old-bert", "bert-ruber", "ab" * 6, "-", "dd (dailydialog)", "1234", "3", "bert-max-ce,word2vec-max-ce",
-        "0.8100", "2.5", str(folder),
+        "old-bert", "bert-ruber", "ab" * 6, "-", "dd (dailydialog)", "1234 pairs", "3", "1",
+        "bert-max-ce,word2vec-max-ce", "bert-max-ce", "0.7100", "2.5", "-", str(folder),
     ]  # fmt: skip
     figures = trained_model_figures(model=TrainedModel.objects.get())
     assert figures.size_bytes == 2_500_000 + len(json.dumps({"total_seconds": 1}))
+
+
+def test_list_models_gives_maudes_dialogs_and_flags_an_accuracy_near_chance() -> None:
+    TrainedModel.objects.create(
+        name="small-maude",
+        kind="maude",
+        path="/nowhere/small-maude",
+        content_hash="d" * 64,
+        config={"epochs": 10, "corpus": {"training_dialogs": 800, "validation_dialogs": 40},
+                "results": {"maude": {"best_epoch": 2, "validation_accuracy": 0.51}}},
+        curve={"maude": [{"epoch": n, "validation_accuracy": 0.5} for n in (1, 2, 3, 4)]},
+        pairs=5600,  # what older code stored: the (context, reply) examples, called pairs
+    )  # fmt: skip
+    out = StringIO()
+    call_command("list_models", stdout=out)
+    row = dict(
+        zip(
+            out.getvalue().splitlines()[0].split("\t"),
+            out.getvalue().splitlines()[1].split("\t"),
+            strict=True,
+        )
+    )
+    assert (row["trained_on"], row["epochs"], row["kept_epoch"]) == ("800 dialogs", "4", "2")
+    assert (row["val_acc"], row["note"], row["scoring_cell"]) == ("0.5100", "near chance", "maude")
 
 
 def test_list_models_with_a_missing_folder_and_no_curve_shows_dashes() -> None:
     TrainedModel.objects.create(name="gone", kind="ruber", path="/nowhere/gone", content_hash="c" * 64)
     out = StringIO()
     call_command("list_models", stdout=out)
-    assert out.getvalue().splitlines()[1].split("\t")[4:10] == ["-", "-", "-", "-", "-", "-"]
+    assert out.getvalue().splitlines()[1].split("\t")[4:13] == ["-"] * 9
 
 
 def test_the_shared_dailydialog_corpus_is_offered_and_accepted(

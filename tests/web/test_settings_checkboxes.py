@@ -21,6 +21,7 @@ pytestmark = pytest.mark.django_db
 
 BOXES = (
     "rating_enabled",
+    "count_imported_ratings",
     "show_reference",
     "diversity_enabled",
     "pairwise_enabled",

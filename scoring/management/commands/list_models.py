@@ -1,6 +1,8 @@
 """Print the trained models of the learned metrics, one per line, tab-separated under a header: name, kind,
-hash, whether default, corpus, training pairs, epochs, cells, best validation accuracy, size and path (the
-same figures as the trained models page and ``GET /api/trained-models/``)."""
+hash, whether default, corpus, what it trained on ("12000 pairs"; MaUde: "800 dialogs"), the epochs run
+and the epoch kept by the cell the kind's metric scores with (BERT-RUBER's bert-ruber-unreferenced cell,
+MaUde's maude variant), the cells, that cell's validation accuracy ("near chance" flagged in the note),
+size and path (the same figures as the trained models page and ``GET /api/trained-models/``)."""
 
 from __future__ import annotations
 
@@ -16,11 +18,14 @@ COLUMNS = (
     "hash",
     "default",
     "corpus",
-    "pairs",
+    "trained_on",
     "epochs",
+    "kept_epoch",
     "cells",
+    "scoring_cell",
     "val_acc",
     "size_mb",
+    "note",
     "path",
 )
 
@@ -44,11 +49,14 @@ class Command(BaseCommand):
                 model.content_hash[:12],
                 "default" if model.is_default else "-",
                 model.corpus or "-",
-                "-" if figures.pairs is None else str(figures.pairs),
+                figures.trained_on.replace(",", ""),
                 "-" if figures.epochs is None else str(figures.epochs),
+                "-" if figures.kept_epoch is None else str(figures.kept_epoch),
                 ",".join(figures.cells) or "-",
+                figures.scoring_cell or "-",
                 accuracy,
                 size,
+                "near chance" if figures.near_chance else "-",
                 model.path,
             ]
             self.stdout.write("\t".join(value.replace("\t", " ") for value in values))

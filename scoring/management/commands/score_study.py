@@ -24,7 +24,9 @@ each kind), else the study's chosen model, else the default model of that kind (
 Without --sync the run is queued for a worker and this command follows its progress until it finishes;
 an identical run already pending or running is followed instead of starting a second one. Only replies
 without a score of the run's signatures are computed unless --recompute is given. Progress counts scores
-(reply x metric); the summary says how many, e.g. "600 scores: 300 replies x 2 metrics". Exits non-zero with the run's error when the run fails or is cancelled
+(reply x metric); the summary says how many, e.g. "600 scores: 300 replies x 2 metrics", counting the metrics
+asked for, and apart the raw components a blend is stored with ("+ 300 replies x 1 blend component"). Log
+lines are written above the progress bar, not into it. Exits non-zero with the run's error when the run fails or is cancelled
 (`manage.py cancel_scoring_run RUN`).
 """
 
@@ -35,6 +37,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
+from tqdm.contrib.logging import logging_redirect_tqdm
 
 from annotation.models import Study
 from annotation.selectors.studies import StudyLookupError, study_by_name_or_id
@@ -173,7 +176,8 @@ class Command(BaseCommand):
             )
         self.stdout.write(
             self.style.SUCCESS(
-                f"run {run.pk} succeeded: {_scores_summary(run)} in {time.monotonic() - started:.1f} s"
+                f"run {run.pk} succeeded: {_scores_summary(run, asked=options['metrics'].split(','))} "
+                f"in {time.monotonic() - started:.1f} s"
             )
         )
         if run.notes:  # e.g. responses without references
@@ -186,7 +190,10 @@ class Command(BaseCommand):
             raise CommandError(str(error)) from None
 
     def _execute(self, run: ScoringRun) -> ScoringRun:
-        with tqdm(total=run.progress_total, unit="score", desc=f"run {run.pk}") as bar:
+        with (
+            logging_redirect_tqdm(),
+            tqdm(total=run.progress_total, unit="score", desc=f"run {run.pk}") as bar,
+        ):
 
             def progress(done: int, total: int) -> None:
                 bar.total = total
@@ -196,7 +203,10 @@ class Command(BaseCommand):
 
     def _wait(self, run: ScoringRun, poll: float, timeout: float) -> ScoringRun:
         started = time.monotonic()
-        with tqdm(total=run.progress_total, unit="score", desc=f"run {run.pk}") as bar:
+        with (
+            logging_redirect_tqdm(),
+            tqdm(total=run.progress_total, unit="score", desc=f"run {run.pk}") as bar,
+        ):
             while True:
                 run = scoring_run_get(run_id=run.pk)
                 state = scoring_run_progress(run=run)
@@ -214,16 +224,27 @@ class Command(BaseCommand):
                 time.sleep(poll)
 
 
-def _scores_summary(run: ScoringRun) -> str:
+def _scores_summary(run: ScoringRun, *, asked: list[str]) -> str:
     """The counts of the summary line, e.g. "600 scores: 300 replies x 2 metrics": replies x metrics (groups
     joined by "+" where metrics scored different numbers of replies, e.g. some already had their scores or
-    lack a reference, and systems x metrics for system-level ones), never replies x chunks or components."""
+    lack a reference, and systems x metrics for system-level ones), never replies x chunks. The metrics are
+    those ``asked`` for; the raw components a blend is stored with are counted apart (issue 24: asking for
+    2 metrics said "x 3 metrics")."""
     groups = scoring_run_score_counts(run_id=run.pk)
     if not groups:
         return "0 scores (nothing left to compute)"
-    parts = [
-        f"{_plural(group.items, group.unit)} x {_plural(len(group.metrics), 'metric')}" for group in groups
-    ]
+    wanted = {name.strip() for name in asked}
+    parts = []
+    for group in groups:
+        named = [name for name in group.metrics if "all" in wanted or name in wanted]
+        components = [name for name in group.metrics if name not in named]
+        if named:
+            parts.append(f"{_plural(group.items, group.unit)} x {_plural(len(named), 'metric')}")
+        if components:
+            what = "blend component" if len(components) == 1 else "blend components"
+            parts.append(
+                f"{_plural(group.items, group.unit)} x {len(components)} {what} ({', '.join(components)})"
+            )
     return f"{_plural(run.progress_total, 'score')}: {' + '.join(parts)}"
 
 

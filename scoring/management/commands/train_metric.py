@@ -33,12 +33,14 @@ from scoring.metrics.maude.inputs import POOLINGS
 from scoring.metrics.maude.training import NEGATIVE_KINDS
 from scoring.metrics.maude.variants import ALL_VARIANTS, DEFAULT_VARIANTS
 from scoring.metrics.ruber.corpus import CorpusError
+from scoring.selectors import trained_model_figures
 from scoring.torch_threads import (
     threads_argument,
     torch_threads_apply,
     torch_threads_default,
     torch_threads_source,
 )
+from scoring.trained_model_figures import training_summary
 from scoring.trained_model_services import (
     TrainedModelError,
     TrainingRequest,
@@ -148,6 +150,10 @@ class Command(BaseCommand):
                 f"registered {model.kind} model {model.name}{default}: {model.path}, hash {model.content_hash}"
             )
         )
+        figures = trained_model_figures(model=model)
+        summary = training_summary(figures)
+        if summary:  # early stopping and the epoch kept, and a validation accuracy near chance, said aloud
+            self.stdout.write(self.style.WARNING(summary) if figures.near_chance else summary)
 
     @staticmethod
     def _negatives(options: dict[str, Any]) -> list[str]:
