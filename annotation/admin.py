@@ -23,7 +23,7 @@ from annotation.models import (
     TrainingItem,
 )
 from annotation.report_data_admin import ReportDataAdmin
-from annotation.services.data_version import study_data_changed
+from kernel.data_version import study_data_changed
 
 
 class QuestionInline(admin.TabularInline):

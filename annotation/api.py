@@ -17,13 +17,13 @@ from rest_framework.views import APIView
 
 from annotation.importers import IMPORT_FORMATS, ImportFile, ImportRejected
 from annotation.models import Language, Question, Study, StudyImport
-from annotation.permissions import IsResearcher, authenticated_user
 from annotation.scales import QUESTION_KINDS, SCALE_PRESETS, QuestionSpec, scale_problem
 from annotation.selectors.studies import studies_visible_to, study_counts, study_imports
 from annotation.services.imports import study_import
 from annotation.services.studies import study_create
 from config.api_formats import SafeJSONParser
 from config.api_input import StrictInputSerializer
+from kernel.permissions import IsResearcher, authenticated_user
 
 
 class QuestionSerializer(serializers.ModelSerializer):

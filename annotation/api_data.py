@@ -42,7 +42,6 @@ from annotation.api_exports import CsvRenderer, JsonLinesRenderer
 from annotation.exports import CONTENT_TYPES, encoded
 from annotation.importers import ImportRejected
 from annotation.models import ImportJob, Study, StudyImport, System
-from annotation.permissions import IsResearcher, authenticated_user
 from annotation.selectors.contexts_download import (
     CONTEXT_COLUMNS,
     context_rows,
@@ -56,6 +55,7 @@ from annotation.services.import_jobs import import_upload
 from annotation.services.import_undo import import_undo, import_undo_preview
 from annotation.services.system_deletion import system_delete, system_deletion_preview
 from config.api_formats import SafeJSONRenderer
+from kernel.permissions import IsResearcher, authenticated_user
 
 FINGERPRINT = OpenApiParameter(
     "fingerprint", str, description="the GET's fingerprint: refuse (409) if what would go has changed since"

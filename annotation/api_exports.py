@@ -24,10 +24,10 @@ from rest_framework.views import APIView
 
 from annotation.exports import CONTENT_TYPES, encoded, rows_as
 from annotation.models import Study
-from annotation.permissions import IsResearcher, authenticated_user
 from annotation.selectors.exports import export_rows, study_work_progress
 from annotation.selectors.studies import studies_visible_to
 from config.api_formats import SafeJSONRenderer
+from kernel.permissions import IsResearcher, authenticated_user
 
 
 class _FileRenderer(BaseRenderer):

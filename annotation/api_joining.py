@@ -19,7 +19,6 @@ from rest_framework.response import Response as ApiResponse
 from rest_framework.views import APIView
 
 from annotation.models import Annotator
-from annotation.permissions import authenticated_user
 from annotation.selectors.admission import (
     CONSENT,
     admission_step,
@@ -40,6 +39,7 @@ from annotation.services.qualification import (
     training_answer_submit,
 )
 from config.api_input import StrictInputSerializer
+from kernel.permissions import authenticated_user
 
 NOT_FOUND = OpenApiResponse(WorkDetailSerializer, description="not an annotator of this study")
 INVALID = OpenApiResponse(WorkErrorSerializer, description="the input named by `field` is invalid")

@@ -17,10 +17,10 @@ from rest_framework.response import Response as ApiResponse
 from rest_framework.views import APIView
 
 from annotation.models import Annotator, Assignment, FlagReason, NoteKind
-from annotation.permissions import authenticated_user
 from annotation.serializers_work import WorkDetailSerializer, WorkErrorSerializer, first_error
 from annotation.services.notes import MAX_NOTE_CHARACTERS, NoteInvalid, item_note_add
 from config.api_input import StrictInputSerializer
+from kernel.permissions import authenticated_user
 
 
 class WorkNoteInputSerializer(StrictInputSerializer):

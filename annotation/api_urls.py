@@ -1,7 +1,7 @@
 from django.urls import path
 
 from annotation import api, api_data, api_exports, api_joining, api_notes, api_work
-from config import url_converters  # noqa: F401  (registers <id:...>)
+from kernel import url_converters  # noqa: F401  (registers <id:...>)
 
 urlpatterns = [
     path("studies/", api.StudyListCreateApi.as_view(), name="api-study-list"),

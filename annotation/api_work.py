@@ -23,7 +23,6 @@ from rest_framework.serializers import Serializer
 from rest_framework.views import APIView
 
 from annotation.models import Annotator, Assignment, AssignmentStatus, WorkKind
-from annotation.permissions import authenticated_user
 from annotation.selectors.admission import admission_api_message, admission_step, with_training_flag
 from annotation.selectors.work import (
     OwnCounts,
@@ -66,6 +65,7 @@ from annotation.services.submissions import (
     rating_submit,
     reference_add,
 )
+from kernel.permissions import authenticated_user
 
 NOT_FOUND = OpenApiResponse(
     WorkDetailSerializer, description="not an annotator of this study / not your item"

@@ -1,6 +1,6 @@
 from django.http import HttpRequest
 
-from annotation.roles import user_is_researcher
+from kernel.roles import user_is_researcher
 
 
 def roles(request: HttpRequest) -> dict[str, bool]:

@@ -10,7 +10,7 @@ JSON Lines keeps the values' types (numbers, null, lists, booleans). CSV has onl
 an empty cell is a missing value, lists are joined with ``;`` (flags and response ids never contain
 one), booleans are ``true``/``false`` as in JSON, and floats keep their full precision (``repr``).
 A text cell (lists included) that starts with ``=``, ``+``, ``-``, ``@``, tab or carriage return gets a
-leading ``'`` so that a spreadsheet does not run it as a formula (``annotation.csv_cells``); numbers
+leading ``'`` so that a spreadsheet does not run it as a formula (``kernel.csv_cells``); numbers
 are written as they are.
 """
 
@@ -21,7 +21,7 @@ import json
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
-from annotation.csv_cells import FormulaSafeWriter, formula_safe_cell
+from kernel.csv_cells import FormulaSafeWriter, formula_safe_cell
 
 # Column order of each export (JSONL objects carry the same keys in the same order).
 RATING_COLUMNS: tuple[str, ...] = (

@@ -2,7 +2,7 @@
 
 Staff can change ratings, replies, references, metric scores... in the admin too; these hooks make each
 admin save, deletion and "delete selected" bump every study it touches once, after the admin's
-transaction commits (annotation/services/data_version.py). The studies are read before a deletion (the
+transaction commits (kernel/data_version.py). The studies are read before a deletion (the
 rows are gone afterwards), and before and after a save (an edit can move a row to another study).
 """
 
@@ -16,7 +16,7 @@ from django.db.models import Model, QuerySet
 from django.forms import ModelForm
 from django.http import HttpRequest
 
-from annotation.services.data_version import study_data_changed
+from kernel.data_version import study_data_changed
 
 
 def studies_changed(study_ids: Iterable[int | None]) -> None:

@@ -13,7 +13,7 @@ from rest_framework import serializers
 
 from annotation.models import WorkKind
 from config.api_input import StrictInputSerializer
-from config.url_converters import MAX_ID
+from kernel.url_converters import MAX_ID
 
 TASK_KINDS = [WorkKind.RATE.value, WorkKind.WRITE.value, WorkKind.DIVERSITY.value, WorkKind.PAIR.value]
 MAX_REFERENCE_CHARACTERS = 2000

@@ -8,7 +8,7 @@ from annotation import (
     views_progress,
     views_qualification,
 )
-from config import url_converters  # noqa: F401  (registers <id:...>)
+from kernel import url_converters  # noqa: F401  (registers <id:...>)
 
 app_name = "annotation"
 urlpatterns = [

@@ -3,7 +3,7 @@
 from django.urls import path, register_converter
 
 from annotation import views_history, views_join, views_notes, views_training, views_work
-from config import url_converters  # noqa: F401  (registers <id:...>)
+from kernel import url_converters  # noqa: F401  (registers <id:...>)
 
 
 class TaskKindConverter:

@@ -13,8 +13,6 @@ from django.views.decorators.http import require_http_methods
 from annotation.forms import StudyCreateForm, StudyImportForm
 from annotation.importers import ImportRejected
 from annotation.models import ImportJob
-from annotation.permissions import authenticated_user, researcher_required
-from annotation.roles import user_is_researcher
 from annotation.selectors.import_jobs import import_counts_text, study_import_jobs
 from annotation.selectors.studies import (
     studies_for_annotator,
@@ -26,6 +24,8 @@ from annotation.selectors.studies import (
 from annotation.services.import_jobs import import_upload
 from annotation.services.studies import study_create
 from annotation.views_work import study_cards
+from kernel.permissions import authenticated_user, researcher_required
+from kernel.roles import user_is_researcher
 
 
 @login_required

@@ -16,13 +16,13 @@ from django.views.decorators.http import require_GET, require_http_methods
 
 from annotation.exports import CONTENT_TYPES, encoded
 from annotation.models import ImportJob, Study, StudyImport, System
-from annotation.permissions import authenticated_user
 from annotation.selectors.contexts_download import CONTEXT_FORMATS, contexts_file_chunks, contexts_filename
 from annotation.selectors.import_jobs import import_job_view
 from annotation.selectors.studies import studies_visible_to
 from annotation.services.deletion_counts import DeletionPreview, DeletionRefused, counts_lines
 from annotation.services.import_undo import import_undo, import_undo_preview
 from annotation.services.system_deletion import system_delete, system_deletion_preview
+from kernel.permissions import authenticated_user
 
 
 def _own_study(request: HttpRequest, study_id: int) -> Study:

@@ -9,9 +9,9 @@ from django.http import Http404, HttpRequest, StreamingHttpResponse
 from django.shortcuts import get_object_or_404
 
 from annotation.exports import CONTENT_TYPES, EXPORT_FORMATS, encoded
-from annotation.permissions import authenticated_user
 from annotation.selectors.exports import EXPORT_KINDS, export_chunks
 from annotation.selectors.studies import studies_visible_to
+from kernel.permissions import authenticated_user
 
 
 @login_required

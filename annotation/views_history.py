@@ -10,8 +10,8 @@ from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_GET
 
 from annotation.models import Annotator
-from annotation.permissions import authenticated_user
 from annotation.selectors.history import HISTORY_LENGTH, annotator_history
+from kernel.permissions import authenticated_user
 
 
 @login_required

@@ -22,8 +22,6 @@ from django.views.decorators.http import require_GET, require_POST
 
 from annotation.forms_items import ItemFilterForm
 from annotation.models import Response, Study
-from annotation.permissions import authenticated_user
-from annotation.roles import user_is_researcher
 from annotation.selectors.item_browser import (
     browser_summary,
     item_detail,
@@ -38,6 +36,8 @@ from annotation.services.adjudication import (
     adjudication_exclude,
     adjudication_set,
 )
+from kernel.permissions import authenticated_user
+from kernel.roles import user_is_researcher
 
 
 def _own_study(request: HttpRequest, study_id: int) -> Study:

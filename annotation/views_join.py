@@ -30,7 +30,6 @@ from django.views.decorators.http import require_http_methods
 
 from annotation.forms_joining import ConsentForm, SignupForm
 from annotation.models import Annotator, Study
-from annotation.permissions import authenticated_user
 from annotation.selectors.admission import admission_step, consent_text
 from annotation.selectors.joining import crowd_worker_annotator
 from annotation.services.annotators import InviteInvalid, annotator_join, study_for_invite
@@ -43,6 +42,7 @@ from annotation.services.joining import (
     volunteer_signup,
 )
 from config.rate_limits import signup_refused, signup_retry_after
+from kernel.permissions import authenticated_user
 
 CROWD_SWITCH_FIELD = "continue_as_crowd_worker"  # the confirmation of the page crowd_switch.html
 

@@ -18,9 +18,9 @@ from django.shortcuts import get_object_or_404, redirect
 from django.views.decorators.http import require_POST
 
 from annotation.models import Annotator, Assignment, NoteKind
-from annotation.permissions import authenticated_user
 from annotation.services.notes import NoteInvalid, item_note_add
 from annotation.views_work import own_assignment
+from kernel.permissions import authenticated_user
 
 RECORDED = {
     NoteKind.FLAG: "Thank you: your flag was recorded. You can go on with the item.",

@@ -24,7 +24,6 @@ from annotation.forms_annotation import (
 )
 from annotation.forms_joining import TrainingItemForm
 from annotation.models import Annotator, Response, Study
-from annotation.permissions import authenticated_user, researcher_required
 from annotation.selectors.admission import admission_rows, training_item_rows
 from annotation.selectors.progress import (
     annotator_rows,
@@ -40,7 +39,8 @@ from annotation.services.annotator_review import annotator_inclusion_set, annota
 from annotation.services.annotators import invite_token_rotate
 from annotation.services.checks import CheckInvalid, check_mark, distractors_generate
 from annotation.services.study_settings import SettingsInvalid, annotation_settings_update
-from correlation.agreement import MIN_SHARED_ITEMS
+from kernel.permissions import authenticated_user, researcher_required
+from stats.agreement import MIN_SHARED_ITEMS
 
 
 def _own_study(request: HttpRequest, study_id: int) -> Study:

@@ -11,7 +11,6 @@ from django.http import HttpRequest, HttpResponse
 from django.views.decorators.http import require_POST
 
 from annotation.forms_joining import TrainingItemForm
-from annotation.permissions import researcher_required
 from annotation.services.qualification import (
     TrainingInvalid,
     qualification_reset,
@@ -19,6 +18,7 @@ from annotation.services.qualification import (
     training_item_delete,
 )
 from annotation.views_progress import _back, _own_annotator, _own_study, _page
+from kernel.permissions import researcher_required
 
 FORM_FIELDS = {"response": "reply", "question": "question", "gold_min": "gold_min", "gold_max": "gold_max"}
 

@@ -22,7 +22,6 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods
 
 from annotation.models import Annotator, TrainingItem
-from annotation.permissions import authenticated_user
 from annotation.selectors.admission import (
     CONSENT,
     admission_step,
@@ -42,6 +41,7 @@ from annotation.services.qualification import (
     training_feedback,
 )
 from annotation.views_work import _turns_with_sides, rating_questions, task_cards
+from kernel.permissions import authenticated_user
 
 SERVED_KEY = "training-served"
 MAX_SECONDS = 86_400.0

@@ -31,7 +31,6 @@ from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
 
 from annotation.models import Annotator, Assignment, AssignmentStatus, Study, WorkKind
-from annotation.permissions import authenticated_user
 from annotation.selectors.work import AnnotatorProgress, annotator_progress, annotator_tasks, item_payload
 from annotation.services.assignment import (
     NoWork,
@@ -51,6 +50,7 @@ from annotation.services.submissions import (
     reference_add,
 )
 from annotation.views_admission import admission_required, study_page_extras
+from kernel.permissions import authenticated_user
 
 TASK_LABELS = {
     WorkKind.RATE: "Rate replies",

@@ -31,11 +31,11 @@ from pathlib import Path
 
 os.environ.setdefault("NLTK_DATA", str(Path(__file__).resolve().parent.parent / "var" / "nltk_data"))
 
-from correlation.stats import pearson_with_ci, spearman_with_ci
 from scoring.metrics.learned_specs import FACTORIAL_CELLS
 from scoring.metrics.registry import compute_metrics, metric_spec
 from scoring.metrics.ruber.corpus import read_corpus
 from scoring.metrics.ruber.ranking import ranking_accuracy, ranking_triples
+from stats.correlations import pearson_with_ci, spearman_with_ci
 
 DEFAULT_DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data"
 

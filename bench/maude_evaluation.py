@@ -36,13 +36,13 @@ import numpy as np
 
 os.environ.setdefault("NLTK_DATA", str(Path(__file__).resolve().parent.parent / "var" / "nltk_data"))
 
-from correlation.bootstrap import Resamples, bootstrap_correlations, percentile_interval
-from correlation.stats import pearson_with_ci, spearman_with_ci
 from scoring.metrics.learned_specs import FACTORIAL_CELLS
 from scoring.metrics.maude import load_maude
 from scoring.metrics.maude.dialogs import examples, read_dialogs
 from scoring.metrics.maude.negatives import DEFAULT_DROP_FRACTION, word_drop, word_order, word_repeat
 from scoring.metrics.registry import compute_metrics
+from stats.bootstrap import Resamples, bootstrap_correlations, percentile_interval
+from stats.correlations import pearson_with_ci, spearman_with_ci
 
 DEFAULT_DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data"
 Scorer = Callable[[Sequence[Sequence[str]], Sequence[str]], list[float]]

@@ -25,9 +25,9 @@ from pathlib import Path
 # METEOR's WordNet, built by scripts/setup.sh; nltk reads NLTK_DATA when it is first imported.
 os.environ.setdefault("NLTK_DATA", str(Path(__file__).resolve().parent.parent / "var" / "nltk_data"))
 
-from correlation.stats import pearson_with_ci, spearman_with_ci
 from scoring.metrics.registry import available_metric_names, compute_metrics, metric_spec
 from scoring.metrics.tokenize import tokenize
+from stats.correlations import pearson_with_ci, spearman_with_ci
 
 DEFAULT_DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "multirefeval"
 ORDERS = ["bleu-1", "bleu-2", "bleu-3", "bleu-4"]

@@ -49,7 +49,7 @@ SYSTEMS = 5
 
 
 def synthetic_inputs(n: int, *, raters: int = RATERS, metrics: int = METRICS, seed: int = 0) -> Any:
-    from correlation.report_types import (
+    from stats.report.types import (
         AnnotatorInfo,
         QuestionInputs,
         ReportInputs,
@@ -114,8 +114,8 @@ def spread(values: list[float], unit: float = 1.0, digits: int = 2) -> str:
 
 
 def part_a(sizes: list[int], rounds: int) -> list[tuple[int, str, list[float], list[float]]]:
-    from correlation.report_builder import build_report
-    from correlation.report_types import ReportOptions
+    from stats.report.builder import build_report
+    from stats.report.types import ReportOptions
 
     build_report(synthetic_inputs(300), ReportOptions(resamples=20))  # warm the imports
     results = []
@@ -128,11 +128,11 @@ def part_a(sizes: list[int], rounds: int) -> list[tuple[int, str, list[float], l
 
 
 def _statistics_parts(n: int) -> list[tuple[str, Callable[[], object]]]:
-    from correlation.bootstrap import Resamples, bootstrap_correlations
-    from correlation.report_builder import build_report
-    from correlation.report_human import human_side
-    from correlation.report_metrics import _matrix, metric_section
-    from correlation.report_types import ReportOptions
+    from stats.bootstrap import Resamples, bootstrap_correlations
+    from stats.report.builder import build_report
+    from stats.report.human import human_side
+    from stats.report.metrics import _matrix, metric_section
+    from stats.report.types import ReportOptions
 
     options = ReportOptions()
     inputs = synthetic_inputs(n)
@@ -188,10 +188,10 @@ def _vectorised_spearman(a: np.ndarray, b: np.ndarray, axis: int = -1) -> np.nda
 def _comparison(n: int, rounds: int) -> list[str]:
     from scipy import stats as scipy_stats
 
-    from correlation.bootstrap import BootstrapDraws, Resamples, bootstrap_correlations, percentile_interval
-    from correlation.report_human import human_side
-    from correlation.report_metrics import _matrix
-    from correlation.report_types import ReportOptions
+    from stats.bootstrap import BootstrapDraws, Resamples, bootstrap_correlations, percentile_interval
+    from stats.report.human import human_side
+    from stats.report.metrics import _matrix
+    from stats.report.types import ReportOptions
 
     inputs = synthetic_inputs(n)
     side = human_side(inputs.questions[0], inputs.annotators, ReportOptions(), inputs.study_threshold)
@@ -298,7 +298,7 @@ def _database_parts(n: int, rounds: int) -> list[tuple[str, Callable[[], object]
 
     from correlation.report_cache import report_compute_now, study_version
     from correlation.report_loading import report_inputs
-    from correlation.report_types import ReportOptions
+    from stats.report.types import ReportOptions
 
     study = _database_study(n)
     options = ReportOptions()
@@ -329,7 +329,7 @@ def _database_study(n: int) -> Any:
     from django.db import transaction
 
     from annotation.models import Annotator, DialogContext, Question, Rating, Response, Study, System
-    from annotation.roles import RESEARCHERS_GROUP
+    from kernel.roles import RESEARCHERS_GROUP
     from scoring.models import MetricScore, MetricSignature
 
     inputs = synthetic_inputs(n)

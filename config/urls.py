@@ -4,11 +4,8 @@ from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
 
 from annotation import views as annotation_views
-from config import (
-    doc_pages,
-    health,
-    url_converters,  # noqa: F401  (registers <id:...>: ids above 2**63 - 1 are a 404)
-)
+from config import doc_pages, health
+from kernel import url_converters  # noqa: F401  (registers <id:...>: ids above 2**63 - 1 are a 404)
 
 urlpatterns = [
     path("", annotation_views.home, name="home"),

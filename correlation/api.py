@@ -13,9 +13,9 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from correlation.report_cache import report_current
-from correlation.report_document import document_for_question
-from correlation.report_types import OptionError, ReportOptions
 from correlation.selectors import studies_reportable_by, study_question_by_name
+from stats.report.document import document_for_question
+from stats.report.types import OptionError, ReportOptions
 
 
 def _interval(help_text: str) -> serializers.ListField:

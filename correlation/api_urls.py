@@ -1,7 +1,7 @@
 from django.urls import path
 
-from config import url_converters  # noqa: F401  (registers <id:...>)
 from correlation.api import StudyCorrelationsApi
+from kernel import url_converters  # noqa: F401  (registers <id:...>)
 
 urlpatterns = [
     path(

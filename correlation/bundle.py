@@ -4,7 +4,7 @@
     manifest.json           study, data version, code version, report options, counts, time, SHA-256 of
                             every file
     report.json             the report document (every section, as the API returns it)
-    tables.tex              the LaTeX tables (correlation/latex.py)
+    tables.tex              the LaTeX tables (stats/latex.py)
     tables/<section>.csv    every section as CSV
     inputs/human_scores.csv the human score of every reply per question, as the report used it
     inputs/metric_scores.csv every metric value with its full signature, and whether its reply was excluded
@@ -17,7 +17,7 @@ The manifest and the README state how many replies, ratings, annotators and metr
 and how many of them the report used: replies excluded by adjudication are in the files, marked, and
 counted apart, never silently dropped.
 
-CSV files are formula-safe (annotation/csv_cells.py); recompute.py drops the leading ' of text cells.
+CSV files are formula-safe (kernel/csv_cells.py); recompute.py drops the leading ' of text cells.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ from typing import Any
 from annotation.models import Study
 from correlation.bundle_inputs import bundle_inputs, counts_text
 from correlation.models import ReportSnapshot
-from correlation.report_document import document_as_json
+from stats.report.document import document_as_json
 
 BUNDLE_FILES = Path(__file__).resolve().parent / "bundle_files"
 Progress = Callable[[str, int, int], None]
@@ -45,7 +45,7 @@ def report_bundle(
 ) -> bytes:
     """The zip of ``snapshot`` (a ready report of ``study``)."""
     from correlation.exports import report_tables_csv
-    from correlation.latex import report_latex
+    from stats.latex import report_latex
 
     document = snapshot.document or {}
     plots = snapshot.plots or {}
@@ -86,7 +86,7 @@ def bundle_filename(study: Study, snapshot: ReportSnapshot) -> str:
 def _figure_files(
     study: Study, document: dict[str, Any], plots: dict[str, Any], progress: Progress | None
 ) -> dict[str, bytes]:
-    from correlation.figures import figure_images, report_figures
+    from stats.figures.report import figure_images, report_figures
 
     specs = [
         spec

@@ -2,7 +2,7 @@
 
 The counts are taken from the rows written, so the manifest and the README say exactly what the files
 hold. Replies the researcher excluded by adjudication (annotation.models.Adjudication, issue 13) are left
-out of every part of the report (correlation/report_adjudication.py); here they stay in the per-rating and
+out of every part of the report (stats/report/adjudication.py); here they stay in the per-rating and
 per-metric-value files, marked ``excluded=true`` and, for ratings, ``counted=false``, so nothing is
 silently hidden and a reader who drops the marked rows has what the report used. A rating counts when the
 report used it: its reply is not excluded, its value is within the question's scale (only old imports can
@@ -16,10 +16,10 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
-from annotation.csv_cells import FormulaSafeWriter
 from annotation.models import Rating, Response, Study
 from correlation.report_loading import study_adjudications
 from correlation.selectors import study_metric_signatures
+from kernel.csv_cells import FormulaSafeWriter
 from scoring.models import MetricScore
 
 

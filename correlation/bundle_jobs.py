@@ -17,9 +17,9 @@ from django.db import IntegrityError, transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
-from config.broker import task_publish
 from correlation.bundle import report_bundle
 from correlation.models import ReportBundle, ReportSnapshot, SnapshotStatus
+from kernel.broker import task_publish
 
 logger = logging.getLogger(__name__)
 
@@ -92,11 +92,12 @@ def bundle_content(*, bundle: ReportBundle) -> bytes:
     return bytes(content or b"")
 
 
-def _enqueue(bundle_id: int) -> None:
-    from correlation.tasks import bundle_build_task
+BUNDLE_TASK = "correlation.build_bundle"  # correlation/tasks.py, sent by name (no import of the tasks module)
 
+
+def _enqueue(bundle_id: int) -> None:
     def send() -> None:
-        if not task_publish(bundle_build_task, args=[bundle_id], queue="cpu"):
+        if not task_publish(BUNDLE_TASK, args=[bundle_id], queue="cpu"):
             ReportBundle.objects.filter(pk=bundle_id, status=SnapshotStatus.PENDING).update(
                 status=SnapshotStatus.FAILED,
                 error="no worker could be reached (is Redis running?); try again",

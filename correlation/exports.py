@@ -1,7 +1,7 @@
 """The report's tables as files: JSON (the row dicts as they are) and CSV (one file per section).
 
 Shared by the page's download links, ``manage.py study_report`` and the reproducibility bundle, so all give
-the same bytes. Every CSV goes through ``annotation.csv_cells.FormulaSafeWriter``: text cells (a question
+the same bytes. Every CSV goes through ``kernel.csv_cells.FormulaSafeWriter``: text cells (a question
 name, a metric signature, a system or annotator name, a note) that a spreadsheet would run as a formula
 get a leading ``'``; numbers are written as numbers with full precision (``repr``), so ``-0.0067`` stays a
 number; a statistic the report could not compute (``None``) is an empty cell. An interval (``[low,
@@ -19,7 +19,7 @@ import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from annotation.csv_cells import FormulaSafeWriter
+from kernel.csv_cells import FormulaSafeWriter
 
 Row = Mapping[str, Any]
 
@@ -310,7 +310,7 @@ def diversity_as_csv(diversity: Row | None) -> str:
 
 
 def pairwise_as_csv(pairwise: Row | None) -> str:
-    """The systems' win rates from pairwise judgments (correlation/pairwise_report.py), best first."""
+    """The systems' win rates from pairwise judgments (stats/report/pairwise.py), best first."""
     rows = (pairwise or {}).get("systems") or []
     return _csv(PAIRWISE_COLUMNS, ({**row, "ci_low": row["ci"][0], "ci_high": row["ci"][1]} for row in rows))
 

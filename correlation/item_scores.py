@@ -1,12 +1,11 @@
 """Every response of a study with its human score per question and every metric score: the numbers
 behind the report's scatter plots, as one CSV for researchers' own analyses (four queries in all).
-Text cells, header included, are formula-safe (``annotation.csv_cells``); scores are written as numbers."""
+Text cells, header included, are formula-safe (``kernel.csv_cells``); scores are written as numbers."""
 
 from __future__ import annotations
 
 import io
 
-from annotation.csv_cells import FormulaSafeWriter
 from annotation.models import Study
 from correlation.report_loading import study_human_scores
 from correlation.selectors import (
@@ -15,6 +14,7 @@ from correlation.selectors import (
     study_questions,
     study_response_labels,
 )
+from kernel.csv_cells import FormulaSafeWriter
 
 
 def study_item_scores_csv(*, study: Study) -> str:

@@ -1,10 +1,10 @@
 """Reads a study's pairwise judgments for the report (one query), as the pure records the win-rate
-statistics take (correlation/pairwise_stats.py)."""
+statistics take (stats/pairwise.py)."""
 
 from __future__ import annotations
 
 from annotation.models import PairwiseJudgment, Study
-from correlation.pairwise_stats import PairwiseRecord
+from stats.pairwise import PairwiseRecord
 
 
 def study_pairwise_records(*, study: Study) -> tuple[PairwiseRecord, ...]:

@@ -34,12 +34,12 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from annotation.models import Study
-from config.broker import task_publish
-from correlation.code_version import code_version
 from correlation.models import ReportSnapshot, SnapshotStatus
-from correlation.report_builder import DOCUMENT_VERSION, build_report
 from correlation.report_loading import report_cost, report_inputs
-from correlation.report_types import ReportOptions
+from kernel.broker import task_publish
+from stats.report.builder import DOCUMENT_VERSION, build_report
+from stats.report.code_version import code_version
+from stats.report.types import ReportOptions
 
 logger = logging.getLogger(__name__)
 HEARTBEAT_SECONDS = 1.0  # progress is written at most this often
@@ -257,12 +257,13 @@ def _requeue_if_lost(snapshot: ReportSnapshot) -> ReportSnapshot:
     return snapshot
 
 
-def _enqueue(snapshot_id: int) -> None:
-    from correlation.tasks import report_build_task
+REPORT_TASK = "correlation.build_report"  # correlation/tasks.py, sent by name (no import of the tasks module)
 
+
+def _enqueue(snapshot_id: int) -> None:
     def send() -> None:
-        # No broker: the page still answers at once (config.broker), and a later view queues it again.
-        if not task_publish(report_build_task, args=[snapshot_id], queue="cpu"):
+        # No broker: the page still answers at once (kernel.broker), and a later view queues it again.
+        if not task_publish(REPORT_TASK, args=[snapshot_id], queue="cpu"):
             ReportSnapshot.objects.filter(pk=snapshot_id, status=SnapshotStatus.PENDING).update(
                 error="no worker could be reached (is Redis running?); the report will be queued again",
                 heartbeat_at=timezone.now() - timedelta(seconds=settings.DIALEVAL_REPORT_STALE_SECONDS + 1),

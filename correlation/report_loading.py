@@ -38,22 +38,7 @@ from annotation.models import (
     Study,
 )
 from annotation.selectors.quality import agreements_from_rows, overall_agreement, study_rating_rows
-from correlation.code_version import code_version
 from correlation.pairwise_loading import study_pairwise_records
-from correlation.report_adjudication import Adjudications, adjudicated, adjudications_from_rows
-from correlation.report_human import human_scores
-from correlation.report_types import (
-    EXTERNAL_GROUP,
-    AnnotatorInfo,
-    DiversityInputs,
-    QuestionInputs,
-    ReferenceScores,
-    ReportInputs,
-    ReportOptions,
-    ResponseInfo,
-    SignatureInputs,
-    UnvaluedMetric,
-)
 from correlation.selectors import study_metric_signatures, study_metric_values
 from scoring.external_scores_format import external_metric_label
 from scoring.metrics.registry import UnknownMetricError, is_system_metric, metric_spec, undefined_reason
@@ -67,6 +52,21 @@ from scoring.models import (
     ScoringRun,
 )
 from scoring.reference_scores import NotRecomputable, per_reference_scores, recomputable_reason
+from stats.report.adjudication import Adjudications, adjudicated, adjudications_from_rows
+from stats.report.code_version import code_version
+from stats.report.human import human_scores
+from stats.report.types import (
+    EXTERNAL_GROUP,
+    AnnotatorInfo,
+    DiversityInputs,
+    QuestionInputs,
+    ReferenceScores,
+    ReportInputs,
+    ReportOptions,
+    ResponseInfo,
+    SignatureInputs,
+    UnvaluedMetric,
+)
 
 Progress = Callable[[str, int, int], None]
 DIVERSITY_METRICS = ("distinct-1", "distinct-2", "distinct-3", "self-bleu-2", "self-bleu-4", "recall-bleu-2")
@@ -126,7 +126,7 @@ def report_cost(*, study: Study) -> ReportCost:
 
 def study_human_scores(*, study: Study, questions: list[Question]) -> dict[int, dict[int, float]]:
     """question id -> response id -> human score, as the report computes it with the study's own filter
-    (correlation/report_human.py): the mean of the ratings that count, an imported mean where none does.
+    (stats/report/human.py): the mean of the ratings that count, an imported mean where none does.
     Ratings of annotators left out of reports are never deleted, only not counted."""
     inputs = report_inputs(study=study, recompute=False, metrics=False)
     by_name = {question.name: question for question in inputs.questions}

@@ -15,8 +15,8 @@ from typing import Any
 from django.db.models import QuerySet
 
 from annotation.models import Question, Response, Study
-from annotation.roles import user_is_researcher
 from annotation.selectors.studies import studies_visible_to
+from kernel.roles import user_is_researcher
 from scoring.models import MetricScore, MetricSignature
 
 

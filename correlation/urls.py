@@ -1,7 +1,7 @@
 from django.urls import path, register_converter
 
-from config import url_converters  # noqa: F401  (registers <id:...>)
 from correlation import views, views_conversations
+from kernel import url_converters  # noqa: F401  (registers <id:...>)
 
 
 class _FigureName:

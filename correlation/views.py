@@ -16,10 +16,7 @@ from correlation.bundle import bundle_filename
 from correlation.bundle_jobs import bundle_content, bundle_request, bundle_state
 from correlation.conversations import study_has_conversations
 from correlation.exports import correlation_rows_as_csv, correlation_rows_as_json, report_tables_csv
-from correlation.figures import FigureExportError, figure_image, reply_texts
-from correlation.figures import report_figures as figure_specs
 from correlation.item_scores import study_item_scores_csv
-from correlation.latex import report_latex
 from correlation.models import SnapshotStatus
 from correlation.report_cache import (
     ReportView,
@@ -28,11 +25,14 @@ from correlation.report_cache import (
     report_for_display,
     report_retry,
 )
-from correlation.report_document import document_as_json
-from correlation.report_page import question_slice
-from correlation.report_types import OptionError, ReportOptions
 from correlation.selectors import studies_reportable_by, study_questions
 from scoring.selectors import system_metric_table
+from stats.figures.report import FigureExportError, figure_image, reply_texts
+from stats.figures.report import report_figures as figure_specs
+from stats.latex import report_latex
+from stats.report.document import document_as_json
+from stats.report.page import question_slice
+from stats.report.types import OptionError, ReportOptions
 
 AGREEMENT_ROWS = (
     ("Krippendorff's α (ordinal)", "krippendorff_alpha_ordinal"),

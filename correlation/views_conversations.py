@@ -1,6 +1,6 @@
 """The conversation pages (docs/conversations.md): dialog-level scores per system and conversation, and
 one conversation's per-turn score curve. Owner researchers only (404 for everyone else), like the
-report. The work is in correlation/conversations.py; the figure in correlation/conversation_figures.py.
+report. The work is in correlation/conversations.py; the figure in stats/figures/conversations.py.
 """
 
 from __future__ import annotations
@@ -10,7 +10,6 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 
 from annotation.models import Study
-from correlation.conversation_figures import turn_score_figure, turn_score_filename
 from correlation.conversations import (
     conversation_details,
     conversation_metric_names,
@@ -20,6 +19,7 @@ from correlation.conversations import (
     system_dialog_table,
 )
 from correlation.selectors import studies_reportable_by
+from stats.figures.conversations import turn_score_figure, turn_score_filename
 
 
 @login_required

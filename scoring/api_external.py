@@ -16,11 +16,11 @@ from rest_framework.response import Response as ApiResponse
 from rest_framework.views import APIView
 
 from annotation.api import import_input_rejected, upload_data
-from annotation.importers.problems import ImportFile, ImportRejected
 from annotation.models import Study
-from annotation.permissions import IsResearcher, authenticated_user
 from annotation.selectors.studies import studies_visible_to
 from config.api_input import StrictInputSerializer
+from kernel.importing.problems import ImportFile, ImportRejected
+from kernel.permissions import IsResearcher, authenticated_user
 from scoring.external_scores_format import FORMATS, external_metric_label
 from scoring.selectors import external_metrics_for_study
 from scoring.services.external_scores import (

@@ -15,7 +15,7 @@ from rest_framework.response import Response as ApiResponse
 from rest_framework.views import APIView
 
 from annotation.models import Language
-from annotation.permissions import IsResearcher
+from kernel.permissions import IsResearcher
 from scoring.models import TokenizerChoice
 from scoring.services.file_scoring import FileScoringError, texts_score
 

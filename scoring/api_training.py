@@ -17,9 +17,9 @@ from rest_framework.request import Request
 from rest_framework.response import Response as ApiResponse
 from rest_framework.views import APIView
 
-from annotation.permissions import IsResearcher, authenticated_user
 from annotation.selectors.studies import studies_visible_to
 from config.api_input import StrictInputSerializer
+from kernel.permissions import IsResearcher, authenticated_user
 from scoring.api import TrainedModelSerializer
 from scoring.metrics.bert_ruber.cells import FAST_CELLS
 from scoring.metrics.maude.variants import DEFAULT_VARIANTS

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from config import url_converters  # noqa: F401  (registers <id:...>)
+from kernel import url_converters  # noqa: F401  (registers <id:...>)
 from scoring import api, api_external, api_score_files, api_training
 from scoring.vectors import api as vectors_api
 

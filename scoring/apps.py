@@ -4,3 +4,12 @@ from django.apps import AppConfig
 class ScoringConfig(AppConfig):
     name = "scoring"
     verbose_name = "Automatic scoring"
+
+    def ready(self) -> None:
+        """Add the scoring section to the study page and the metric scores to the item browser (kernel page
+        extensions: the annotation app's pages never import this app)."""
+        from kernel.extensions import register_provider, register_section
+        from scoring.study_section import REPLY_SCORES, STUDY_SLOT, reply_scores, study_scoring_html
+
+        register_section(STUDY_SLOT, study_scoring_html)
+        register_provider(REPLY_SCORES, reply_scores)

@@ -16,7 +16,7 @@ scores computed elsewhere"), one score per CSV row or JSON object:
   ``,``: ``|`` separates a signature's fields).
 
 Every problem names the file, the line and the field; the parser collects them all (up to
-``annotation.importers.problems.MAX_PROBLEMS``) instead of stopping at the first.
+``kernel.importing.problems.MAX_PROBLEMS``) instead of stopping at the first.
 """
 
 from __future__ import annotations
@@ -29,11 +29,11 @@ from dataclasses import dataclass
 from pathlib import PurePath
 from typing import Any
 
-from annotation.importers.csv_rows import csv_rows
-from annotation.importers.decoding import file_text
-from annotation.importers.json_lines import json_objects
-from annotation.importers.limits import EXTERNAL_ID_MAX, SYSTEM_NAME_MAX
-from annotation.importers.problems import ImportFile, ProblemLog
+from kernel.importing.csv_rows import csv_rows
+from kernel.importing.decoding import file_text
+from kernel.importing.json_lines import json_objects
+from kernel.importing.limits import EXTERNAL_ID_MAX, SYSTEM_NAME_MAX
+from kernel.importing.problems import ImportFile, ProblemLog
 from scoring.metrics.signature import metric_signature
 
 REPLY_ID = "reply_id"

@@ -3,7 +3,7 @@ follows an error (issue 14: "every form keeps the user's choices after an error"
 
 The scoring forms post to their own views, which redirect back to the study page (post/redirect/get: a
 reload never posts twice). On an error the view stashes the posted values and the error messages in the
-session under the form's name; the study page's ``study_scoring`` tag takes them back (once) and renders the
+session under the form's name; the study page's scoring section (scoring/study_section.py) takes them back (once) and renders the
 form bound to them, with the errors next to their fields, so the boxes ticked, the options chosen and the
 numbers typed are still there. A file input cannot be refilled by any page; the form says so.
 """

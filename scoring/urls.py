@@ -1,6 +1,6 @@
 from django.urls import path
 
-from config import url_converters  # noqa: F401  (registers <id:...>)
+from kernel import url_converters  # noqa: F401  (registers <id:...>)
 from scoring import views, views_external, views_training
 from scoring.vectors import views as vectors_views
 

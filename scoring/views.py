@@ -7,8 +7,8 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect
 from django.views.decorators.http import require_POST
 
-from annotation.permissions import authenticated_user, researcher_required
 from annotation.selectors.studies import studies_visible_to
+from kernel.permissions import authenticated_user, researcher_required
 from scoring.form_stash import form_data_stash
 from scoring.forms import ScoringRunForm, StudyModelChoiceForm
 from scoring.models import ScoringRun

@@ -11,9 +11,9 @@ from django.shortcuts import get_object_or_404
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from annotation.importers.problems import ImportFile, ImportRejected
-from annotation.permissions import authenticated_user, researcher_required
 from annotation.selectors.studies import studies_visible_to
+from kernel.importing.problems import ImportFile, ImportRejected
+from kernel.permissions import authenticated_user, researcher_required
 from scoring.external_scores_format import FORMATS
 from scoring.services.external_scores import (
     ExternalMetricNotFound,

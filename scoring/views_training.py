@@ -13,8 +13,8 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from annotation.permissions import authenticated_user, researcher_required
 from annotation.selectors.studies import studies_visible_to
+from kernel.permissions import authenticated_user, researcher_required
 from scoring.form_stash import form_data_stash
 from scoring.forms import TrainingJobForm
 from scoring.selectors import trained_model_rows, training_job_progress_text, training_jobs_visible_to

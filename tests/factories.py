@@ -7,7 +7,7 @@ from django.contrib.auth.models import Group, User
 from django.utils import timezone
 
 from annotation.models import Annotator, DialogContext, Question, Rating, Reference, Response, Study, System
-from annotation.roles import RESEARCHERS_GROUP
+from kernel.roles import RESEARCHERS_GROUP
 
 
 class UserFactory(factory.django.DjangoModelFactory[User]):

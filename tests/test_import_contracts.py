@@ -1,5 +1,6 @@
-"""The pure cores (scoring/metrics, correlation/stats) never import Django: import-linter's contracts hold,
-and they would catch a module that broke them."""
+"""The layers and the pure cores (docs/architecture.md): import-linter's contracts hold on the project, and they
+would catch a module that broke them: Django in the metric core or the statistics package, an app in the
+kernel, a lower app importing an upper one."""
 
 from __future__ import annotations
 
@@ -13,28 +14,6 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 LINT_IMPORTS = Path(sys.executable).parent / "lint-imports"
-PURE_CORRELATION_MODULES = (
-    "stats.py",
-    "agreement.py",
-    "agreement_coefficients.py",
-    "bootstrap.py",
-    "comparisons.py",
-    "curves.py",
-    "human_ceiling.py",
-    "latex.py",
-    "figures.py",
-    "pairwise_figures.py",
-    "pairwise_report.py",
-    "pairwise_stats.py",
-    "plot_points.py",
-    "report_adjudication.py",
-    "report_builder.py",
-    "report_document.py",
-    "report_human.py",
-    "report_metrics.py",
-    "report_page.py",
-    "report_types.py",
-)
 
 
 def _lint_imports(cwd: Path) -> subprocess.CompletedProcess[str]:
@@ -51,20 +30,16 @@ def test_the_project_keeps_its_contracts() -> None:
 
 
 def _copy_of_the_cores(tmp_path: Path) -> Path:
-    """The two pure cores with the project's contracts, in a tree of their own."""
+    """The pure cores (scoring/metrics, stats) with the project's contracts, and empty apps and kernel, in a
+    tree of their own."""
     shutil.copy(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
-    for package in ("annotation", "correlation", "config", "scoring"):
+    for package in ("annotation", "correlation", "config", "scoring", "kernel"):
         (tmp_path / package).mkdir()
         (tmp_path / package / "__init__.py").write_text("")
     for forbidden in ("models", "services", "selectors", "tasks", "api", "views"):  # named by the contract
         (tmp_path / "scoring" / f"{forbidden}.py").write_text("")
-    (tmp_path / "annotation" / "selectors").mkdir()  # the layers contract's declared exceptions
-    (tmp_path / "annotation" / "selectors" / "__init__.py").write_text("")
-    (tmp_path / "annotation" / "selectors" / "quality.py").write_text("from correlation import agreement\n")
-    (tmp_path / "annotation" / "views_progress.py").write_text("from correlation import agreement\n")
     shutil.copytree(ROOT / "scoring" / "metrics", tmp_path / "scoring" / "metrics")
-    for core in PURE_CORRELATION_MODULES:
-        shutil.copy(ROOT / "correlation" / core, tmp_path / "correlation" / core)
+    shutil.copytree(ROOT / "stats", tmp_path / "stats")
     return tmp_path
 
 
@@ -73,16 +48,19 @@ def _copy_of_the_cores(tmp_path: Path) -> Path:
     [
         ("scoring/metrics/leak.py", "from django.db import models\n"),
         ("scoring/metrics/leak.py", "import annotation\n"),
-        ("correlation/stats.py", "import django.conf\n"),
-        ("correlation/agreement.py", "from annotation import models\n"),
-        ("correlation/bootstrap.py", "from django.db import models\n"),
-        ("correlation/agreement_coefficients.py", "import celery\n"),
-        ("correlation/human_ceiling.py", "from scoring.models import MetricScore\n"),
-        ("correlation/report_builder.py", "from django.conf import settings\n"),
-        ("correlation/figures.py", "from annotation.models import Study\n"),
-        ("annotation/leak.py", "from scoring import models\n"),  # the layers: annotation is the bottom one
-        ("annotation/leak.py", "from correlation import stats\n"),
-        ("scoring/services.py", "from correlation import stats\n"),  # scoring sits below correlation
+        ("stats/correlations.py", "import django.conf\n"),
+        ("stats/agreement.py", "from annotation import models\n"),
+        ("stats/bootstrap.py", "from django.db import models\n"),
+        ("stats/agreement_coefficients.py", "import celery\n"),
+        ("stats/human_ceiling.py", "from scoring.models import MetricScore\n"),
+        ("stats/report/builder.py", "from django.conf import settings\n"),
+        ("stats/figures/report.py", "from annotation.models import Study\n"),
+        ("stats/latex.py", "import kernel\n"),  # the statistics import no project package at all
+        ("annotation/leak.py", "from scoring import models\n"),  # the layers: annotation is below scoring
+        ("annotation/leak.py", "import correlation\n"),
+        ("scoring/services.py", "import correlation\n"),  # scoring sits below correlation
+        ("kernel/leak.py", "import annotation\n"),  # the kernel is below every app
+        ("kernel/leak.py", "from stats import bootstrap\n"),  # and beside the statistics, not above them
     ],
 )
 def test_a_module_that_imports_django_breaks_the_contract(tmp_path: Path, module: str, source: str) -> None:

@@ -7,7 +7,7 @@ the study, plans and writes everything in one transaction. Formats: docs/import-
 from __future__ import annotations
 
 from annotation.importers.formats import FORMATS
-from annotation.importers.problems import ImportFile, ImportProblem, ImportRejected
+from kernel.importing.problems import ImportFile, ImportProblem, ImportRejected
 
 IMPORT_FORMATS: dict[str, str] = {name: spec.description for name, spec in FORMATS.items()}
 DEFAULT_SCALE_FOR_FORMAT: dict[str, str] = {name: spec.default_scale for name, spec in FORMATS.items()}

@@ -20,10 +20,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from annotation.importers.json_lines import is_text, json_objects
-from annotation.importers.limits import EXTERNAL_ID_MAX, SYSTEM_NAME_MAX
-from annotation.importers.problems import ImportFile, ProblemLog
 from annotation.importers.records import ContextRecord, ParsedImport, ReplyRecord, Source, id_key
+from kernel.importing.json_lines import is_text, json_objects
+from kernel.importing.limits import EXTERNAL_ID_MAX, SYSTEM_NAME_MAX
+from kernel.importing.problems import ImportFile, ProblemLog
 
 KNOWN_KEYS = {"id", "system", "bot", "turns"}
 DEFAULT_BOT = "bot"

@@ -13,8 +13,6 @@ from collections.abc import Sequence
 from pathlib import PurePath
 from typing import Any
 
-from annotation.importers.decoding import file_text, numbered_lines
-from annotation.importers.problems import ImportFile, ProblemLog
 from annotation.importers.records import (
     ORIGINAL,
     ContextRecord,
@@ -24,6 +22,8 @@ from annotation.importers.records import (
     collapse_whitespace,
     id_key,
 )
+from kernel.importing.decoding import file_text, numbered_lines
+from kernel.importing.problems import ImportFile, ProblemLog
 
 END_OF_UTTERANCE = "__eou__"
 # Label codes of the corpus readme, named as multireftest.json names them so both imports look alike.

@@ -10,10 +10,10 @@ from annotation.importers.dailydialog import parse_dailydialog
 from annotation.importers.grade import parse_grade
 from annotation.importers.multiref import parse_multiref
 from annotation.importers.multiref_ratings import parse_multiref_ratings
-from annotation.importers.problems import ImportFile, ProblemLog
 from annotation.importers.records import ParsedImport
 from annotation.importers.replies_csv import parse_csv
 from annotation.importers.replies_jsonl import parse_jsonl
+from kernel.importing.problems import ImportFile, ProblemLog
 
 Parser = Callable[[Sequence[ImportFile], ProblemLog], ParsedImport]
 

@@ -14,9 +14,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from annotation.importers.json_lines import integer_rating, is_text, json_objects, json_value
-from annotation.importers.limits import EXTERNAL_ID_MAX, SYSTEM_NAME_MAX
-from annotation.importers.problems import ImportFile, ProblemLog
 from annotation.importers.records import (
     ORIGINAL,
     ContextRecord,
@@ -27,6 +24,9 @@ from annotation.importers.records import (
     alternating_turns,
     text_key,
 )
+from kernel.importing.json_lines import integer_rating, is_text, json_objects, json_value
+from kernel.importing.limits import EXTERNAL_ID_MAX, SYSTEM_NAME_MAX
+from kernel.importing.problems import ImportFile, ProblemLog
 
 REQUIRED_KEYS = ("ID", "DialogModel", "Context", "Response", "HumanScores")
 TURN_SEPARATOR = "|||"

@@ -12,9 +12,6 @@ from collections.abc import Sequence
 from pathlib import PurePath
 from typing import Any
 
-from annotation.importers.json_lines import json_objects
-from annotation.importers.limits import EXTERNAL_ID_MAX
-from annotation.importers.problems import ImportFile, ProblemLog
 from annotation.importers.records import (
     IMPORTED,
     ORIGINAL,
@@ -24,6 +21,9 @@ from annotation.importers.records import (
     alternating_turns,
     id_key,
 )
+from kernel.importing.json_lines import json_objects
+from kernel.importing.limits import EXTERNAL_ID_MAX
+from kernel.importing.problems import ImportFile, ProblemLog
 
 TURN_LABELS = ("act", "emotion")
 

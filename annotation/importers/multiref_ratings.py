@@ -12,9 +12,6 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from annotation.importers.csv_rows import csv_rows
-from annotation.importers.limits import EXTERNAL_ID_MAX, SYSTEM_NAME_MAX
-from annotation.importers.problems import ImportFile, ProblemLog
 from annotation.importers.records import (
     IMPORTED,
     ORIGINAL,
@@ -26,6 +23,9 @@ from annotation.importers.records import (
     alternating_turns,
     id_key,
 )
+from kernel.importing.csv_rows import csv_rows
+from kernel.importing.limits import EXTERNAL_ID_MAX, SYSTEM_NAME_MAX
+from kernel.importing.problems import ImportFile, ProblemLog
 
 REQUIRED_COLUMNS = ("model", "context_id", "human_average_rating", "response")
 TURN_SEPARATOR = "||||"

@@ -11,8 +11,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from annotation.importers.context_ids import context_pk_from_download_id
-from annotation.importers.json_lines import number_text
-from annotation.importers.problems import ProblemLog
 from annotation.importers.records import (
     ContextRecord,
     MeanRatingRecord,
@@ -23,6 +21,8 @@ from annotation.importers.records import (
     text_key,
 )
 from annotation.importers.study_state import ExistingContext, QuestionInfo, StudyState
+from kernel.importing.json_lines import number_text
+from kernel.importing.problems import ProblemLog
 
 IMPORTED_ORIGIN = "imported"  # annotation.models.AnnotatorOrigin.IMPORTED
 

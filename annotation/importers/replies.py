@@ -13,8 +13,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from annotation.importers.limits import EXTERNAL_ID_MAX, PSEUDONYM_MAX, QUESTION_NAME_MAX, SYSTEM_NAME_MAX
-from annotation.importers.problems import ProblemLog
 from annotation.importers.records import (
     IMPORTED,
     ContextRecord,
@@ -26,6 +24,8 @@ from annotation.importers.records import (
     id_key,
     text_key,
 )
+from kernel.importing.limits import EXTERNAL_ID_MAX, PSEUDONYM_MAX, QUESTION_NAME_MAX, SYSTEM_NAME_MAX
+from kernel.importing.problems import ProblemLog
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from annotation.importers.csv_rows import csv_rows
 from annotation.importers.mean_ratings import (
     MEAN_KEY,
     RATERS_KEY,
@@ -21,9 +20,10 @@ from annotation.importers.mean_ratings import (
     raters_problem,
     text_mean,
 )
-from annotation.importers.problems import ImportFile, ProblemLog
 from annotation.importers.records import MeanRatingRecord, ParsedImport, Source, alternating_turns
 from annotation.importers.replies import RatingList, ReplyCollector, ReplyFields
+from kernel.importing.csv_rows import csv_rows
+from kernel.importing.problems import ImportFile, ProblemLog
 
 REQUIRED_COLUMNS = ("response", "system")
 OPTIONAL_COLUMNS = ("context", "context_id", "id", "references", "annotators", MEAN_KEY, RATERS_KEY)

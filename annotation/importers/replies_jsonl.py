@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from annotation.importers.json_lines import integer_rating, json_objects
 from annotation.importers.mean_ratings import (
     MEAN_KEY,
     RATERS_KEY,
@@ -15,9 +14,10 @@ from annotation.importers.mean_ratings import (
     mean_rating_records,
     raters_problem,
 )
-from annotation.importers.problems import ImportFile, ProblemLog
 from annotation.importers.records import MeanRatingRecord, ParsedImport, Source, alternating_turns
 from annotation.importers.replies import RatingList, ReplyCollector, ReplyFields
+from kernel.importing.json_lines import integer_rating, json_objects
+from kernel.importing.problems import ImportFile, ProblemLog
 
 KNOWN_KEYS = {
     "id",

@@ -8,7 +8,7 @@ One row per context, in the study's order: ``context_id`` (the id it was importe
 
 JSON Lines holds the lists as JSON. CSV has only text, so ``turns`` and ``references`` are JSON cells
 (the same arrays as in JSON Lines; spreadsheets show them as text), and every text cell is formula-safe
-(annotation/csv_cells.py: a cell starting with ``=``, ``+``, ``-``, ``@``, tab or CR gets a leading ``'``).
+(kernel/csv_cells.py: a cell starting with ``=``, ``+``, ``-``, ``@``, tab or CR gets a leading ``'``).
 Read in chunks, so a large study's file streams at constant memory.
 """
 

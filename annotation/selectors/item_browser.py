@@ -13,7 +13,7 @@ whoever gave it; the report's rater filter is the report's business.
 
 The metric scores of the page's replies live in the scoring app, which the annotation app never imports
 (the layers contract in pyproject.toml); the page reads them through a scoring template tag
-(scoring/templatetags/scoring_replies.py), one query for the page.
+(the "reply-metric-scores" page extension of scoring/study_section.py), one query for the page.
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ lowered or the researcher overrides it (``Annotator.report_inclusion``).
 
 Agreement (seed 003 section 5.1.1 drops raters with Cohen's kappa under 0.2): per question, each
 annotator's ratings against the rounded mean of the other raters of the same replies, pooled over the
-replies they share (:func:`correlation.agreement.agreement_with_others`), quadratic weights on scales of
+replies they share (:func:`stats.agreement.agreement_with_others`), quadratic weights on scales of
 three or more points. The one number compared with the threshold is the mean of the annotator's
 per-question kappas (the questions where a kappa could be computed); an annotator without one (too few
 shared replies) is kept: there is no evidence against them yet.
@@ -27,7 +27,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from annotation.models import Annotator, CheckAnswer, Question, Rating, Reference, ReferenceOrigin, Study
-from correlation.agreement import (
+from stats.agreement import (
     AUTO,
     EXCLUDE,
     Weighting,

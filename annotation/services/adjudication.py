@@ -2,10 +2,10 @@
 gold value per question, with a note. Nothing is deleted: ratings, notes and scores stay, and undoing is
 clearing the decision.
 
-How the reports use it (correlation/report_adjudication.py): an excluded reply is left out of every
+How the reports use it (stats/report/adjudication.py): an excluded reply is left out of every
 report and counted among the replies left out ("excluded by the researcher"); a gold value replaces the
 mean human score of that reply for that question. Every change that can move a report bumps the study's
-data version (annotation/services/data_version.py), so cached reports are recomputed.
+data version (kernel/data_version.py), so cached reports are recomputed.
 
 A gold value is a number within the question's scale (decimals allowed: it stands in for a mean of
 ratings); it is stored as an integer when it is one.
@@ -20,7 +20,7 @@ from django.contrib.auth.models import User
 from django.db import transaction
 
 from annotation.models import Adjudication, Question, Response
-from annotation.services.data_version import study_data_changed
+from kernel.data_version import study_data_changed
 
 MAX_NOTE_CHARACTERS = 2000
 

@@ -8,7 +8,7 @@ the study tolerates more failures (``check_failures_allowed``).
 from __future__ import annotations
 
 from annotation.models import Annotator
-from annotation.services.data_version import study_data_changed
+from kernel.data_version import study_data_changed
 
 INCLUSION_VALUES = ("auto", "include", "exclude")
 

@@ -45,7 +45,7 @@ from annotation.importers import ImportFile, ImportProblem, ImportRejected
 from annotation.importers.formats import FORMATS
 from annotation.models import ImportJob, ImportJobStatus, Study, StudyImport
 from annotation.services.imports import READING, study_import
-from config.broker import task_publish
+from kernel.broker import task_publish
 
 logger = logging.getLogger(__name__)
 RUN_TASK = "annotation.run_import"

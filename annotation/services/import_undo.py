@@ -43,7 +43,6 @@ from annotation.models import (
     StudyImport,
     System,
 )
-from annotation.services.data_version import study_data_changed
 from annotation.services.deletion_counts import (
     DeletionPreview,
     DeletionRefused,
@@ -51,6 +50,7 @@ from annotation.services.deletion_counts import (
     collector_counts,
 )
 from annotation.services.work_items import work_items_sync
+from kernel.data_version import study_data_changed
 
 REUSED = (
     ("contexts_reused", "context", "contexts"),

@@ -23,7 +23,6 @@ from django.db import DatabaseError, models, transaction
 from annotation.importers import ImportFile, ImportProblem, ImportRejected
 from annotation.importers.formats import FORMATS
 from annotation.importers.planning import ContextTarget, ImportPlan, import_plan
-from annotation.importers.problems import ProblemLog
 from annotation.importers.records import ParsedImport, text_key
 from annotation.importers.study_state import ExistingContext, QuestionInfo, StudyState
 from annotation.models import (
@@ -38,8 +37,9 @@ from annotation.models import (
     StudyImport,
     System,
 )
-from annotation.services.data_version import study_data_changed
 from annotation.services.work_items import work_items_sync
+from kernel.data_version import study_data_changed
+from kernel.importing.problems import ProblemLog
 
 # Rows per INSERT (Django lowers it further where the database limits bound parameters, as SQLite does):
 # bulk inserts are what keep the 33,700 references of multireftest.json to a few seconds.

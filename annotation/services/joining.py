@@ -3,7 +3,7 @@ their platform id in the link, and every volunteer accepts the consent text befo
 
 * :func:`volunteer_signup`: a username and a password (validated by the page's form), no e-mail; the
   account is a plain user (no group, no staff flag), so it never has researcher rights
-  (annotation/roles.py), and it joins the study at once.
+  (kernel/roles.py), and it joins the study at once.
 * :func:`crowd_worker_join`: "URL login" as crowd platforms use it (Prolific's ``PROLIFIC_PID``, MTurk's
   ``workerId``; the way Potato does it): the id in the invite link names the person. The first visit
   creates an account with an unusable password and joins the study; a later visit with the same id finds

@@ -18,8 +18,8 @@ from django.db import transaction
 from annotation.models import Annotator, Assignment, PairwiseJudgment, WorkKind
 from annotation.pairwise_order import POSITIONS, canonical_choice, lower_id_on_left
 from annotation.services.assignment import assignment_complete, server_seconds
-from annotation.services.data_version import study_data_changed
 from annotation.services.submissions import SubmissionInvalid, SubmitResult, loaded_own
+from kernel.data_version import study_data_changed
 
 MAX_SECONDS = 86_400.0
 

@@ -7,7 +7,7 @@ from django.db import transaction
 
 from annotation.models import Question, Study
 from annotation.scales import DEFAULT_QUESTION_NAME, DEFAULT_QUESTION_PROMPT, QuestionSpec, scale_preset
-from annotation.services.data_version import study_data_changed
+from kernel.data_version import study_data_changed
 
 __all__ = ["QuestionSpec", "study_create"]
 

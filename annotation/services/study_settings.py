@@ -11,9 +11,9 @@ from dataclasses import asdict, dataclass, fields
 from django.db import transaction
 
 from annotation.models import CheckAction, CollectionMode, Study
-from annotation.services.data_version import study_data_changed
 from annotation.services.joining import joining_settings_problems
 from annotation.services.work_items import work_items_sync
+from kernel.data_version import study_data_changed
 
 # The settings a correlation report depends on (who counts: annotation/selectors/quality.py); the others
 # only change how work is handed out.

@@ -38,7 +38,7 @@ from annotation.services.assignment import (
     assignment_hold,
     server_seconds,
 )
-from annotation.services.data_version import study_data_changed
+from kernel.data_version import study_data_changed
 
 
 class SubmissionInvalid(Exception):

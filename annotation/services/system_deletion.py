@@ -14,13 +14,13 @@ from django.db import transaction
 from django.db.models.deletion import Collector
 
 from annotation.models import AnnotatorOrigin, Rating, Study, System
-from annotation.services.data_version import study_data_changed
 from annotation.services.deletion_counts import (
     DeletionPreview,
     DeletionRefused,
     cascade_collector,
     collector_counts,
 )
+from kernel.data_version import study_data_changed
 
 
 def system_deletion_preview(*, system: System) -> DeletionPreview:

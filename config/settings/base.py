@@ -33,6 +33,7 @@ INSTALLED_APPS = [
     "rest_framework.authtoken",
     "drf_spectacular",
     "drf_spectacular_sidecar",
+    "kernel",
     "annotation",
     "scoring",
     "correlation",
@@ -172,7 +173,7 @@ SPECTACULAR_SETTINGS = {
     "COMPONENT_SPLIT_REQUEST": True,
     # Several components have a "kind" field with different choices: name the trained-model kind's enum.
     "ENUM_NAME_OVERRIDES": {"ModelKindEnum": "scoring.models.ModelKind"},
-    # <id:...> (config/url_converters.py): an integer up to 2**63 - 1; larger ones are a 404.
+    # <id:...> (kernel/url_converters.py): an integer up to 2**63 - 1; larger ones are a 404.
     "PATH_CONVERTER_OVERRIDES": {
         "id": {"type": "integer", "format": "int64", "minimum": 0, "maximum": 2**63 - 1}
     },
@@ -293,7 +294,7 @@ DIALEVAL_HEALTH_QUEUES = env_list("DIALEVAL_HEALTH_QUEUES", ["cpu"])
 DIALEVAL_WORKER_PRESENCE_SECONDS = env_int("DIALEVAL_WORKER_PRESENCE_SECONDS", 10)
 
 # Broker outages (issue 11): a worker rides out a Redis restart, and a web request never waits on a broker
-# that is down (config/broker.py). Measured with a private redis-server stopped for 30 s under a busy worker.
+# that is down (kernel/broker.py). Measured with a private redis-server stopped for 30 s under a busy worker.
 # Retry the connection for as long as Redis is away: Celery's default gives up after 100 attempts (about
 # 45 minutes at its 30 s cap), and the worker then exits with "Unrecoverable error: OperationalError".
 CELERY_BROKER_CONNECTION_RETRY = True

@@ -36,7 +36,7 @@ from django.db.models import F, Prefetch, Q
 from django.utils import timezone
 
 from annotation.models import Reference, Response, System
-from annotation.services.data_version import study_data_changed
+from kernel.data_version import study_data_changed
 from scoring.metrics.registry import (
     combine_metric,
     compute_metrics,

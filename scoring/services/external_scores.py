@@ -23,9 +23,9 @@ from dataclasses import dataclass
 from django.conf import settings
 from django.db import DatabaseError, transaction
 
-from annotation.importers.problems import ImportFile, ImportProblem, ImportRejected, ProblemLog
 from annotation.models import Response, Study
-from annotation.services.data_version import study_data_changed
+from kernel.data_version import study_data_changed
+from kernel.importing.problems import ImportFile, ImportProblem, ImportRejected, ProblemLog
 from scoring.external_scores_format import (
     CONTEXT_ID,
     METRIC,

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 
 from django.conf import settings
 
-from config.broker import task_publish
+from kernel.broker import task_publish
 from scoring.metrics.registry import metric_specs, split_metric_names
 
 logger = logging.getLogger(__name__)
@@ -32,7 +32,7 @@ def default_queue() -> str:
 
 
 def task_send(name: str, *, args: Sequence[object], queue: str | None = None) -> bool:
-    """Send task ``name``; False (logged) when the broker cannot be reached (config/broker.py)."""
+    """Send task ``name``; False (logged) when the broker cannot be reached (kernel/broker.py)."""
     return task_publish(name, args=args, queue=queue or default_queue())
 
 

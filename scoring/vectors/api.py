@@ -16,7 +16,7 @@ from rest_framework.response import Response as ApiResponse
 from rest_framework.views import APIView
 
 from annotation.models import Language
-from annotation.permissions import IsResearcher, authenticated_user
+from kernel.permissions import IsResearcher, authenticated_user
 from scoring.metrics.vector_files import AUTO_FORMAT
 from scoring.models import VectorsStatus, WordVectorsFile
 from scoring.services.word_vectors import (

@@ -11,7 +11,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
-from annotation.permissions import authenticated_user, researcher_required
+from kernel.permissions import authenticated_user, researcher_required
 from scoring.models import WordVectorsFile
 from scoring.services.word_vectors import WordVectorsError, word_vectors_delete, word_vectors_upload
 from scoring.vectors.forms import WordVectorsUploadForm

@@ -1,6 +1,6 @@
 /*
  * The conversation page: draws the per-turn score curve. The figure is built in Python
- * (correlation/conversation_figures.py, every outside string already escaped for plotly) and embedded
+ * (stats/figures/conversations.py, every outside string already escaped for plotly) and embedded
  * in the page as JSON (Django's json_script); this script only renders it. Without JavaScript the
  * table of turns under the plot still holds every score.
  */

@@ -1,7 +1,7 @@
 /*
  * The correlation report page: tabs, sortable tables, figures, the rater-pair scatter, and live updates.
  *
- * Figures are built in Python (correlation/figures.py) and fetched as plotly figure dicts from the
+ * Figures are built in Python (stats/figures/report.py) and fetched as plotly figure dicts from the
  * figures endpoint; this script only renders them. Scatter plots carry an item index in customdata and
  * the reply texts come once, in `texts`: they are escaped here and attached as hover text. Plotly reads
  * a few HTML-like tags in hover labels and titles, and reply texts are written by dialog systems and
@@ -84,7 +84,7 @@
   }
 
   // --- figures ----------------------------------------------------------------------------------------
-  // Reply texts come once per question, already escaped by the server (correlation/figures.py): a figure
+  // Reply texts come once per question, already escaped by the server (stats/figures/report.py): a figure
   // that shows them has the reply's index in customdata[i][0] and "%{text}" in its hover template.
   function withHoverTexts(spec, texts) {
     var figure = spec.figure;

@@ -1,4 +1,4 @@
-"""annotation/csv_cells.py: OWASP's CSV injection rule, one cell at a time and through the writer."""
+"""kernel/csv_cells.py: OWASP's CSV injection rule, one cell at a time and through the writer."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import io
 
 import pytest
 
-from annotation.csv_cells import FormulaSafeWriter, formula_safe_cell, formula_safe_text
+from kernel.csv_cells import FormulaSafeWriter, formula_safe_cell, formula_safe_text
 
 PAYLOAD = "=cmd|' /C calc'!A0"
 

@@ -39,7 +39,6 @@ from annotation.models import (
 from annotation.services.annotator_review import ReviewInvalid, annotator_inclusion_set
 from annotation.services.assignment import assignment_skip, next_assignment
 from annotation.services.checks import distractors_generate
-from annotation.services.data_version import study_data_version
 from annotation.services.imports import study_import
 from annotation.services.studies import QuestionSpec, study_create
 from annotation.services.study_settings import AnnotationSettings, SettingsInvalid, annotation_settings_update
@@ -50,6 +49,7 @@ from annotation.services.submissions import (
     reference_add,
 )
 from annotation.services.work_items import work_items_sync
+from kernel.data_version import study_data_version
 from tests.annotation.test_import_atomicity import refuse_rating_value_2  # noqa: F401 (a fixture)
 from tests.annotation.work_builders import annotators, work_study
 from tests.factories import (

@@ -8,10 +8,10 @@ import pytest
 from django.apps import apps
 
 from annotation.importers import ImportFile, ImportProblem, ImportRejected
-from annotation.importers.limits import EXTERNAL_ID_MAX, PSEUDONYM_MAX, QUESTION_NAME_MAX, SYSTEM_NAME_MAX
 from annotation.models import Annotator, DialogContext, Question, Response, Study, System
 from annotation.services.imports import study_import
 from annotation.services.studies import study_create
+from kernel.importing.limits import EXTERNAL_ID_MAX, PSEUDONYM_MAX, QUESTION_NAME_MAX, SYSTEM_NAME_MAX
 
 
 def row_counts() -> dict[str, int]:

@@ -356,7 +356,7 @@ def test_csv_anonymous_ratings_and_a_later_import_make_new_position_annotators(s
 
 def test_position_annotators_are_not_excluded_for_their_agreement_as_the_report_does(study):
     """A position is not a person: the quality filter leaves such raters in, as the report does
-    (correlation/report_human.py), even where their agreement would leave a named rater out."""
+    (stats/report/human.py), even where their agreement would leave a named rater out."""
     study_import(study=study, format="jsonl", files=[_anonymous_jsonl(60, 3)])
     positions = Annotator.objects.filter(study=study)
     assert positions.count() == 3

@@ -29,9 +29,9 @@ from annotation.services.adjudication import (
 from annotation.services.assignment import next_assignment
 from annotation.services.checks import check_mark, distractors_generate
 from annotation.services.notes import NoteInvalid, item_note_add
-from correlation.report_adjudication import Adjudications, adjudicated
 from correlation.report_loading import study_human_scores
-from correlation.report_types import QuestionInputs, ReportInputs, ResponseInfo
+from stats.report.adjudication import Adjudications, adjudicated
+from stats.report.types import QuestionInputs, ReportInputs, ResponseInfo
 from tests.annotation.work_builders import annotators, web_member, work_study
 from tests.correlation.builders import Item, add_items, signature
 from tests.correlation.report_helpers import report_document, report_page
@@ -295,7 +295,7 @@ def test_excluding_again_and_undoing_nothing_change_nothing(rated, committed) ->
 
 
 def test_adjudication_on_plain_inputs_without_a_database() -> None:
-    """The pure half (correlation/report_adjudication.py): excluded replies vanish everywhere, gold values
+    """The pure half (stats/report/adjudication.py): excluded replies vanish everywhere, gold values
     outside the scale or on excluded replies are ignored."""
     inputs = ReportInputs(
         study_id=1,

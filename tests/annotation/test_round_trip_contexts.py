@@ -123,7 +123,7 @@ def test_the_csv_download_has_the_same_rows_as_json_cells_and_no_formula(client,
     rows = list(csv.DictReader(io.StringIO(body.decode("utf-8"), newline="")))
     assert list(rows[0]) == ["context_id", "turns", "references"]
     expected = _expected(study)
-    # A text cell that a spreadsheet would run as a formula starts with "'" (annotation/csv_cells.py).
+    # A text cell that a spreadsheet would run as a formula starts with "'" (kernel/csv_cells.py).
     assert rows[1]["context_id"] == "'=cmd|' /C calc'!A0"
     rows[1]["context_id"] = rows[1]["context_id"].removeprefix("'")
     assert [

@@ -1,4 +1,4 @@
-"""Hand-made report documents (the shape ``correlation.report_builder.build_report`` returns), for the
+"""Hand-made report documents (the shape ``stats.report.builder.build_report`` returns), for the
 export tests: small, with round numbers, so that an expected LaTeX table or CSV line can be written out."""
 
 from __future__ import annotations

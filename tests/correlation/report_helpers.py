@@ -10,9 +10,9 @@ import pytest
 from django.test import Client
 
 from annotation.models import Question, Study
-from correlation.report_builder import build_report
 from correlation.report_loading import report_inputs
-from correlation.report_types import ReportOptions
+from stats.report.builder import build_report
+from stats.report.types import ReportOptions
 
 
 def report_document(

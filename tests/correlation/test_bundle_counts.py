@@ -25,7 +25,7 @@ from correlation.bundle import report_bundle
 from correlation.bundle_inputs import BundleStale
 from correlation.models import ReportSnapshot
 from correlation.report_cache import report_current
-from correlation.report_types import ReportOptions
+from stats.report.types import ReportOptions
 from tests.correlation.builders import Item, add_items, bump_data_version, signature
 from tests.factories import QuestionFactory, StudyFactory
 

@@ -11,15 +11,15 @@ import json
 import pytest
 from django.urls import reverse
 
-from annotation.importers.problems import ImportFile
 from annotation.models import Study
 from correlation.exports import correlation_rows_as_json, report_tables_csv
-from correlation.figures import report_figures
-from correlation.latex import report_latex
+from kernel.importing.problems import ImportFile
 from scoring.metrics import registry
 from scoring.metrics.spec import MetricSpec
 from scoring.services import scoring_run_create, scoring_run_execute
 from scoring.services.external_scores import external_scores_import
+from stats.figures.report import report_figures
+from stats.latex import report_latex
 from tests.correlation.builders import Item, add_items, signature
 from tests.correlation.report_helpers import entries, report_document, report_page, report_plots
 from tests.factories import QuestionFactory, StudyFactory

@@ -13,8 +13,8 @@ import pytest
 from annotation.importers import ImportFile
 from annotation.services.imports import study_import
 from annotation.services.studies import study_create
-from correlation.figures import CLICK_TO_SHOW, EXPORT_WIDTH, figure_for_export
 from scoring.services import scoring_run_create, scoring_run_execute
+from stats.figures.report import CLICK_TO_SHOW, EXPORT_WIDTH, figure_for_export
 from tests.browser_fixtures import log_in
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]

@@ -1,4 +1,4 @@
-"""System win rates from pairwise judgments (correlation/pairwise_stats.py, pairwise_report.py): golden
+"""System win rates from pairwise judgments (stats/pairwise.py, pairwise_report.py): golden
 values worked out by hand, the Wilson interval against published values, degenerate inputs, the rater
 filter, and the section in the report document, its JSON, its CSV table, its figures and the page."""
 
@@ -14,18 +14,18 @@ from scipy import stats as scipy_stats
 
 from annotation.models import Annotator, PairwiseJudgment, Response
 from correlation.exports import report_tables_csv
-from correlation.figures import report_figures
-from correlation.pairwise_figures import pairwise_matrix_figure, pairwise_win_rate_chart
-from correlation.pairwise_report import pairwise_section
-from correlation.pairwise_stats import (
+from stats.figures.pairwise import pairwise_matrix_figure, pairwise_win_rate_chart
+from stats.figures.report import report_figures
+from stats.pairwise import (
     PairwiseRecord,
     position_bias,
     wilson_interval,
     win_rate_matrix,
     win_rates,
 )
-from correlation.report_document import document_as_json
-from correlation.report_types import AnnotatorInfo, ReportInputs, ReportOptions, ResponseInfo, SignatureInputs
+from stats.report.document import document_as_json
+from stats.report.pairwise import pairwise_section
+from stats.report.types import AnnotatorInfo, ReportInputs, ReportOptions, ResponseInfo, SignatureInputs
 from tests.correlation.builders import bump_data_version
 from tests.correlation.report_helpers import report_document, report_page
 from tests.factories import (

@@ -9,9 +9,9 @@ import pytest
 from scipy import stats as scipy_stats
 
 from correlation.report_loading import report_inputs, study_human_scores
-from correlation.report_metrics import FEWER_THAN_THREE_SYSTEMS
 from correlation.selectors import study_metric_values
-from correlation.stats import METRIC_CONSTANT, TOO_FEW_ITEMS
+from stats.correlations import METRIC_CONSTANT, TOO_FEW_ITEMS
+from stats.report.metrics import FEWER_THAN_THREE_SYSTEMS
 from tests.correlation.builders import Item, add_items, signature
 from tests.correlation.report_helpers import report_document
 from tests.factories import QuestionFactory, StudyFactory

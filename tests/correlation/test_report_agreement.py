@@ -14,10 +14,10 @@ from sklearn.metrics import cohen_kappa_score
 from statsmodels.stats.inter_rater import fleiss_kappa
 
 from annotation.models import Annotator, Rating, System
-from correlation.report_builder import build_report
 from correlation.report_loading import report_inputs
-from correlation.report_types import ReportOptions
 from scoring.models import MetricScore, MetricSignature
+from stats.report.builder import build_report
+from stats.report.types import ReportOptions
 from tests.correlation.report_helpers import assert_same_numbers
 from tests.factories import DialogContextFactory, QuestionFactory, ResponseFactory, StudyFactory
 

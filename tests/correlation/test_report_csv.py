@@ -1,6 +1,6 @@
 """The report's tables as CSV (correlation/exports.py): every section of the report document, its columns
 and values read back through ``csv.reader`` (numbers with every digit, None as an empty cell, intervals as
-two columns), and CSV formula injection neutralised in every table (OWASP's rule, annotation/csv_cells.py).
+two columns), and CSV formula injection neutralised in every table (OWASP's rule, kernel/csv_cells.py).
 Pure: hand-made documents, no database."""
 
 from __future__ import annotations

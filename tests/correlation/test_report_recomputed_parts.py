@@ -8,13 +8,13 @@ import pytest
 from scipy import stats as scipy_stats
 
 from annotation.models import Annotator, DiversityJudgment, Rating, Reference, Response, System
-from correlation.report_builder import build_report
 from correlation.report_loading import report_cost, report_inputs
-from correlation.report_types import ReportOptions
 from scoring.metrics.registry import compute_metrics, compute_system_metric
 from scoring.metrics.system_specs import ContextOutputs
 from scoring.models import MetricScore, PerReferenceScore
 from scoring.services import scoring_run_create, scoring_run_execute
+from stats.report.builder import build_report
+from stats.report.types import ReportOptions
 from tests.factories import DialogContextFactory, QuestionFactory, StudyFactory
 
 pytestmark = pytest.mark.django_db

@@ -19,10 +19,9 @@ from django.conf import settings as django_settings
 from django.test import Client
 from django.urls import reverse
 
-from config.broker import task_publish
 from config.celery_app import app
 from correlation.models import ReportSnapshot, SnapshotStatus
-from correlation.tasks import report_build_task
+from kernel.broker import task_publish
 from tests.correlation.builders import Item, add_items, signature
 from tests.factories import QuestionFactory, StudyFactory
 from tests.live_services import CeleryWorkerProcess, RedisProcess, celery_broker, free_port
@@ -48,9 +47,9 @@ def timed(call: Any, *args: Any, **kwargs: Any) -> tuple[Any, float]:
 def test_task_publish_returns_false_at_once_when_redis_is_unreachable(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    with celery_broker(closed_url()), caplog.at_level(logging.WARNING, logger="config.broker"):
-        first, first_seconds = timed(task_publish, report_build_task, args=[1], queue="cpu")
-        second, second_seconds = timed(task_publish, report_build_task, args=[2], queue="cpu")
+    with celery_broker(closed_url()), caplog.at_level(logging.WARNING, logger="kernel.broker"):
+        first, first_seconds = timed(task_publish, "correlation.build_report", args=[1], queue="cpu")
+        second, second_seconds = timed(task_publish, "correlation.build_report", args=[2], queue="cpu")
 
     assert (first, second) == (False, False)
     assert first_seconds < PROMPT_SECONDS, f"{first_seconds:.1f} s"
@@ -139,12 +138,12 @@ def test_a_worker_survives_a_redis_restart_and_consumes_again(
     redis, worker = private_stack
     done = "correlation.build_report["
     offset = worker.log_path.stat().st_size
-    assert task_publish(report_build_task, args=[MISSING_SNAPSHOT], queue="cpu")
+    assert task_publish("correlation.build_report", args=[MISSING_SNAPSHOT], queue="cpu")
     wait_for_log(worker, offset, "succeeded in")  # the connections of both sides are in use
 
     redis.stop()
     outage_started = time.monotonic()
-    sent, seconds = timed(task_publish, report_build_task, args=[MISSING_SNAPSHOT], queue="cpu")
+    sent, seconds = timed(task_publish, "correlation.build_report", args=[MISSING_SNAPSHOT], queue="cpu")
     assert sent is False  # a pooled connection to a Redis that went away: refused at once, not retried
     assert seconds < PROMPT_SECONDS, f"{seconds:.1f} s"
     time.sleep(max(0.0, OUTAGE_SECONDS - (time.monotonic() - outage_started)))
@@ -154,7 +153,7 @@ def test_a_worker_survives_a_redis_restart_and_consumes_again(
     reconnect_offset = worker.log_path.stat().st_size
     redis.start()
     wait_for_log(worker, reconnect_offset, "Connected to redis://")
-    assert task_publish(report_build_task, args=[MISSING_SNAPSHOT], queue="cpu")
+    assert task_publish("correlation.build_report", args=[MISSING_SNAPSHOT], queue="cpu")
     wait_for_log(worker, reconnect_offset, "succeeded in")
 
     assert worker.is_alive(), worker.log()

@@ -32,7 +32,7 @@ from django.utils import timezone
 from annotation.models import Study
 from correlation.models import ReportBundle, ReportSnapshot, SnapshotStatus
 from correlation.report_cache import snapshot_key, study_version
-from correlation.report_types import ReportOptions
+from stats.report.types import ReportOptions
 from tests.correlation.builders import Item, add_items, signature
 from tests.factories import QuestionFactory, StudyFactory
 from tests.live_services import CeleryWorkerProcess, celery_broker, free_port

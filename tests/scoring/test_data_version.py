@@ -1,5 +1,5 @@
 """Metric scores change the correlation report, so every committed write of them bumps the study's data
-version (annotation/services/data_version.py): each batch of a scoring run, each system-level metric, and
+version (kernel/data_version.py): each batch of a scoring run, each system-level metric, and
 the admin's edits; a run that leaves a metric without any value, once at its end (the report lists the
 metric with the reason); a batch that rolls back and creating a run bump nothing.
 
@@ -15,7 +15,7 @@ import pytest
 from django.core.management import call_command
 
 from annotation.models import Study
-from annotation.services.data_version import study_data_version
+from kernel.data_version import study_data_version
 from scoring.metrics.registry import compute_metrics
 from scoring.models import (
     ChunkStatus,

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from django.core.management import CommandError, call_command
 
-from annotation.importers.problems import ImportFile, ImportRejected
 from annotation.models import Response, Study
+from kernel.importing.problems import ImportFile, ImportRejected
 from scoring.models import MetricOrigin, MetricScore, MetricSignature
 from scoring.selectors import external_metrics_for_study
 from scoring.services.external_scores import (

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from annotation.importers.problems import ImportFile, ImportProblem, ProblemLog
+from kernel.importing.problems import ImportFile, ImportProblem, ProblemLog
 from scoring.external_scores_format import (
     ExternalScoreRow,
     external_metric_label,

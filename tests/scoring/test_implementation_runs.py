@@ -18,12 +18,12 @@ from sacrebleu.metrics import BLEU
 
 from annotation.models import Annotator, Rating, Response, Study
 from correlation.exports import correlation_rows_as_csv
-from correlation.latex import report_latex
 from correlation.report_cache import report_current
-from correlation.report_types import ReportOptions
 from scoring.metrics import registry
 from scoring.models import MetricScore, MetricSignature, RunStatus, ScoringRun, SystemMetricScore
 from scoring.services import ScoringRequestError, scoring_run_create, scoring_run_execute
+from stats.latex import report_latex
+from stats.report.types import ReportOptions
 from tests.factories import (
     DialogContextFactory,
     QuestionFactory,

@@ -12,7 +12,7 @@ from django.test import Client
 from rest_framework.test import APIClient
 
 from annotation.models import Annotator, Question, Response, Study, TrainingAnswer, TrainingItem
-from annotation.roles import user_is_researcher
+from kernel.roles import user_is_researcher
 from tests.annotation.joining_builders import EXPLANATION, training_items, training_study, volunteer
 from tests.annotation.work_builders import work_study
 from tests.factories import ResearcherFactory, UserFactory

@@ -14,9 +14,9 @@ from rest_framework.authtoken.models import Token
 from annotation.demo_sample import demo_sample_jsonl
 from annotation.importers import ImportFile
 from annotation.models import Annotator, Study
-from annotation.roles import RESEARCHERS_GROUP
 from annotation.services.imports import study_import
 from annotation.services.studies import study_create
+from kernel.roles import RESEARCHERS_GROUP
 
 DEMO_RESEARCHER = ("researcher", "researcher-demo")
 DEMO_ANNOTATORS = [("annotator1", "annotator1-demo"), ("annotator2", "annotator2-demo")]

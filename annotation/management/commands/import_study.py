@@ -18,10 +18,10 @@ from django.db.models import Q
 
 from annotation.importers import DEFAULT_SCALE_FOR_FORMAT, IMPORT_FORMATS, ImportFile, ImportRejected
 from annotation.models import Language, Study
-from annotation.roles import RESEARCHERS_GROUP
 from annotation.scales import SCALE_PRESETS
 from annotation.services.imports import study_import
 from annotation.services.studies import study_create
+from kernel.roles import RESEARCHERS_GROUP
 
 
 class Command(BaseCommand):

@@ -11,9 +11,9 @@ from tqdm import tqdm
 from annotation.selectors.studies import StudyLookupError, study_by_name_or_id
 from correlation.exports import correlation_rows_as_csv
 from correlation.report_cache import report_current
-from correlation.report_document import document_as_json, document_for_question
-from correlation.report_types import OptionError, ReportOptions
 from correlation.selectors import study_question_by_name
+from stats.report.document import document_as_json, document_for_question
+from stats.report.types import OptionError, ReportOptions
 
 
 class Command(BaseCommand):
@@ -64,7 +64,7 @@ class Command(BaseCommand):
         elif options["format"] == "csv":
             text = correlation_rows_as_csv(document["rows"])
         else:
-            from correlation.latex import report_latex
+            from stats.latex import report_latex
 
             text = report_latex(document, study_name=study.name)
         if options["bundle"] is not None:

@@ -1,0 +1,285 @@
+"""How much the human raters of a study agree: the coefficients of the report's agreement section.
+
+All come from well-kept libraries; this module only shapes the study's ratings for them and says, in
+words, when a coefficient cannot be computed (never NaN, never an exception):
+
+* Krippendorff's alpha, ordinal and interval (Krippendorff 2011, "Computing Krippendorff's alpha-
+  reliability"), from the ``krippendorff`` package. Alpha uses every reply with two or more ratings,
+  whoever gave them, so it is the coefficient of choice for crowd designs where raters rate different
+  subsets, and the one that stays meaningful when rater identities are unknown.
+* Fleiss' kappa (Fleiss 1971), from ``statsmodels.stats.inter_rater``. It needs the same number of ratings
+  on every reply: it is computed over the replies with the most common number of ratings (k >= 2), and the
+  result says how many replies that is.
+* The intraclass correlation (Shrout and Fleiss 1979; McGraw and Wong 1996), from ``pingouin``. When the
+  same raters rated every reply used (a fully crossed design), ICC(A,1) and ICC(A,k): two-way random
+  effects, absolute agreement, of one rater and of the mean of k raters. Otherwise ICC(1,1) and ICC(1,k):
+  the one-way model, which does not need to know who rated what (each reply's ratings by position), over
+  the replies with the most common number of ratings.
+* Cohen's kappa per pair of raters over the replies both rated, weighted for ordinal scales
+  (stats/agreement.py, checked against ``sklearn.metrics.cohen_kappa_score``), and its mean.
+* Leave-one-out alpha: alpha without one rater, and how far it moves; a rater whose removal raises alpha
+  a lot disagrees with the rest.
+
+Raters whose identity is unknown (an imported list of scores with no names, as in GRADE's file) count in
+alpha, Fleiss' kappa and the one-way ICC, which only look at each reply's set of ratings; they are never
+paired as one person across replies.
+
+Pure Python + numpy/scipy/pandas and the three libraries: no Django here (import-linter contract).
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from itertools import combinations
+from typing import Any, Literal
+
+import numpy as np
+
+from stats.agreement import cohen_kappa, weighting_for_scale
+
+Level = Literal["ordinal", "interval"]
+MIN_PAIR_ITEMS = 5  # shared replies below which a pair's kappa says more about luck than about the pair
+
+
+@dataclass(frozen=True)
+class Coefficient:
+    """One agreement coefficient: its value, or ``None`` with the reason in ``note``."""
+
+    value: float | None
+    items: int  # replies the value rests on
+    ratings: int  # ratings the value rests on
+    note: str = ""
+    details: Mapping[str, Any] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "value": self.value,
+            "items": self.items,
+            "ratings": self.ratings,
+            "note": self.note,
+            **self.details,
+        }
+
+
+def not_computable(reason: str, items: int = 0, ratings: int = 0) -> Coefficient:
+    return Coefficient(None, items, ratings, f"not computable: {reason}")
+
+
+def krippendorff_alpha(
+    values_by_item: Mapping[Any, Sequence[float]], *, points: Sequence[int], level: Level
+) -> Coefficient:
+    """Krippendorff's alpha over every reply with two or more ratings (identity not needed)."""
+    return _alpha_from_counts(value_counts(values_by_item, points), points=points, level=level)
+
+
+def value_counts(values_by_item: Mapping[Any, Sequence[float]], points: Sequence[int]) -> np.ndarray:
+    """(items x scale points): how many ratings of each value every item got (the form in which
+    ``krippendorff.alpha`` takes data, and from which a rater's ratings can be subtracted)."""
+    position = {point: index for index, point in enumerate(points)}
+    rows: list[int] = []
+    columns: list[int] = []
+    for row, values in enumerate(values_by_item.values()):
+        for value in values:
+            rows.append(row)
+            columns.append(position[int(value)])
+    counts = np.zeros((len(values_by_item), len(position)))
+    np.add.at(counts, (np.array(rows, dtype=int), np.array(columns, dtype=int)), 1.0)
+    return counts
+
+
+def _alpha_from_counts(counts: np.ndarray, *, points: Sequence[int], level: Level) -> Coefficient:
+    pairable = counts[counts.sum(axis=1) >= 2]
+    items, ratings = int(pairable.shape[0]), int(pairable.sum())
+    if items == 0:
+        return not_computable("no reply has two ratings")
+    if np.count_nonzero(pairable.sum(axis=0)) < 2:
+        return not_computable("every rating has the same value", items, ratings)
+    import krippendorff
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        value = float(
+            krippendorff.alpha(value_counts=pairable, level_of_measurement=level, value_domain=list(points))
+        )
+    if not math.isfinite(value):
+        return not_computable("no disagreement is expected by chance", items, ratings)
+    return Coefficient(value, items, ratings)
+
+
+def fleiss_kappa(values_by_item: Mapping[Any, Sequence[float]], *, points: Sequence[int]) -> Coefficient:
+    """Fleiss' kappa over the replies with the most common number of ratings (at least two)."""
+    counts = Counter(len(values) for values in values_by_item.values() if len(values) >= 2)
+    if not counts:
+        return not_computable("no reply has two ratings")
+    k = max(counts, key=lambda size: (counts[size], size))
+    used = [values for values in values_by_item.values() if len(values) == k]
+    position = {point: index for index, point in enumerate(points)}
+    table = np.zeros((len(used), len(position)))
+    for row, values in enumerate(used):
+        for value in values:
+            table[row, position[int(value)]] += 1
+    ratings = len(used) * k
+    if np.count_nonzero(table.sum(axis=0)) < 2:
+        return not_computable("every rating has the same value", len(used), ratings)
+    from statsmodels.stats.inter_rater import fleiss_kappa as statsmodels_fleiss
+
+    value = float(statsmodels_fleiss(table, method="fleiss"))
+    if not math.isfinite(value):
+        return not_computable("no disagreement is expected by chance", len(used), ratings)
+    details = {"raters_per_item": k, "items_left_out": sum(counts.values()) - len(used)}
+    return Coefficient(value, len(used), ratings, details=details)
+
+
+def intraclass_correlation(
+    ratings_by_rater: Mapping[Any, Mapping[Any, float]],
+    anonymous_by_item: Mapping[Any, Sequence[float]] | None = None,
+) -> Coefficient:
+    """ICC(A,1)/ICC(A,k) for a fully crossed design of known raters, else ICC(1,1)/ICC(1,k) by position.
+
+    The value is the single-rater coefficient; ``details`` carries the k-rater one, the model, its 95%
+    interval and p-value (pingouin's F test).
+    """
+    import pandas as pd
+    import pingouin
+
+    items_of = {rater: set(values) for rater, values in ratings_by_rater.items() if values}
+    common = set.intersection(*items_of.values()) if len(items_of) >= 2 else set()
+    if not anonymous_by_item and len(items_of) >= 2 and len(common) >= 3:
+        rows = [(item, rater, ratings_by_rater[rater][item]) for rater in items_of for item in common]
+        model, single, average = "two-way random, absolute agreement", "ICC(A,1)", "ICC(A,k)"
+        raters, items = len(items_of), len(common)
+    else:
+        by_item = values_by_item(ratings_by_rater, anonymous_by_item)
+        counts = Counter(len(values) for values in by_item.values() if len(values) >= 2)
+        if not counts:
+            return not_computable("no reply has two ratings")
+        k = max(counts, key=lambda size: (counts[size], size))
+        used = {item: values for item, values in by_item.items() if len(values) == k}
+        rows = [
+            (item, position, value) for item, values in used.items() for position, value in enumerate(values)
+        ]
+        model, single, average = "one-way random (raters not crossed)", "ICC(1,1)", "ICC(1,k)"
+        raters, items = k, len(used)
+    if items < 3:
+        return not_computable("fewer than 3 replies rated by the same number of raters", items, len(rows))
+    frame = pd.DataFrame(rows, columns=["item", "rater", "value"])
+    if frame["value"].nunique() < 2:
+        return not_computable("every rating has the same value", items, len(rows))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        table = pingouin.intraclass_corr(data=frame, targets="item", raters="rater", ratings="value")
+    table = table.set_index("Type")
+    p_column = "pval" if "pval" in table.columns else "p_val"
+    value = float(table.loc[single, "ICC"])
+    if not math.isfinite(value):
+        return not_computable("no variance between replies", items, len(rows))
+    interval = [_finite_or_none(bound) for bound in table.loc[single, "CI95"]]
+    details = {
+        "type": single,
+        "model": model,
+        "raters": raters,
+        "ci95": interval,
+        "p": _finite_or_none(table.loc[single, p_column]),
+        "average_type": average,
+        "average_value": _finite_or_none(table.loc[average, "ICC"]),
+    }
+    return Coefficient(value, items, len(rows), details=details)
+
+
+@dataclass(frozen=True)
+class PairKappa:
+    first: Any
+    second: Any
+    kappa: float | None
+    items: int
+    note: str = ""
+
+
+def pairwise_kappas(
+    ratings_by_rater: Mapping[Any, Mapping[Any, int]],
+    *,
+    points: Sequence[int],
+    min_items: int = MIN_PAIR_ITEMS,
+) -> list[PairKappa]:
+    """Cohen's kappa of every pair of raters over the replies both rated (quadratic weights on ordinal
+    scales of three or more points)."""
+    weights = weighting_for_scale(points)
+    pairs = []
+    for first, second in combinations(ratings_by_rater, 2):
+        shared = sorted(set(ratings_by_rater[first]) & set(ratings_by_rater[second]), key=repr)
+        if not shared:
+            pairs.append(PairKappa(first, second, None, 0, "not computable: no reply rated by both"))
+            continue
+        if len(shared) < min_items:
+            note = f"not computable: only {len(shared)} shared replies (at least {min_items} needed)"
+            pairs.append(PairKappa(first, second, None, len(shared), note))
+            continue
+        kappa = cohen_kappa(
+            [int(ratings_by_rater[first][item]) for item in shared],
+            [int(ratings_by_rater[second][item]) for item in shared],
+            points=points,
+            weights=weights,
+        )
+        note = "" if kappa is not None else "not computable: both gave one and the same value throughout"
+        pairs.append(PairKappa(first, second, kappa, len(shared), note))
+    return pairs
+
+
+def mean_pair_kappa(pairs: Sequence[PairKappa]) -> Coefficient:
+    kappas = [pair.kappa for pair in pairs if pair.kappa is not None]
+    if not pairs:
+        return not_computable("fewer than two raters with known identity")
+    if not kappas:
+        return not_computable("no pair of raters shares enough replies")
+    items = sum(pair.items for pair in pairs if pair.kappa is not None)
+    details = {"pairs": len(kappas), "pairs_left_out": len(pairs) - len(kappas), "weights": "see per pair"}
+    return Coefficient(math.fsum(kappas) / len(kappas), items, 2 * items, details=details)
+
+
+def leave_one_out_alpha(
+    ratings_by_rater: Mapping[Any, Mapping[Any, float]],
+    anonymous_by_item: Mapping[Any, Sequence[float]],
+    *,
+    points: Sequence[int],
+    level: Level = "ordinal",
+) -> dict[Any, Coefficient]:
+    """rater -> alpha of everyone else's ratings (known raters and anonymous ones alike): the value counts
+    of all ratings, minus the rater's own, so each rater costs one alpha on counts, not a rebuild."""
+    items = values_by_item(ratings_by_rater, anonymous_by_item)
+    row_of = {item: row for row, item in enumerate(items)}
+    position = {point: index for index, point in enumerate(points)}
+    counts = value_counts(items, points)
+    result: dict[Any, Coefficient] = {}
+    for rater, values in ratings_by_rater.items():
+        without = counts.copy()
+        rows = np.array([row_of[item] for item in values], dtype=int)
+        columns = np.array([position[int(value)] for value in values.values()], dtype=int)
+        np.subtract.at(without, (rows, columns), 1.0)
+        result[rater] = _alpha_from_counts(without, points=points, level=level)
+    return result
+
+
+def values_by_item(
+    ratings_by_rater: Mapping[Any, Mapping[Any, float]],
+    anonymous_by_item: Mapping[Any, Sequence[float]] | None = None,
+) -> dict[Any, list[float]]:
+    """item -> every rating it got, from named raters and anonymous ones."""
+    result: dict[Any, list[float]] = {}
+    for values in ratings_by_rater.values():
+        for item, value in values.items():
+            result.setdefault(item, []).append(value)
+    for item, extra in (anonymous_by_item or {}).items():
+        result.setdefault(item, []).extend(extra)
+    return result
+
+
+def _finite_or_none(value: Any) -> float | None:
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    return number if math.isfinite(number) else None

@@ -1,0 +1,114 @@
+"""The pairwise section's figures as plotly dicts (stats/figures/report.py shows and exports them with the
+report's other figures):
+
+* ``pairwise-win-rates``: each system's win rate with its 95% Wilson interval as error bars, best first,
+  a dashed line at 0.5;
+* ``pairwise-matrix``: system x system win rates (row against column) on a diverging scale centred on
+  0.5, the number of judgments behind each cell on hover; blank where two systems were never compared.
+
+System names come from outside and travel as data only, escaped (stats/figures/report.py's rule).
+
+Pure Python: no Django here (import-linter contract).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+HEIGHT = 420
+
+
+def _escaped(value: object) -> str:
+    """As stats.figures.report.plotly_text (kept here so this module imports no figure machinery)."""
+    return str(value).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def _unique(labels: list[str]) -> list[str]:
+    """Plotly merges equal category labels; names that escape alike stay apart with a counter."""
+    seen: dict[str, int] = {}
+    unique = []
+    for label in labels:
+        seen[label] = seen.get(label, 0) + 1
+        unique.append(label if seen[label] == 1 else f"{label} ({seen[label]})")
+    return unique
+
+
+def _layout(title: str, subtitle: str) -> dict[str, Any]:
+    return {
+        "title": {"text": title, "font": {"size": 14}, "subtitle": {"text": subtitle, "font": {"size": 11}}},
+        "height": HEIGHT,
+        "margin": {"l": 70, "r": 20, "t": 80, "b": 60},
+        "plot_bgcolor": "white",
+        "hovermode": "closest",
+    }
+
+
+def pairwise_win_rate_chart(document: Mapping[str, Any]) -> dict[str, Any] | None:
+    section = document.get("pairwise") or {}
+    systems = section.get("systems") or []
+    if not systems:
+        return None
+    labels = _unique([_escaped(row["system"]) for row in systems])
+    rates = [row["win_rate"] for row in systems]
+    trace = {
+        "type": "bar",
+        "x": labels,
+        "y": rates,
+        "marker": {"color": "#2d5bd7"},
+        "error_y": {
+            "type": "data",
+            "symmetric": False,
+            "array": [row["ci"][1] - row["win_rate"] for row in systems],
+            "arrayminus": [row["win_rate"] - row["ci"][0] for row in systems],
+            "color": "#333",
+        },
+        "customdata": [[row["wins"], row["losses"], row["ties"], row["comparisons"]] for row in systems],
+        "hovertemplate": "%{x}<br>win rate %{y:.3f}<br>%{customdata[0]} wins, %{customdata[1]} losses, "
+        "%{customdata[2]} ties of %{customdata[3]}<extra></extra>",
+    }
+    layout = _layout(
+        "Win rate per system (pairwise judgments)",
+        f"(wins + ties/2) / comparisons; bars: 95% Wilson interval; {section.get('judgments', 0)} judgments",
+    )
+    layout["xaxis"] = {"title": {"text": "system"}, "automargin": True, "tickangle": -30}
+    layout["yaxis"] = {"title": {"text": "win rate"}, "range": [0, 1], "zeroline": False}
+    layout["shapes"] = [
+        {
+            "type": "line",
+            "xref": "paper",
+            "x0": 0,
+            "x1": 1,
+            "y0": 0.5,
+            "y1": 0.5,
+            "line": {"dash": "dash", "color": "#888", "width": 1},
+        }
+    ]
+    return {"data": [trace], "layout": layout}
+
+
+def pairwise_matrix_figure(document: Mapping[str, Any]) -> dict[str, Any] | None:
+    matrix = (document.get("pairwise") or {}).get("matrix") or {}
+    systems = matrix.get("systems") or []
+    if len(systems) < 2:
+        return None
+    labels = _unique([_escaped(name) for name in systems])
+    trace = {
+        "type": "heatmap",
+        "x": labels,
+        "y": labels,
+        "z": matrix["win_rate"],
+        "customdata": matrix["comparisons"],
+        "zmin": 0,
+        "zmax": 1,
+        "colorscale": "RdBu",
+        "reversescale": True,  # the row system wins: blue
+        "colorbar": {"title": {"text": "win rate"}},
+        "hoverongaps": False,
+        "hovertemplate": "%{y} against %{x}<br>win rate %{z:.3f}<br>%{customdata} judgments<extra></extra>",
+    }
+    layout = _layout("Pairwise win rates: row system against column system", "blank: never compared")
+    layout["xaxis"] = {"automargin": True, "showgrid": False, "tickangle": -40}
+    layout["yaxis"] = {"automargin": True, "showgrid": False, "autorange": "reversed"}
+    layout["height"] = max(HEIGHT, 220 + 18 * len(labels))
+    return {"data": [trace], "layout": layout}

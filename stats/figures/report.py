@@ -1,0 +1,870 @@
+"""The report's figures as plotly figure dicts built in Python, and their PNG/SVG export through kaleido.
+
+The page renders these dicts as they are, and the exports write the same dicts as images, so a figure in
+a paper is the figure on the screen. Each builder reads the report document and its plots object
+(stats/report/builder.py) for one question:
+
+* reply-level scatter per metric signature: RUBER (seed 000) Figures 4(c)-(h), human score plus the
+  plots' N(0, 0.25^2) jitter on x, the metric on y, one colour per system;
+* system-level scatter per signature: seed 003 Figure 1, one labelled point per system;
+* the quantile plot: seed 000 Figure 1, each metric's mean per human-score quintile, min-max normalised
+  per metric because the metrics live on different scales (raw means on hover);
+* correlation against the number of references: seed 003 Figure 2, mean Pearson +- sd over random
+  subsets, Spearman as a second legend group hidden until clicked;
+* seed 000 Figure 4(a) (the median-correlated rater against the mean of the others) and 4(b) (one random
+  half of the raters against the other, with the paper's caveat under the plot);
+* the raters x raters weighted-kappa heat map and the metric x metric matrix of differences in Pearson's
+  r, starred where Williams' test and the paired bootstrap agree that the difference is significant;
+* with pairwise judgments, the systems' win rates and their win-rate matrix (stats/figures/pairwise.py).
+
+Strings from outside (reply texts, system, metric and rater names, study names) are escaped with
+:func:`plotly_text`: plotly reads a few HTML-like tags (``<b>``, ``<a href>``, ``<br>``...) in titles,
+labels, hover text and annotations, and turns ``&amp; &lt; &gt;`` back into text. They only ever travel
+as data (trace names, ``text``, axis categories), never inside a ``hovertemplate``, where ``%{...}``
+would be read as a placeholder.
+
+Reply texts are stored once per question (``plots["questions"][q]["items"]["text"]``). A figure whose
+:attr:`FigureSpec.uses_reply_text` is true has, in each trace, ``customdata[i][0]`` = the reply's index
+into that array and a hovertemplate that starts with ``%{text}``: the page sets each such trace's ``text``
+from :func:`reply_texts` (already escaped) before rendering, so the texts are not repeated per metric.
+
+Pure Python + plotly/kaleido: no Django here (import-linter contract).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import math
+import os
+import re
+import textwrap
+import unicodedata
+from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from stats.figures.pairwise import pairwise_matrix_figure, pairwise_win_rate_chart
+
+PALETTE = (
+    "#2d5bd7",
+    "#d9822b",
+    "#1f8a4c",
+    "#c0392b",
+    "#8e44ad",
+    "#16a2b8",
+    "#7f6a00",
+    "#e84393",
+    "#5d6778",
+    "#00a676",
+)  # the same colours as static/correlation/report.js
+HEIGHT = 420
+SCATTER_LIMIT = 5_000  # points per scatter plot; above it a seeded sample is drawn
+SAMPLE_SEED = 20170211
+IMAGE_FORMATS = ("png", "svg")
+EXPORT_WIDTH = 720
+SYSTEM_CHROMIUM = "/usr/bin/chromium"
+RENDER_TIMEOUT_S = 90.0  # per figure, kaleido's own default
+CAVEAT_LINE = 100  # characters per line of an annotation under a plot (plotly does not wrap)
+SIGNIFICANCE_MARK = "*"
+CLICK_TO_SHOW = "(click to show)"  # a legend hint of the page; exports leave it out (figure_for_export)
+LEGEND_ROW = 20  # pixels per legend row (11 px text)
+LEGEND_GAP = 8  # pixels between a legend below the plot and the figure's bottom edge
+REFERENCE_MODES = ("single", "multi")
+
+
+@dataclass(frozen=True)
+class FigureSpec:
+    """One figure of a question: ``name`` is unique per question and safe in a URL path and a file name;
+    ``title`` is plain text (escape it where HTML is written); ``figure`` is the plotly dict;
+    ``filename`` names study, question and figure, without an extension."""
+
+    name: str
+    title: str
+    figure: dict[str, Any]
+    filename: str
+    uses_reply_text: bool = False
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "title": self.title,
+            "filename": self.filename,
+            "uses_reply_text": self.uses_reply_text,
+            "figure": self.figure,
+        }
+
+
+class FigureExportError(RuntimeError):
+    """The browser behind kaleido could not start or could not render a figure."""
+
+
+def plotly_text(value: object) -> str:
+    """``value`` as text that plotly shows literally (as static/correlation/report.js's escapeText)."""
+    return str(value).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def reply_texts(plots: Mapping[str, Any], question: str) -> list[str]:
+    """The question's reply texts, escaped for plotly, indexed as ``customdata[i][0]`` of the scatters."""
+    items = _question_plots(plots, question).get("items") or {}
+    return [plotly_text(text) for text in items.get("text", [])]
+
+
+def report_figures(
+    document: Mapping[str, Any], plots: Mapping[str, Any], question: str, study_name: str
+) -> list[FigureSpec]:
+    """Every figure the data of ``question`` allows, in the order the page shows them; a figure whose
+    data is missing is left out."""
+    names = signature_names(document, question)
+    prefix = f"{slug(study_name, 'study')}-{slug(question, 'question')}"
+    found: list[tuple[str, str, dict[str, Any] | None, bool]] = []
+    for signature in _signatures(document, question):
+        label = names[signature].label
+        found.append(
+            (
+                f"scatter-{names[signature].slug}",
+                f"{label}: reply level",
+                utterance_scatter(document, plots, question, signature),
+                True,
+            )
+        )
+    for signature in _signatures(document, question):
+        found.append(
+            (
+                f"system-{names[signature].slug}",
+                f"{names[signature].label}: system level",
+                system_scatter(document, plots, question, signature),
+                False,
+            )
+        )
+    found += [
+        (
+            "quantiles",
+            "Metric means per human-score quintile",
+            quantile_plot(document, plots, question),
+            False,
+        ),
+        (
+            "references-curve",
+            "Correlation against the number of references",
+            references_curve(document, plots, question),
+            False,
+        ),
+        ("figure-4a", "Median-correlated rater against the rest", figure_4a(document, plots, question), True),
+        (
+            "figure-4b",
+            "One random half of the raters against the other",
+            figure_4b(document, plots, question),
+            True,
+        ),
+        (
+            "agreement-heatmap",
+            "Agreement between raters",
+            agreement_heatmap(document, plots, question),
+            False,
+        ),
+        (
+            "metric-comparisons",
+            "Metric against metric: difference in Pearson's r",
+            metric_comparison_matrix(document, plots, question),
+            False,
+        ),
+        # Study-wide, not per question (stats/figures/pairwise.py).
+        ("pairwise-win-rates", "Win rate per system", pairwise_win_rate_chart(document), False),
+        ("pairwise-matrix", "Pairwise win rates", pairwise_matrix_figure(document), False),
+    ]
+    return [
+        FigureSpec(name, title, figure, f"{prefix}-{name}", uses_reply_text)
+        for name, title, figure, uses_reply_text in found
+        if figure is not None
+    ]
+
+
+# --- names -------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SignatureName:
+    label: str  # plain text, e.g. "bleu-2 (multi)"; unique within the question
+    slug: str  # e.g. "bleu-2-multi"; unique within the question
+
+
+def slug(value: str, fallback: str) -> str:
+    """Lower-case ASCII letters, digits and hyphens; a name with none of them (e.g. all Chinese) becomes
+    ``fallback`` plus a short hash of it, so that two such names stay apart."""
+    ascii_text = unicodedata.normalize("NFKD", value).encode("ascii", "ignore").decode("ascii")
+    text = re.sub(r"[^a-z0-9]+", "-", ascii_text.lower()).strip("-")[:80].strip("-")
+    return text or f"{fallback}-{_short_hash(value)}"
+
+
+def signature_names(document: Mapping[str, Any], question: str) -> dict[str, SignatureName]:
+    """A label and a slug per signature of ``question``: metric and reference mode ("bleu-2-multi"), plus
+    the parameters that tell apart signatures sharing both (e.g. "bleu-2-multi-tok-none"), plus a short
+    hash if even that does not."""
+    described: dict[str, tuple[str, str]] = {}
+    for entry in _entries(document, "rows", question):
+        described.setdefault(entry["signature"], (entry["metric"], entry.get("references") or ""))
+    for section in ("system_level", "quantiles", "references_curve"):
+        for entry in _entries(document, section, question):
+            described.setdefault(entry["signature"], (entry["metric"], ""))
+    for entry in _entries(document, "metric_comparisons", question):
+        described.setdefault(entry["first"], (entry["first_metric"], ""))
+        described.setdefault(entry["second"], (entry["second_metric"], ""))
+    groups: dict[str, list[str]] = {}
+    for signature, (metric, references) in described.items():
+        references = references or _parameters(signature).get("refs", "")
+        base = f"{metric}-{references}" if references in REFERENCE_MODES else metric
+        groups.setdefault(slug(base, "metric"), []).append(signature)
+    names: dict[str, SignatureName] = {}
+    for base_slug, signatures in groups.items():
+        parameters = {signature: _parameters(signature) for signature in signatures}
+        keys = sorted({key for values in parameters.values() for key in values} - {"refs"})
+        differing = [key for key in keys if len({values.get(key) for values in parameters.values()}) > 1]
+        for signature in signatures:
+            metric, references = described[signature]
+            references = references or parameters[signature].get("refs", "")
+            label = f"{metric} ({references})" if references in REFERENCE_MODES else metric
+            name_slug = base_slug
+            if len(signatures) > 1:
+                extra = [(key, parameters[signature].get(key, "-")) for key in differing]
+                tools = [values.get("impl", "") for values in parameters.values()]
+                if "impl" in differing and len(set(tools)) == len(tools):
+                    # two tools' numbers of one metric: the tool tells them apart, not its every parameter
+                    extra = [("impl", parameters[signature].get("impl", "-"))]
+                label += " [" + ", ".join(f"{key}:{value}" for key, value in extra) + "]" if extra else ""
+                name_slug += "-" + slug("-".join(f"{key}-{value}" for key, value in extra), "variant")
+            names[signature] = SignatureName(label, name_slug)
+    return _made_unique(names)
+
+
+def _made_unique(names: dict[str, SignatureName]) -> dict[str, SignatureName]:
+    labels = [name.label for name in names.values()]
+    slugs = [name.slug for name in names.values()]
+    return {
+        signature: SignatureName(
+            f"{name.label} [{_short_hash(signature)}]" if labels.count(name.label) > 1 else name.label,
+            f"{name.slug}-{_short_hash(signature)}" if slugs.count(name.slug) > 1 else name.slug,
+        )
+        for signature, name in names.items()
+    }
+
+
+def _parameters(signature: str) -> dict[str, str]:
+    """``bleu-2|refs:multi|tok:none`` -> {"refs": "multi", "tok": "none"}."""
+    return dict(part.split(":", 1) for part in signature.split("|")[1:] if ":" in part)
+
+
+def _short_hash(value: str) -> str:
+    return hashlib.sha1(value.encode("utf-8")).hexdigest()[:8]
+
+
+# --- reply level and system level (RUBER Figures 4(c)-(h); seed 003 Figure 1) --------------------------
+
+
+def utterance_scatter(
+    document: Mapping[str, Any], plots: Mapping[str, Any], question: str, signature: str
+) -> dict[str, Any] | None:
+    """One point per reply: the human score with the plots' jitter on x, the metric on y, a trace per
+    system. Hover: the reply text (filled by the page, see the module docstring), the system, the raw
+    human score and the metric value."""
+    data = _question_plots(plots, question)
+    items = data.get("items")
+    metric = next((m for m in data.get("metrics") or [] if m.get("signature") == signature), None)
+    if not items or metric is None:
+        return None
+    values = metric["values"]
+    present = [index for index, value in enumerate(values) if value is not None]
+    if not present:
+        return None
+    shown, note = _sampled(present)
+    systems = data.get("systems") or []
+    traces = []
+    for system_index, system in enumerate(systems):
+        rows = [index for index in shown if items["system"][index] == system_index]
+        if not rows:
+            continue
+        traces.append(
+            {
+                "type": "scatter",
+                "mode": "markers",
+                "name": plotly_text(system),
+                "x": [items["x"][index] for index in rows],
+                "y": [values[index] for index in rows],
+                "customdata": [[index, items["human"][index]] for index in rows],
+                "marker": {"color": _colour(system_index), "size": 6, "opacity": 0.6},
+                "hovertemplate": "%{text}<br>system: %{fullData.name}<br>human: %{customdata[1]:.3g}"
+                "<br>metric: %{y:.4g}<extra></extra>",
+            }
+        )
+    label = signature_names(document, question)[signature].label
+    row = next((r for r in _entries(document, "rows", question) if r["signature"] == signature), metric)
+    return {
+        "data": traces,
+        "layout": _layout(
+            title=f"{plotly_text(label)}<br>{_coefficients(row)}, n = {row.get('n', len(present))}",
+            subtitle=note,
+            x_title="human score (jittered, N(0, 0.25²))",
+            y_title=plotly_text(label),
+        ),
+    }
+
+
+def system_scatter(
+    document: Mapping[str, Any], plots: Mapping[str, Any], question: str, signature: str
+) -> dict[str, Any] | None:
+    """One labelled point per system: its mean human score on x, its mean metric value on y, both over
+    the replies that have the metric."""
+    entry = next(
+        (e for e in _entries(document, "system_level", question) if e["signature"] == signature), None
+    )
+    if entry is None or not entry.get("systems"):
+        return None
+    order = list(_question_plots(plots, question).get("systems") or [])
+    systems = entry["systems"]
+    colours = [
+        _colour(order.index(s["system"]) if s["system"] in order else position)
+        for position, s in enumerate(systems)
+    ]
+    trace = {
+        "type": "scatter",
+        "mode": "markers+text",
+        "name": "systems",
+        "x": [s["human_mean"] for s in systems],
+        "y": [s["metric_mean"] for s in systems],
+        "text": [plotly_text(s["system"]) for s in systems],
+        "textposition": _label_positions([s["human_mean"] for s in systems]),
+        "cliponaxis": False,
+        "customdata": [[s["n"]] for s in systems],
+        "marker": {"color": colours, "size": 11},
+        "showlegend": False,
+        "hovertemplate": "%{text}<br>mean human: %{x:.3f}<br>mean metric: %{y:.4g}"
+        "<br>%{customdata[0]} replies<extra></extra>",
+    }
+    label = plotly_text(signature_names(document, question)[signature].label)
+    layout = _layout(
+        title=f"{label}, system level<br>{_coefficients(entry)}, {len(systems)} systems",
+        x_title="mean human score",
+        y_title=f"mean {label}",
+    )
+    layout["xaxis"]["range"] = _padded_range([s["human_mean"] for s in systems], low=0.08, high=0.08)
+    layout["yaxis"]["range"] = _padded_range([s["metric_mean"] for s in systems], low=0.08, high=0.2)
+    return {"data": [trace], "layout": layout}
+
+
+def _label_positions(x: Sequence[float | None]) -> list[str]:
+    """Where each point's label goes: away from the nearer side of the plot (a label centred on a point
+    at the edge ran past the axis, clipped or over the tick labels: "0.15alencoder_train")."""
+    finite = [value for value in x if value is not None]
+    if not finite or max(finite) - min(finite) <= 0:
+        return ["top center" for _ in x]
+    low, high = min(finite), max(finite)
+    positions = []
+    for value in x:
+        share = 0.5 if value is None else (value - low) / (high - low)
+        positions.append("top right" if share < 1 / 3 else "top left" if share > 2 / 3 else "top center")
+    return positions
+
+
+def _padded_range(values: Sequence[float | None], *, low: float, high: float) -> list[float] | None:
+    """An axis range around ``values`` with room below and above (shares of their span, or of the value
+    when they are all equal), so the points' labels stay inside the plot."""
+    finite = [value for value in values if value is not None and math.isfinite(value)]
+    if not finite:
+        return None
+    smallest, largest = min(finite), max(finite)
+    span = largest - smallest or max(abs(largest) * 0.1, 0.05)
+    return [smallest - low * span, largest + high * span]
+
+
+# --- quantiles (seed 000 Figure 1) and the number of references (seed 003 Figure 2) ---------------------
+
+
+def quantile_plot(
+    document: Mapping[str, Any], plots: Mapping[str, Any], question: str
+) -> dict[str, Any] | None:
+    """A line per metric over the human-score groups: each metric's group means min-max normalised to
+    [0, 1] across its groups (a flat metric sits at 0.5); the raw means are on hover."""
+    names = signature_names(document, question)
+    traces = []
+    for position, entry in enumerate(_entries(document, "quantiles", question)):
+        groups = entry.get("groups") or []
+        if not groups:
+            continue
+        means = [group["metric_mean"] for group in groups]
+        traces.append(
+            {
+                "type": "scatter",
+                "mode": "lines+markers",
+                "name": plotly_text(names[entry["signature"]].label),
+                "x": list(range(1, len(groups) + 1)),
+                "y": min_max_normalised(means),
+                "customdata": [
+                    [group["metric_mean"], group["human_low"], group["human_high"], group["items"]]
+                    for group in groups
+                ],
+                "line": {"color": _colour(position)},
+                "hovertemplate": "group %{x}: human %{customdata[1]:.2f} to %{customdata[2]:.2f}, "
+                "%{customdata[3]} replies<br>mean %{customdata[0]:.4g} (normalised %{y:.2f})",
+            }
+        )
+    if not traces:
+        return None
+    layout = _layout(
+        title="Mean metric score per fifth of the replies<br>ordered by human score",
+        x_title="equal-sized groups of replies, from the lowest human scores to the highest",
+        y_title="group mean, min-max normalised per metric",
+    )
+    layout["xaxis"]["dtick"] = 1
+    return {"data": traces, "layout": layout}
+
+
+def min_max_normalised(values: Sequence[float]) -> list[float]:
+    low, high = min(values), max(values)
+    if high - low <= 1e-12 * max(1.0, abs(high)):
+        return [0.5 for _ in values]
+    return [(value - low) / (high - low) for value in values]
+
+
+def references_curve(
+    document: Mapping[str, Any], plots: Mapping[str, Any], question: str
+) -> dict[str, Any] | None:
+    """Mean correlation over random subsets of k references against k, with a +-sd band, per
+    multi-reference signature; Pearson shown, Spearman one legend click away (its own legend group)."""
+    names = signature_names(document, question)
+    traces: list[dict[str, Any]] = []
+    groups = (
+        ("pearson", "Pearson r", True, "solid"),
+        ("spearman", f"Spearman ρ {CLICK_TO_SHOW}", False, "dash"),
+    )
+    for coefficient, group_title, visible, dash in groups:
+        first_in_group = True
+        for position, entry in enumerate(_entries(document, "references_curve", question)):
+            points = [p for p in entry.get("points") or [] if p.get(f"{coefficient}_mean") is not None]
+            if not points:
+                continue
+            colour = _colour(position)
+            ks = [p["references"] for p in points]
+            means = [p[f"{coefficient}_mean"] for p in points]
+            sds = [p.get(f"{coefficient}_sd") or 0.0 for p in points]
+            common = {"legendgroup": coefficient, "visible": True if visible else "legendonly"}
+            traces.append(
+                {
+                    **common,
+                    "type": "scatter",
+                    "x": ks + ks[::-1],
+                    "y": [m + s for m, s in zip(means, sds, strict=True)]
+                    + [m - s for m, s in zip(means[::-1], sds[::-1], strict=True)],
+                    "mode": "lines",
+                    "fill": "toself",
+                    "fillcolor": _rgba(colour, 0.15),
+                    "line": {"width": 0},
+                    "hoverinfo": "skip",
+                    "showlegend": False,
+                    "name": "± sd",
+                }
+            )
+            line = {
+                **common,
+                "type": "scatter",
+                "mode": "lines+markers",
+                "name": plotly_text(names[entry["signature"]].label),
+                "x": ks,
+                "y": means,
+                "customdata": [[sd, p["items"]] for sd, p in zip(sds, points, strict=True)],
+                "line": {"color": colour, "dash": dash},
+                "hovertemplate": f"k = %{{x}}: {coefficient} %{{y:.3f}} ± %{{customdata[0]:.3f}}"
+                "<br>%{customdata[1]} replies with k references",
+            }
+            if first_in_group:
+                line["legendgrouptitle"] = {"text": group_title}
+                first_in_group = False
+            traces.append(line)
+    if not traces:
+        return None
+    layout = _layout(
+        title="Correlation with the human score<br>against the number of references",
+        subtitle="mean ± sd over random subsets of k references of each context",
+        x_title="number of references",
+        y_title="correlation with the human score",
+    )
+    layout["xaxis"]["dtick"] = 1
+    curves = sum(1 for trace in traces if trace.get("mode") == "lines+markers") // len(groups) or 1
+    _legend_below(layout, rows=curves + 1)  # each group a column: its title, then one row per metric
+    return {"data": traces, "layout": layout}
+
+
+# --- human agreement (seed 000 Figure 4(a)/(b); the heat map) -----------------------------------------
+
+
+def figure_4a(document: Mapping[str, Any], plots: Mapping[str, Any], question: str) -> dict[str, Any] | None:
+    """The rater whose correlation with the mean of the others is the median one, against that mean,
+    both jittered as in RUBER's Figure 4(a)."""
+    data = _question_plots(plots, question)
+    entry = data.get("figure_4a")
+    if not entry or not entry.get("x"):
+        return None
+    rater = plotly_text(entry["annotator"])
+    trace, note = _reply_points(
+        data,
+        entry,
+        extra=("rest", "own"),
+        hover="mean of the others: %{customdata[1]:.3g}<br>this rater: %{customdata[2]:.3g}",
+    )
+    return {
+        "data": [trace],
+        "layout": _layout(
+            title=f"Median-correlated rater ({rater}) against the rest<br>{_coefficients(entry)}",
+            subtitle=note,
+            x_title="mean of the other raters (jittered)",
+            y_title=f"{rater} (jittered)",
+        ),
+    }
+
+
+def figure_4b(document: Mapping[str, Any], plots: Mapping[str, Any], question: str) -> dict[str, Any] | None:
+    """The raters split into two random halves, one half's mean against the other's, with the paper's
+    caveat under the plot: averaging shrinks the variance, so this view flatters human agreement."""
+    data = _question_plots(plots, question)
+    entry = data.get("figure_4b")
+    if not entry or not entry.get("x"):
+        return None
+    trace, note = _reply_points(data, entry, extra=(), hover="first half: %{x:.3g}<br>second half: %{y:.3g}")
+    caveat = "<br>".join(plotly_text(line) for line in textwrap.wrap(entry.get("caveat") or "", CAVEAT_LINE))
+    lines = caveat.count("<br>") + 1 if caveat else 0
+    layout = _layout(
+        title=f"One random half of the raters against the other<br>{_coefficients(entry)}",
+        subtitle=note,
+        x_title=f"mean of the first half ({len(entry.get('first') or [])} raters)",
+        y_title=f"mean of the second half ({len(entry.get('second') or [])} raters)",
+    )
+    if caveat:
+        layout["annotations"] = [_note_below(caveat)]
+        layout["margin"]["b"] = 80 + 14 * lines
+        layout["height"] = HEIGHT + 14 * lines
+    return {"data": [trace], "layout": layout}
+
+
+def _reply_points(
+    data: Mapping[str, Any], entry: Mapping[str, Any], *, extra: Sequence[str], hover: str
+) -> tuple[dict[str, Any], str | None]:
+    """The trace of a Figure 4 panel: a point per reply, ``customdata`` = [reply index, *extra]."""
+    ids = (data.get("items") or {}).get("id") or []
+    position = {item: index for index, item in enumerate(ids)}
+    shown, note = _sampled(list(range(len(entry["x"]))))
+    trace = {
+        "type": "scatter",
+        "mode": "markers",
+        "name": "replies",
+        "x": [entry["x"][i] for i in shown],
+        "y": [entry["y"][i] for i in shown],
+        "customdata": [
+            [position.get(entry["items"][i], -1), *(entry[field][i] for field in extra)] for i in shown
+        ],
+        "marker": {"color": PALETTE[0], "size": 6, "opacity": 0.6},
+        "showlegend": False,
+        "hovertemplate": "%{text}<br>" + hover + "<extra></extra>",
+    }
+    return trace, note
+
+
+def agreement_heatmap(
+    document: Mapping[str, Any], plots: Mapping[str, Any], question: str
+) -> dict[str, Any] | None:
+    """Raters x raters weighted Cohen's kappa on a -1..1 diverging scale (blank: not computable for the
+    pair); hover names the pair and the number of replies both rated. Raters the filter left out are
+    marked in their label."""
+    data = _question_plots(plots, question)
+    heatmap = data.get("heatmap")
+    if not heatmap or len(heatmap.get("raters") or []) < 2:
+        return None
+    included = {rater["annotator"]: rater.get("included", True) for rater in data.get("raters") or []}
+    labels = _unique_labels(
+        [
+            plotly_text(name) + ("" if included.get(name, True) else " (left out)")
+            for name in heatmap["raters"]
+        ]
+    )
+    trace = {
+        "type": "heatmap",
+        "x": labels,
+        "y": labels,
+        "z": heatmap["kappa"],
+        "customdata": heatmap["shared"],
+        "zmin": -1,
+        "zmax": 1,
+        "colorscale": "RdBu",
+        "reversescale": True,  # plotly.js's RdBu runs blue to red; agreement reads blue
+        "colorbar": {"title": {"text": "weighted κ"}},
+        "texttemplate": "%{z:.2f}",  # the number in each cell (a blank cell: not computable)
+        "textfont": {"size": 12},
+        "hoverongaps": False,
+        "hovertemplate": "%{y} and %{x}<br>weighted κ = %{z:.3f}<br>%{customdata} replies rated by both"
+        "<extra></extra>",
+    }
+    layout = _matrix_layout(
+        title="Agreement between raters (weighted Cohen's κ)",
+        subtitle="blank: κ not computable for the pair",
+        size=len(labels),
+    )
+    return {"data": [trace], "layout": layout}
+
+
+# --- metric against metric (Williams' test and the paired bootstrap) ----------------------------------
+
+
+def metric_comparison_matrix(
+    document: Mapping[str, Any], plots: Mapping[str, Any], question: str
+) -> dict[str, Any] | None:
+    """Metric x metric: colour = Pearson r of the row metric minus that of the column metric; a star
+    where both Williams' test and the paired bootstrap find the difference significant (``winner``)."""
+    entries = _entries(document, "metric_comparisons", question)
+    if not entries:
+        return None
+    names = signature_names(document, question)
+    order = [s for s in _signatures(document, question) if s in names]
+    for entry in entries:
+        for signature in (entry["first"], entry["second"]):
+            if signature not in order:
+                order.append(signature)
+    index = {signature: position for position, signature in enumerate(order)}
+    size = len(order)
+    z: list[list[float | None]] = [[None] * size for _ in range(size)]
+    text = [[""] * size for _ in range(size)]
+    hover = [[["", "", "", ""] for _ in range(size)] for _ in range(size)]
+    for entry in entries:
+        i, j = index[entry["first"]], index[entry["second"]]
+        difference = entry.get("pearson_difference")
+        details = [
+            _p_value(entry.get("williams_p")),
+            _p_value(entry.get("bootstrap_p")),
+            str(entry.get("n", "")),
+            plotly_text(entry.get("note") or ""),
+        ]
+        hover[i][j] = hover[j][i] = details
+        if difference is not None:
+            z[i][j], z[j][i] = difference, -difference
+        if entry.get("winner"):
+            text[i][j] = text[j][i] = SIGNIFICANCE_MARK
+    spread = max((abs(value) for row in z for value in row if value is not None), default=0.0) or 0.1
+    labels = [plotly_text(names[signature].label) for signature in order]
+    trace = {
+        "type": "heatmap",
+        "x": labels,
+        "y": labels,
+        "z": z,
+        "text": text,
+        "texttemplate": "%{text}",
+        "textfont": {"size": 16},
+        "customdata": hover,
+        "zmin": -spread,
+        "zmax": spread,
+        "colorscale": "RdBu",
+        "reversescale": True,  # the row metric better: blue
+        "colorbar": {"title": {"text": "Δ Pearson r"}},
+        "hoverongaps": False,
+        "hovertemplate": "%{y} minus %{x}: Δr = %{z:.3f}<br>Williams p = %{customdata[0]}"
+        "<br>bootstrap p = %{customdata[1]}<br>n = %{customdata[2]}<br>%{customdata[3]}<extra></extra>",
+    }
+    layout = _matrix_layout(
+        title="Metric against metric: Pearson's r of the row metric minus the column metric's",
+        subtitle=f"{SIGNIFICANCE_MARK} significant by both Williams' test and the paired bootstrap (p &lt; 0.05)",
+        size=size,
+    )
+    return {"data": [trace], "layout": layout}
+
+
+# --- shared pieces ------------------------------------------------------------------------------------
+
+
+def _layout(*, title: str, x_title: str, y_title: str, subtitle: str | None = None) -> dict[str, Any]:
+    """The papers' plain look: axis titles, a title with the coefficients, a modest height, the legend
+    below. ``title`` and the axis titles must already be escaped."""
+    title_dict: dict[str, Any] = {"text": title, "font": {"size": 14}}
+    if subtitle:
+        title_dict["subtitle"] = {"text": subtitle, "font": {"size": 11}}
+    return {
+        "title": title_dict,
+        "xaxis": {"title": {"text": x_title}, "zeroline": False},
+        "yaxis": {"title": {"text": y_title}, "zeroline": False},
+        "height": HEIGHT,
+        "margin": {"l": 70, "r": 20, "t": 80 if subtitle else 60, "b": 60},
+        "hovermode": "closest",
+        "legend": {"orientation": "h", "y": -0.2, "yanchor": "top", "font": {"size": 11}},
+        "plot_bgcolor": "white",
+    }
+
+
+def _legend_below(layout: dict[str, Any], *, rows: int) -> None:
+    """The legend under the x axis title, in room of its own: the figure grows by the legend's height
+    instead of squashing the plot into what is left of HEIGHT, and nothing overlaps or is cut off in an
+    export of the same size (a legend placed relative to the plot area moves with it)."""
+    legend_height = LEGEND_ROW * rows + 10
+    height = HEIGHT + legend_height
+    layout["legend"] = {
+        "orientation": "h",
+        "yref": "container",
+        "y": round(LEGEND_GAP / height, 4),
+        "yanchor": "bottom",
+        "x": 0,
+        "xanchor": "left",
+        "font": {"size": 11},
+    }
+    layout["margin"]["b"] = 60 + legend_height
+    layout["height"] = height
+
+
+def _matrix_layout(*, title: str, subtitle: str, size: int) -> dict[str, Any]:
+    """A square-ish matrix: first row on top, labels given the room they need, taller with more rows."""
+    layout = _layout(title=title, subtitle=subtitle, x_title="", y_title="")
+    layout["xaxis"].update(automargin=True, showgrid=False, tickangle=-40)
+    layout["yaxis"].update(automargin=True, showgrid=False, autorange="reversed")
+    layout["height"] = max(HEIGHT, 220 + 18 * size)
+    return layout
+
+
+def _note_below(text: str) -> dict[str, Any]:
+    """A note under the x axis title (``text`` already escaped; plotly does not wrap lines)."""
+    return {
+        "text": text,
+        "xref": "paper",
+        "yref": "paper",
+        "x": 0,
+        "y": 0,
+        "yshift": -58,
+        "xanchor": "left",
+        "yanchor": "top",
+        "align": "left",
+        "showarrow": False,
+        "font": {"size": 10, "color": "#555"},
+    }
+
+
+def _sampled(candidates: list[int]) -> tuple[list[int], str | None]:
+    """All of ``candidates``, or a seeded sample of SCATTER_LIMIT of them and the note that says so."""
+    if len(candidates) <= SCATTER_LIMIT:
+        return candidates, None
+    generator = np.random.default_rng(SAMPLE_SEED)
+    chosen = sorted(generator.choice(np.array(candidates), SCATTER_LIMIT, replace=False).tolist())
+    return chosen, f"{SCATTER_LIMIT:,} of {len(candidates):,} replies shown; statistics use all"
+
+
+def _coefficients(entry: Mapping[str, Any]) -> str:
+    return f"r = {_number(entry.get('pearson'))}, ρ = {_number(entry.get('spearman'))}"
+
+
+def _number(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.3f}"
+
+
+def _p_value(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.3g}"
+
+
+def _colour(index: int) -> str:
+    return PALETTE[index % len(PALETTE)]
+
+
+def _rgba(colour: str, alpha: float) -> str:
+    red, green, blue = (int(colour[i : i + 2], 16) for i in (1, 3, 5))
+    return f"rgba({red}, {green}, {blue}, {alpha})"
+
+
+def _unique_labels(labels: list[str]) -> list[str]:
+    """Plotly merges equal category labels; number the repeats."""
+    seen: dict[str, int] = {}
+    unique = []
+    for label in labels:
+        seen[label] = seen.get(label, 0) + 1
+        unique.append(label if seen[label] == 1 else f"{label} #{seen[label]}")
+    return unique
+
+
+def _entries(document: Mapping[str, Any], section: str, question: str) -> list[dict[str, Any]]:
+    return [entry for entry in document.get(section) or [] if entry.get("question") == question]
+
+
+def _signatures(document: Mapping[str, Any], question: str) -> list[str]:
+    """The question's signatures in the order of its table rows."""
+    return list(dict.fromkeys(row["signature"] for row in _entries(document, "rows", question)))
+
+
+def _question_plots(plots: Mapping[str, Any], question: str) -> Mapping[str, Any]:
+    return (plots.get("questions") or {}).get(question) or {}
+
+
+# --- image export through kaleido --------------------------------------------------------------------
+
+
+def figure_image(figure: Mapping[str, Any], fmt: str, *, scale: float = 1.0) -> bytes:
+    """``figure`` as PNG or SVG bytes (one browser start each time: use :func:`figure_images` for
+    several)."""
+    return figure_images([figure], fmt, scale=scale)[0]
+
+
+def figure_for_export(figure: Mapping[str, Any]) -> dict[str, Any]:
+    """``figure`` as a file shows it: without what only a click on the page reveals (traces hidden until
+    their legend entry is clicked) and without the hints that say so."""
+    data = []
+    for trace in figure.get("data") or []:
+        if trace.get("visible") == "legendonly":
+            continue
+        title = (trace.get("legendgrouptitle") or {}).get("text")
+        if title and CLICK_TO_SHOW in title:
+            trace = {**trace, "legendgrouptitle": {"text": title.replace(CLICK_TO_SHOW, "").strip()}}
+        data.append(trace)
+    return {**figure, "data": data}
+
+
+def figure_images(figures: Sequence[Mapping[str, Any]], fmt: str, *, scale: float = 1.0) -> list[bytes]:
+    """Every figure as PNG or SVG bytes (as :func:`figure_for_export` has it), rendered in one headless
+    Chromium session."""
+    if fmt not in IMAGE_FORMATS:
+        raise ValueError(f'image format "{fmt}" is not one of {", ".join(IMAGE_FORMATS)}')
+    if not figures:
+        return []
+    figures = [figure_for_export(figure) for figure in figures]
+    # asyncio.run in a thread of its own: the caller may already run an event loop (an ASGI view,
+    # Playwright's sync API in tests), and asyncio.run refuses to start inside one.
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="kaleido") as pool:
+        return pool.submit(asyncio.run, _render(list(figures), fmt, scale)).result()
+
+
+def browser_path() -> str | None:
+    """``BROWSER_PATH`` when set (choreographer's own variable), else Debian's Chromium when installed;
+    None lets choreographer search PATH."""
+    configured = os.environ.get("BROWSER_PATH")
+    if configured:
+        return configured
+    return SYSTEM_CHROMIUM if Path(SYSTEM_CHROMIUM).is_file() else None
+
+
+async def _render(figures: list[Mapping[str, Any]], fmt: str, scale: float) -> list[bytes]:
+    import kaleido  # heavy (starts nothing by itself); only exports need it
+    from kaleido.errors import KaleidoError
+
+    # choreographer starts Chromium headless with --no-sandbox unless enable_sandbox=True, which is what
+    # running as root needs; mathjax=False keeps the page from fetching MathJax from a CDN (offline), and
+    # plotly.js comes from the installed plotly package.
+    options: dict[str, Any] = {"mathjax": False, "timeout": RENDER_TIMEOUT_S}
+    path = browser_path()
+    if path:
+        options["path"] = path
+    try:
+        async with kaleido.Kaleido(**options) as browser:
+            images = []
+            for figure in figures:
+                layout = figure.get("layout") or {}
+                opts = {"format": fmt, "scale": scale, "width": layout.get("width") or EXPORT_WIDTH}
+                images.append(await browser.calc_fig(dict(figure), opts=opts))
+            return images
+    except (
+        OSError,
+        RuntimeError,
+        TimeoutError,
+        KaleidoError,
+    ) as error:  # ChromeNotFoundError: a RuntimeError
+        raise FigureExportError(f"figure export through kaleido failed: {error}") from error

@@ -1,0 +1,1 @@
+"""The correlation report as a pure function of its inputs (stats.report.builder) and its parts."""

@@ -1,0 +1,423 @@
+"""The metric half of a report, for one question: every metric against the human scores.
+
+* Utterance level (seed 000 Table 2; seed 001 Tables 3-4; seed 003 Table 4): Pearson, Spearman and
+  Kendall's tau-b with p-values and Fisher-z intervals (stats/correlations.py), and 95% bootstrap
+  intervals from resamples of the replies shared by every metric (stats/bootstrap.py); overall and
+  per system.
+* Metric against metric: Williams' test and the paired bootstrap of the difference
+  (stats/comparisons.py), for every pair of metrics.
+* System level (seed 003 section 5.1.2, Figure 1): each system's mean human score and mean metric value
+  over the same replies, correlated across systems.
+* The quantile plot of seed 000 Figure 1 (stats/curves.py).
+
+The report says how many replies it left out and why: no human score (counted once per question) or no
+value of the metric (per row). A metric a scoring run asked for that has no value for any reply (a
+referenced metric on a study without references, ...) still has its row in ``rows``: ``n`` 0, every
+statistic ``None``, and ``no_values`` (also in ``note``: "no values: <reason>"); it takes no part in the
+other sections. Every row says where the metric's scores come from (``origin``: builtin, plugin, or
+external: computed elsewhere and imported, named "<name> (external)").
+
+Pure Python: no Django here (import-linter contract).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from itertools import combinations
+from statistics import fmean
+from typing import Any
+
+import numpy as np
+from scipy import stats as scipy_stats
+
+from stats.bootstrap import (
+    BootstrapDraws,
+    Resamples,
+    bootstrap_correlations,
+    bootstrap_interval_or_none,
+    paired_difference_p,
+)
+from stats.comparisons import williams_test
+from stats.correlations import (
+    TOO_FEW_ITEMS,
+    CorrelationResult,
+    jitter,
+    kendall_with_ci,
+    pearson_with_ci,
+    spearman_with_ci,
+)
+from stats.curves import quantile_means
+from stats.figures.points import HOVER_TEXT_LIMIT, JITTER_SD, JITTER_SEED, compact, compact_or_none
+from stats.report.types import ReportInputs, ReportOptions, SignatureInputs, UnvaluedMetric
+
+FEWER_THAN_THREE_SYSTEMS = "fewer than 3 systems"
+SIGNIFICANCE = 0.05
+Progress = Callable[[int, int], None]
+
+
+@dataclass(frozen=True)
+class MetricSection:
+    rows: list[dict[str, Any]]
+    per_system: list[dict[str, Any]]
+    comparisons: list[dict[str, Any]]
+    system_level: list[dict[str, Any]]
+    quantiles: list[dict[str, Any]]
+    plots: dict[str, Any]
+
+
+def metric_section(
+    question: str,
+    human: Mapping[int, float],
+    inputs: ReportInputs,
+    options: ReportOptions,
+    progress: Progress | None = None,
+) -> MetricSection:
+    items = np.array(sorted(human), dtype=np.int64)
+    x = np.array([human[int(item)] for item in items], dtype=float)
+    signatures = list(inputs.signatures)
+    values = _matrix(items, signatures, inputs.metric_values)
+    systems = [inputs.responses[int(item)].system for item in items]
+    steps = 2 + len(set(systems))
+    step = 0
+
+    def advance() -> None:
+        nonlocal step
+        step += 1
+        if progress is not None:
+            progress(step, steps)
+
+    overall = _bootstrap(x, values, options, options.seed)
+    advance()
+    rows = [
+        {
+            "question": question,
+            **_signature_fields(signature),
+            **_statistics(x, values[:, column], overall, column),
+        }
+        for column, signature in enumerate(signatures)
+    ]
+    per_system = []
+    for offset, system in enumerate(sorted(set(systems))):
+        mask = np.array([name == system for name in systems])
+        draws = _bootstrap(x[mask], values[mask], options, options.seed + 1 + offset)
+        for column, signature in enumerate(signatures):
+            per_system.append(
+                {
+                    "question": question,
+                    "system": system,
+                    **_signature_fields(signature),
+                    **_statistics(x[mask], values[mask, column], draws, column),
+                }
+            )
+        advance()
+    comparisons = _comparisons(question, x, values, signatures, overall, options)
+    advance()
+    return MetricSection(
+        rows=[*rows, *(_unvalued_row(question, metric, int(items.size)) for metric in inputs.unvalued)],
+        per_system=per_system,
+        comparisons=comparisons,
+        system_level=[
+            _system_level_row(question, signature, items, x, values[:, column], systems)
+            for column, signature in enumerate(signatures)
+        ],
+        quantiles=[
+            {
+                "question": question,
+                "signature": signature.text,
+                "metric": signature.name,
+                "groups": [group.__dict__ for group in quantile_means(x, values[:, column])],
+            }
+            for column, signature in enumerate(signatures)
+        ],
+        plots=_scatter_data(question, items, x, values, signatures, inputs, rows),
+    )
+
+
+def _matrix(
+    items: np.ndarray, signatures: Sequence[SignatureInputs], metric_values: Mapping[int, Mapping[int, float]]
+) -> np.ndarray:
+    values = np.full((items.size, len(signatures)), np.nan)
+    position = {int(item): index for index, item in enumerate(items)}
+    for column, signature in enumerate(signatures):
+        for response_id, value in metric_values.get(signature.id, {}).items():
+            row = position.get(response_id)
+            if row is not None and math.isfinite(value):
+                values[row, column] = value
+    return values
+
+
+def _bootstrap(x: np.ndarray, values: np.ndarray, options: ReportOptions, seed: int) -> BootstrapDraws | None:
+    if options.resamples == 0 or x.size < 3 or values.shape[1] == 0:
+        return None
+    return bootstrap_correlations(x, values, Resamples(n=x.size, count=options.resamples, seed=seed))
+
+
+def _statistics(
+    x: np.ndarray, column: np.ndarray, draws: BootstrapDraws | None, index: int
+) -> dict[str, Any]:
+    present = np.isfinite(column)
+    human, metric = x[present], column[present]
+    pearson = pearson_with_ci(human, metric)
+    spearman = spearman_with_ci(human, metric)
+    kendall = kendall_with_ci(human, metric)
+    return {
+        "n": int(present.sum()),
+        **_correlation_fields(pearson, spearman, kendall),
+        "pearson_ci_bootstrap": bootstrap_interval_or_none(draws.pearson[index]) if draws else [None, None],
+        "spearman_ci_bootstrap": bootstrap_interval_or_none(draws.spearman[index]) if draws else [None, None],
+        "spearman_bootstrap": draws.spearman_method if draws else None,
+        "left_out": {"no_metric_score": int((~present).sum())},
+        "note": _joined_notes(pearson, spearman, kendall),
+    }
+
+
+def _comparisons(
+    question: str,
+    x: np.ndarray,
+    values: np.ndarray,
+    signatures: Sequence[SignatureInputs],
+    overall: BootstrapDraws | None,
+    options: ReportOptions,
+) -> list[dict[str, Any]]:
+    present = np.isfinite(values)
+    complete = present.all(axis=0)
+    # The usual case: metrics with a value for every reply share one correlation matrix (values and ranks).
+    full = _correlation_matrices(x, values[:, complete]) if complete.any() and x.size >= 4 else None
+    position = {int(column): index for index, column in enumerate(np.flatnonzero(complete))}
+    result = []
+    for first, second in combinations(range(len(signatures)), 2):
+        both = present[:, first] & present[:, second]
+        n = int(both.sum())
+        entry: dict[str, Any] = {
+            "question": question,
+            "first": signatures[first].text,
+            "first_metric": signatures[first].name,
+            "second": signatures[second].text,
+            "second_metric": signatures[second].name,
+            "n": n,
+        }
+        if n < 4:
+            entry.update(_empty_comparison(f"only {n} replies have both metrics"))
+            result.append(entry)
+            continue
+        if full is not None and first in position and second in position:
+            pearsons, spearmans = full
+            i, j = position[first] + 1, position[second] + 1  # row/column 0 is the human score
+        else:
+            pearsons, spearmans = _correlation_matrices(x[both], values[both][:, [first, second]])
+            i, j = 1, 2
+        r12, r13, r23 = _entry(pearsons, 0, i), _entry(pearsons, 0, j), _entry(pearsons, i, j)
+        s12, s13, s23 = _entry(spearmans, 0, i), _entry(spearmans, 0, j), _entry(spearmans, i, j)
+        pearson_test, spearman_test = williams_test(r12, r13, r23, n), williams_test(s12, s13, s23, n)
+        draws = _pair_draws(x, values, first, second, both, overall, options)
+        bootstrap_p = paired_difference_p(draws.pearson[0], draws.pearson[1]) if draws else None
+        bootstrap_p_spearman = paired_difference_p(draws.spearman[0], draws.spearman[1]) if draws else None
+        difference = None if r12 is None or r13 is None else r12 - r13
+        entry.update(
+            {
+                "pearson_difference": difference,
+                "williams_t": pearson_test.t,
+                "williams_p": pearson_test.p_value,
+                "bootstrap_p": bootstrap_p,
+                "spearman_difference": None if s12 is None or s13 is None else s12 - s13,
+                "williams_p_spearman": spearman_test.p_value,
+                "bootstrap_p_spearman": bootstrap_p_spearman,
+                "metrics_pearson": r23,
+                "winner": _winner(
+                    difference,
+                    pearson_test.p_value,
+                    bootstrap_p,
+                    signatures[first].text,
+                    signatures[second].text,
+                ),
+                "note": pearson_test.note,
+            }
+        )
+        result.append(entry)
+    return result
+
+
+def _pair_draws(
+    x: np.ndarray,
+    values: np.ndarray,
+    first: int,
+    second: int,
+    both: np.ndarray,
+    overall: BootstrapDraws | None,
+    options: ReportOptions,
+) -> BootstrapDraws | None:
+    """The two metrics' paired draws over the replies both have: the shared ones when neither misses a
+    reply the other has, else a bootstrap of the common replies (same seed)."""
+    if overall is None:
+        return None
+    present = np.isfinite(values)
+    if np.array_equal(present[:, first], both) and np.array_equal(present[:, second], both):
+        return BootstrapDraws(overall.pearson[[first, second]], overall.spearman[[first, second]])
+    return _bootstrap(x[both], values[both][:, [first, second]], options, options.seed)
+
+
+def _winner(
+    difference: float | None, williams_p: float | None, bootstrap_p: float | None, first: str, second: str
+) -> str | None:
+    """The signature that correlates significantly better by both tests (p < 0.05), else None."""
+    if difference is None or williams_p is None or bootstrap_p is None:
+        return None
+    if williams_p < SIGNIFICANCE and bootstrap_p < SIGNIFICANCE:
+        return first if difference > 0 else second
+    return None
+
+
+def _empty_comparison(note: str) -> dict[str, Any]:
+    return {
+        "pearson_difference": None,
+        "williams_t": None,
+        "williams_p": None,
+        "bootstrap_p": None,
+        "spearman_difference": None,
+        "williams_p_spearman": None,
+        "bootstrap_p_spearman": None,
+        "metrics_pearson": None,
+        "winner": None,
+        "note": f"not computable: {note}",
+    }
+
+
+def _correlation_matrices(x: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Pearson and Spearman correlation matrices of [human, metric columns...] (NaN where one is constant)."""
+    data = np.column_stack([x, values])
+    ranks = scipy_stats.rankdata(data, axis=0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.corrcoef(data, rowvar=False), np.corrcoef(ranks, rowvar=False)
+
+
+def _entry(matrix: np.ndarray, i: int, j: int) -> float | None:
+    value = float(matrix[i, j])
+    return float(np.clip(value, -1.0, 1.0)) if math.isfinite(value) else None
+
+
+def _system_level_row(
+    question: str,
+    signature: SignatureInputs,
+    items: np.ndarray,
+    x: np.ndarray,
+    column: np.ndarray,
+    systems: Sequence[str],
+) -> dict[str, Any]:
+    # Both means run over the same replies, so a system is not flattered by items only one side saw.
+    by_system: dict[str, list[int]] = {}
+    for row in np.flatnonzero(np.isfinite(column)):
+        by_system.setdefault(systems[int(row)], []).append(int(row))
+    names = sorted(by_system)
+    human_means = [fmean(x[by_system[name]]) for name in names]
+    metric_means = [fmean(column[by_system[name]]) for name in names]
+    means = [
+        {"system": name, "human_mean": human_mean, "metric_mean": metric_mean, "n": len(by_system[name])}
+        for name, human_mean, metric_mean in zip(names, human_means, metric_means, strict=True)
+    ]
+    pearson = _renamed_note(pearson_with_ci(human_means, metric_means))
+    spearman = _renamed_note(spearman_with_ci(human_means, metric_means))
+    kendall = _renamed_note(kendall_with_ci(human_means, metric_means))
+    return {
+        "question": question,
+        **_signature_fields(signature),
+        "n": len(means),
+        **_correlation_fields(pearson, spearman, kendall),
+        "note": _joined_notes(pearson, spearman),
+        "systems": means,
+    }
+
+
+def _correlation_fields(
+    pearson: CorrelationResult, spearman: CorrelationResult, kendall: CorrelationResult
+) -> dict[str, Any]:
+    """Each coefficient with its p-value and Fisher-z interval, under the document's field names."""
+    return {
+        field: value
+        for name, result in (("pearson", pearson), ("spearman", spearman), ("kendall", kendall))
+        for field, value in (
+            (name, result.coefficient),
+            (f"{name}_p", result.p_value),
+            (f"{name}_ci", [result.ci_low, result.ci_high]),
+        )
+    }
+
+
+def _renamed_note(result: CorrelationResult) -> CorrelationResult:
+    if result.note != TOO_FEW_ITEMS:
+        return result
+    return CorrelationResult(
+        result.coefficient, result.p_value, result.ci_low, result.ci_high, result.n, FEWER_THAN_THREE_SYSTEMS
+    )
+
+
+def _signature_fields(signature: SignatureInputs | UnvaluedMetric) -> dict[str, Any]:
+    return {
+        "metric": signature.name,
+        "references": signature.references,
+        "signature": signature.text,
+        "group": signature.group,
+        "origin": signature.origin,
+        "implementation": signature.implementation,
+    }
+
+
+def _unvalued_row(question: str, metric: UnvaluedMetric, replies: int) -> dict[str, Any]:
+    """The row of a metric with no value for any reply: what a row has, nothing computed, and why."""
+    none = CorrelationResult(None, None, None, None, 0, "")
+    return {
+        "question": question,
+        **_signature_fields(metric),
+        "n": 0,
+        **_correlation_fields(none, none, none),
+        "pearson_ci_bootstrap": [None, None],
+        "spearman_ci_bootstrap": [None, None],
+        "spearman_bootstrap": None,
+        "left_out": {"no_metric_score": replies},
+        "note": f"no values: {metric.reason}",
+        "no_values": metric.reason,
+    }
+
+
+def _joined_notes(*results: CorrelationResult) -> str:
+    notes = [result.note for result in results if result.note]
+    return "; ".join(dict.fromkeys(notes))
+
+
+def _scatter_data(
+    question: str,
+    items: np.ndarray,
+    x: np.ndarray,
+    values: np.ndarray,
+    signatures: Sequence[SignatureInputs],
+    inputs: ReportInputs,
+    rows: Sequence[dict[str, Any]],
+) -> dict[str, Any]:
+    """Points for the utterance-level scatter plots (RUBER Figures 4-5): response texts and systems once,
+    one value list per metric; the browser builds the traces."""
+    systems = sorted({inputs.responses[int(item)].system for item in items})
+    index = {name: position for position, name in enumerate(systems)}
+    return {
+        "question": question,
+        "systems": systems,
+        "items": {
+            "id": [int(item) for item in items],
+            "text": [inputs.responses[int(item)].text[:HOVER_TEXT_LIMIT] for item in items],
+            "system": [index[inputs.responses[int(item)].system] for item in items],
+            "human": compact(x),
+            "human_exact": [float(value) for value in x],  # full precision, for the bundle's inputs
+            "x": compact(jitter(list(x), sd=JITTER_SD, seed=JITTER_SEED)),
+        },
+        "metrics": [
+            {
+                "signature": signature.text,
+                "metric": signature.name,
+                "references": signature.references,
+                "pearson": row["pearson"],
+                "spearman": row["spearman"],
+                "values": compact_or_none(values[:, column]),
+            }
+            for column, (signature, row) in enumerate(zip(signatures, rows, strict=True))
+        ],
+    }

@@ -1,0 +1,208 @@
+"""What a correlation report is computed from and with which choices: plain data, no Django.
+
+``correlation/report_loading.py`` fills :class:`ReportInputs` from the database in a fixed number of
+queries; ``stats/report/builder.py`` turns it into the report document. Keeping the two apart lets
+the benchmark and the tests time and check the statistics without a database, and makes the document a
+pure function of its inputs and :class:`ReportOptions`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from stats.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED
+from stats.pairwise import PairwiseRecord
+
+FILTER_STUDY = "study"  # the study's agreement threshold and the researcher's per-annotator choices
+FILTER_NONE = "none"  # every rating counts
+NORMALISE_NONE = "none"
+NORMALISE_Z = "z"  # per-annotator z-scores before averaging
+MAX_RESAMPLES = 10_000
+
+
+class OptionError(ValueError):
+    """A report option with a bad value; the message names the option."""
+
+
+@dataclass(frozen=True)
+class ReportOptions:
+    """The researcher's choices; ``key`` names them in the report cache.
+
+    ``filter``: "study" (the study's agreement threshold and per-annotator overrides), "none", or a
+    threshold written as a number ("0.3": the study's overrides, with this threshold instead).
+    """
+
+    filter: str = FILTER_STUDY
+    normalise: str = NORMALISE_NONE
+    resamples: int = DEFAULT_RESAMPLES
+    seed: int = DEFAULT_SEED
+
+    @classmethod
+    def parse(cls, values: Mapping[str, str | None]) -> ReportOptions:
+        """Options from query parameters or command-line flags; absent or empty values take defaults."""
+        chosen = cls()
+        raw_filter = (values.get("filter") or FILTER_STUDY).strip()
+        if raw_filter not in (FILTER_STUDY, FILTER_NONE):
+            try:
+                threshold = float(raw_filter)
+            except ValueError:
+                raise OptionError(
+                    f'filter: "{raw_filter}" is not "study", "none" or an agreement threshold such as 0.2'
+                ) from None
+            if not -1.0 <= threshold <= 1.0:
+                raise OptionError(f"filter: the threshold {threshold} is outside [-1, 1]")
+            raw_filter = repr(threshold)
+        normalise = (values.get("normalise") or NORMALISE_NONE).strip()
+        if normalise not in (NORMALISE_NONE, NORMALISE_Z):
+            raise OptionError(f'normalise: "{normalise}" is not "none" or "z"')
+        resamples = _integer(values.get("resamples"), "resamples", chosen.resamples, 0, MAX_RESAMPLES)
+        seed = _integer(values.get("seed"), "seed", chosen.seed, 0, 2**32 - 1)
+        return cls(filter=raw_filter, normalise=normalise, resamples=resamples, seed=seed)
+
+    @classmethod
+    def from_key(cls, key: str) -> ReportOptions:
+        """The options a cache key names (the inverse of :attr:`key`)."""
+        values = dict(part.split("=", 1) for part in key.split(";") if "=" in part)
+        return cls.parse(values)
+
+    @property
+    def key(self) -> str:
+        return f"filter={self.filter};normalise={self.normalise};resamples={self.resamples};seed={self.seed}"
+
+    def threshold(self, study_threshold: float | None) -> float | None:
+        """The agreement threshold this filter applies (``None``: nobody is excluded by agreement)."""
+        if self.filter == FILTER_STUDY:
+            return study_threshold
+        if self.filter == FILTER_NONE:
+            return None
+        return float(self.filter)
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "filter": self.filter,
+            "normalise": self.normalise,
+            "resamples": self.resamples,
+            "seed": self.seed,
+        }
+
+
+def _integer(raw: str | None, name: str, default: int, low: int, high: int) -> int:
+    if raw is None or str(raw).strip() == "":
+        return default
+    try:
+        value = int(str(raw).strip())
+    except ValueError:
+        raise OptionError(f'{name}: "{raw}" is not a whole number') from None
+    if not low <= value <= high:
+        raise OptionError(f"{name}: {value} is outside {low}..{high}")
+    return value
+
+
+@dataclass(frozen=True)
+class AnnotatorInfo:
+    """A rater of the study as the report needs them."""
+
+    key: int
+    pseudonym: str
+    identity_known: bool  # False: an anonymous imported score, never treated as one person's
+    inclusion: str  # "auto" / "include" / "exclude": the researcher's choice
+    agreement: float | None  # mean weighted kappa with the others over the study's questions
+
+
+@dataclass(frozen=True)
+class QuestionInputs:
+    name: str
+    scale_min: int
+    scale_max: int
+    ratings: tuple[tuple[int, int, int], ...]  # (annotator key, response id, value)
+    imported_means: Mapping[int, float]  # response id -> mean imported without per-rater scores
+    # response id -> the researcher's adjudicated value, which replaces the reply's human score (issue 13)
+    gold: Mapping[int, float] = field(default_factory=dict)
+
+    @property
+    def points(self) -> list[int]:
+        return list(range(self.scale_min, self.scale_max + 1))
+
+
+@dataclass(frozen=True)
+class SignatureInputs:
+    id: int
+    name: str  # as the report shows it: an external metric's is "<name> (external)"
+    text: str
+    references: str  # "single", "multi", or "none" for a metric that reads no reference
+    group: str  # the row block of the paper-style table: Referenced, Unreferenced, Hybrid, Other, External
+    parameters: Mapping[str, str] = field(default_factory=dict)
+    origin: str = "builtin"  # "builtin", "plugin", or "external": scores computed elsewhere and imported
+    # the tool that computed the scores (issue 23): nltk, nlg-eval, sacrebleu, rouge-score; dialeval for
+    # the project's own metrics; external; plugin:<distribution>@<version>
+    implementation: str = ""
+
+
+EXTERNAL_ORIGIN = "external"
+EXTERNAL_GROUP = "External"
+
+
+@dataclass(frozen=True)
+class UnvaluedMetric:
+    """A metric a scoring run asked for that has no value for any reply of the study (a referenced metric
+    on a study without references, a metric undefined on every reply...): the report lists it with
+    ``reason`` instead of leaving it out."""
+
+    name: str
+    text: str  # its signature
+    references: str
+    group: str
+    reason: str
+    origin: str = "builtin"
+    implementation: str = ""
+
+
+@dataclass(frozen=True)
+class ReferenceScores:
+    """One multi-reference signature's metric against each reference separately, for the curve of
+    seed 003 Figure 2: response id -> score per reference of its context (at most ``width``)."""
+
+    signature_id: int
+    scores: Mapping[int, tuple[float, ...]]
+    width: int
+
+
+@dataclass(frozen=True)
+class DiversityInputs:
+    """Seed 003 section 5.2: per (system, context), the raters' diversity scores and each diversity
+    metric computed on that system's replies to that context."""
+
+    human: Mapping[tuple[str, str], tuple[float, ...]]  # (system, context) -> each rater's meanings
+    metrics: Mapping[str, Mapping[tuple[str, str], float]]  # metric name -> (system, context) -> value
+    inverted: tuple[str, ...] = ()  # metrics correlated as 1 - value (Self-BLEU: lower is more diverse)
+
+
+@dataclass(frozen=True)
+class ResponseInfo:
+    text: str
+    system: str
+    context: str
+
+
+@dataclass(frozen=True)
+class ReportInputs:
+    study_id: int
+    study_name: str
+    data_version: int
+    study_threshold: float | None
+    responses: Mapping[int, ResponseInfo]
+    annotators: Mapping[int, AnnotatorInfo]
+    questions: tuple[QuestionInputs, ...]
+    signatures: tuple[SignatureInputs, ...]
+    metric_values: Mapping[int, Mapping[int, float]]  # signature id -> response id -> value
+    reference_scores: tuple[ReferenceScores, ...] = ()
+    reference_notes: tuple[str, ...] = ()  # why a signature has no curve
+    diversity: DiversityInputs | None = None
+    code_version: str = ""
+    pairwise: tuple[PairwiseRecord, ...] = ()  # pairwise judgments (stats/report/pairwise.py)
+    # replies the researcher excluded from reports (issue 13; stats/report/adjudication.py): already
+    # removed from the replies, ratings, imported means, metric values and reference scores above; the
+    # pairwise section leaves them out itself
+    excluded_responses: frozenset[int] = frozenset()
+    unvalued: tuple[UnvaluedMetric, ...] = ()  # metrics a run asked for that have no value (issue 14)
