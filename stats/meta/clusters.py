@@ -1,0 +1,90 @@
+"""Significance clusters: metrics ranked as the WMT metrics shared task ranks them.
+
+Metrics are ordered by their statistic, best first (ties by their position in the input, as mt-metrics-eval
+breaks ties by name). The first metric opens cluster 1; walking down the order, a metric opens the next
+cluster when it is significantly worse than the best metric of the current cluster (one-sided p < alpha,
+by the chosen test: stats/meta/permutation.py); otherwise it joins the current cluster. A metric's rank is
+its cluster's number. Because every cluster is compared with its own best metric only, the tests needed are
+at most one per metric after the first, and they are run when needed (``p_value`` is a function).
+
+``rule="any"`` is mt-metrics-eval's ``AssignRanks`` (data.py) exactly: a metric opens a new cluster when
+any metric of the current cluster beats it with p <= alpha; it needs every earlier pair of the cluster.
+
+A metric whose statistic is undefined has no rank (``None``); a test that could not be run (``None``) is
+not evidence of a difference.
+
+Pure Python: no Django here (import-linter contract).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+SIGNIFICANCE = 0.05
+Rule = Literal["best", "any"]
+
+
+@dataclass(frozen=True)
+class Clusters:
+    """``ranks[i]``: metric i's cluster number (1 = best), ``None`` where its statistic is undefined;
+    ``order``: the metrics best first; ``p_values``: every test run, (better, worse) -> p."""
+
+    ranks: tuple[int | None, ...]
+    order: tuple[int, ...]
+    p_values: dict[tuple[int, int], float | None] = field(default_factory=dict)
+    rule: Rule = "best"
+    alpha: float = SIGNIFICANCE
+
+
+def significance_clusters(
+    values: Sequence[float | None],
+    p_value: Callable[[int, int], float | None],
+    *,
+    alpha: float = SIGNIFICANCE,
+    rule: Rule = "best",
+) -> Clusters:
+    """Cluster ranks of the metrics with statistics ``values`` (higher is better); ``p_value(better,
+    worse)`` is the one-sided p-value that ``better`` beats ``worse``."""
+    if rule not in ("best", "any"):
+        raise ValueError(f'rule must be "best" or "any", not {rule!r}')
+    order = tuple(
+        sorted(
+            (i for i, value in enumerate(values) if value is not None),
+            key=lambda i: (-float(values[i] or 0.0), i),
+        )
+    )
+    ranks: list[int | None] = [None] * len(values)
+    tested: dict[tuple[int, int], float | None] = {}
+
+    def test(better: int, worse: int) -> float | None:
+        if (better, worse) not in tested:
+            tested[(better, worse)] = p_value(better, worse)
+        return tested[(better, worse)]
+
+    rank, start = 1, 0
+    for position, metric in enumerate(order):
+        if position > 0:
+            if rule == "best":
+                p = test(order[start], metric)
+                opens = p is not None and p < alpha
+            else:
+                earlier = [test(other, metric) for other in order[start:position]]
+                opens = any(p is not None and p <= alpha for p in earlier)
+            if opens:
+                rank, start = rank + 1, position
+        ranks[metric] = rank
+    return Clusters(tuple(ranks), order, tested, rule, alpha)
+
+
+def ranks_from_matrix(
+    p_values: Sequence[Sequence[float]], alpha: float = SIGNIFICANCE, rule: Rule = "any"
+) -> list[int]:
+    """Ranks of metrics already sorted best first, from an upper-triangular matrix of one-sided p-values
+    (``p_values[i][j]``, i < j: that metric i beats metric j), as mt-metrics-eval's ``AssignRanks`` takes it."""
+    size = len(p_values)
+    clusters = significance_clusters(
+        [float(size - i) for i in range(size)], lambda i, j: float(p_values[i][j]), alpha=alpha, rule=rule
+    )
+    return [rank for rank in clusters.ranks if rank is not None]

@@ -1,0 +1,240 @@
+"""Grouped correlations: the correlation within each context's (or system's) replies, averaged over groups.
+
+Deutsch, Dror and Roth (2021), section 3, define three levels of correlation between a metric and people
+over a matrix systems x inputs: system-level (the correlation of system means), summary-level (for each
+input, the correlation over the systems' outputs for it, averaged over inputs) and global (one correlation
+over all cells). In a dialog study the inputs are contexts and the outputs replies, so
+
+* grouping "context" is their summary-level correlation, mt-metrics-eval's ``average_by='item'``: does the
+  metric order the replies to one context as people do? It answers the question a developer choosing
+  between replies asks, and differs from the flat number exactly when several systems answer each context;
+* grouping "system" is mt-metrics-eval's ``average_by='sys'``: the correlation within each system's
+  replies, averaged over systems;
+* grouping "none" is the flat (global) correlation the report has always given.
+
+A group counts when at least two of its replies have both a human score and a metric value and neither
+side is constant over them (a constant side has no correlation; mt-metrics-eval drops such NaNs the same
+way); the result says how many groups were used and how many were left out for which reason. The reasons
+are checked in this order: fewer than 2 replies, human scores constant, metric constant (so the count for
+constant human scores is the same for every metric of a study without missing values).
+
+The coefficients within a group are Pearson's r, Spearman's rho (Pearson's r of within-group average ranks)
+and Kendall's tau-b (the variant scipy and mt-metrics-eval compute by default), each averaged with equal
+weight per group (mt-metrics-eval's ``macro=True``).
+
+Interval: the percentile bootstrap over groups (Deutsch et al. 2021, section 4: BOOT-INPUTS for the
+summary-level correlation), drawn as the report's bootstrap draws replies (:class:`stats.bootstrap.Resamples`:
+same seed convention, same resample count, the same :data:`~stats.bootstrap.MIN_DEFINED_SHARE` rule). A
+resampled statistic is the mean of the drawn groups' correlations, each counted as often as it was drawn,
+so every resample costs one matrix product for all metrics at once. Every metric sees the same resamples.
+With grouping "none" there is one group: the interval of the flat correlation is the report's bootstrap
+over replies (stats/bootstrap.py), not repeated here.
+
+Pure numpy/scipy: no Django here (import-linter contract).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+import numpy as np
+from scipy import stats as scipy_stats
+
+from stats.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED, Resamples, percentile_interval
+from stats.meta.groups import Groups, within_group_pairs
+
+Coefficient = Literal["pearson", "spearman", "kendall"]
+COEFFICIENTS: tuple[Coefficient, ...] = ("pearson", "spearman", "kendall")
+TOO_FEW = "fewer than 2 replies"
+HUMAN_CONSTANT = "human scores constant"
+METRIC_CONSTANT = "metric constant"
+REASONS = (TOO_FEW, HUMAN_CONSTANT, METRIC_CONSTANT)
+# Groups up to this size get Kendall's tau from their enumerated pairs (vectorised); larger ones from scipy.
+SMALL_GROUP = 64
+
+
+@dataclass(frozen=True)
+class GroupedCorrelation:
+    """One metric's grouped correlation with the human scores.
+
+    ``value`` is ``None`` when no group could be used; ``note`` then says why. ``left_out`` counts the
+    groups not used, by reason; ``groups`` + the left-out counts = every group of the grouping. ``ci`` is the
+    bootstrap interval over groups (``None`` with one group, no resamples, or too few defined resamples).
+    """
+
+    coefficient: Coefficient
+    value: float | None
+    groups: int
+    left_out: dict[str, int] = field(default_factory=dict)
+    ci: tuple[float, float] | None = None
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class GroupCorrelations:
+    """Per group: the coefficient (NaN where undefined) and why a group is left out ("" when used)."""
+
+    values: np.ndarray
+    reasons: tuple[str, ...]
+
+    @property
+    def used(self) -> np.ndarray:
+        return np.isfinite(self.values)
+
+
+def grouped_correlations(
+    human: np.ndarray | Sequence[float],
+    metrics: np.ndarray,
+    groups: Groups,
+    *,
+    coefficient: Coefficient = "pearson",
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
+    confidence: float = 0.95,
+) -> list[GroupedCorrelation]:
+    """The grouped ``coefficient`` of every metric column with the human scores.
+
+    ``human``: one score per reply (NaN: no human score); ``metrics``: (replies x metrics), NaN where a
+    metric has no value; ``groups``: each reply's context or system (:meth:`Groups.single` for "none").
+    """
+    x = np.asarray(human, dtype=np.float64)
+    values = np.asarray(metrics, dtype=np.float64)
+    if values.ndim == 1:
+        values = values[:, None]
+    if values.shape[0] != x.size or groups.n != x.size:
+        raise ValueError(f"{x.size} human scores, {values.shape[0]} metric rows and {groups.n} group codes")
+    if coefficient not in COEFFICIENTS:
+        raise ValueError(f"coefficient must be one of {', '.join(COEFFICIENTS)}, not {coefficient!r}")
+    per_group = [
+        group_correlations(x, values[:, column], groups, coefficient) for column in range(values.shape[1])
+    ]
+    draws = _bootstrap(per_group, groups.count, resamples, seed) if groups.count > 1 else None
+    results = []
+    for column, table in enumerate(per_group):
+        used = table.used
+        left_out = {reason: sum(1 for r in table.reasons if r == reason) for reason in REASONS}
+        interval = percentile_interval(draws[column], confidence) if draws is not None else None
+        if used.any():
+            value = float(np.clip(np.mean(table.values[used]), -1.0, 1.0))
+            results.append(GroupedCorrelation(coefficient, value, int(used.sum()), left_out, interval))
+        else:
+            note = "not computable: no group has 2 or more replies with varying human and metric scores"
+            results.append(GroupedCorrelation(coefficient, None, 0, left_out, None, note))
+    return results
+
+
+def group_correlations(
+    human: np.ndarray, metric: np.ndarray, groups: Groups, coefficient: Coefficient
+) -> GroupCorrelations:
+    """The coefficient within every group over its replies with both scores, and the reasons for NaNs."""
+    present = np.isfinite(human) & np.isfinite(metric)
+    sizes = groups.sizes(present)
+    human_constant = _constant(human, present, groups)
+    metric_constant = _constant(metric, present, groups)
+    reasons = np.full(groups.count, "", dtype=object)
+    reasons[metric_constant] = METRIC_CONSTANT
+    reasons[human_constant] = HUMAN_CONSTANT
+    reasons[sizes < 2] = TOO_FEW
+    usable = reasons == ""
+    result = np.full(groups.count, np.nan)
+    if usable.any():
+        keep = present & usable[groups.codes]
+        if coefficient == "kendall":
+            result[usable] = _kendall(human, metric, keep, groups)[usable]
+        else:
+            x, y = human, metric
+            if coefficient == "spearman":
+                x, y = group_ranks(human, keep, groups), group_ranks(metric, keep, groups)
+            result[usable] = _pearson(x, y, keep, groups)[usable]
+    return GroupCorrelations(np.clip(result, -1.0, 1.0), tuple(str(r) for r in reasons))
+
+
+def group_ranks(values: np.ndarray, present: np.ndarray, groups: Groups) -> np.ndarray:
+    """Each reply's average rank (1-based, ties averaged) among the present replies of its group; NaN where
+    absent. The ranks of ``scipy.stats.rankdata`` applied to every group separately."""
+    ranks = np.full(values.size, np.nan)
+    where = np.flatnonzero(present)
+    if where.size == 0:
+        return ranks
+    codes, data = groups.codes[where], values[where]
+    order = np.lexsort((data, codes))
+    codes, data = codes[order], data[order]
+    new_group = np.r_[True, codes[1:] != codes[:-1]]
+    new_run = new_group | np.r_[True, data[1:] != data[:-1]]
+    position = np.arange(where.size)
+    group_start = np.maximum.accumulate(np.where(new_group, position, 0))
+    run_start = np.flatnonzero(new_run)
+    run_length = np.diff(np.r_[run_start, where.size])
+    run_rank = run_start - group_start[run_start] + (run_length + 1) / 2.0
+    ranks[where[order]] = np.repeat(run_rank, run_length)
+    return ranks
+
+
+def _constant(values: np.ndarray, present: np.ndarray, groups: Groups) -> np.ndarray:
+    """Per group: every present value equal (exactly), or fewer than one present."""
+    high = np.full(groups.count, -np.inf)
+    low = np.full(groups.count, np.inf)
+    codes, data = groups.codes[present], values[present]
+    np.maximum.at(high, codes, data)
+    np.minimum.at(low, codes, data)
+    return ~(high > low)
+
+
+def _pearson(x: np.ndarray, y: np.ndarray, present: np.ndarray, groups: Groups) -> np.ndarray:
+    """Pearson's r within every group over the present replies (two passes: centred sums)."""
+    codes = groups.codes[present]
+    xs, ys = x[present], y[present]
+    count = np.bincount(codes, minlength=groups.count).astype(np.float64)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        x_mean = np.bincount(codes, xs, groups.count) / count
+        y_mean = np.bincount(codes, ys, groups.count) / count
+        dx, dy = xs - x_mean[codes], ys - y_mean[codes]
+        sxx = np.bincount(codes, dx * dx, groups.count)
+        syy = np.bincount(codes, dy * dy, groups.count)
+        sxy = np.bincount(codes, dx * dy, groups.count)
+        return sxy / np.sqrt(sxx * syy)
+
+
+def _kendall(human: np.ndarray, metric: np.ndarray, present: np.ndarray, groups: Groups) -> np.ndarray:
+    """Kendall's tau-b within every group: (C - D) / sqrt((N - T_h)(N - T_m)) from enumerated pairs for
+    small groups, scipy for large ones."""
+    sizes = groups.sizes(present)
+    result = np.full(groups.count, np.nan)
+    small = present & (sizes[groups.codes] <= SMALL_GROUP)
+    pairs = within_group_pairs(groups, small)
+    if pairs.count:
+        dh = np.sign(human[pairs.first] - human[pairs.second])
+        dm = np.sign(metric[pairs.first] - metric[pairs.second])
+        total = np.bincount(pairs.group, minlength=groups.count).astype(np.float64)
+        score = np.bincount(pairs.group, dh * dm, groups.count)
+        tied_h = np.bincount(pairs.group, (dh == 0).astype(np.float64), groups.count)
+        tied_m = np.bincount(pairs.group, (dm == 0).astype(np.float64), groups.count)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            tau = score / np.sqrt((total - tied_h) * (total - tied_m))
+        has_pairs = total > 0
+        result[has_pairs] = tau[has_pairs]
+    for group in np.flatnonzero(sizes > SMALL_GROUP):
+        members = present & (groups.codes == group)
+        statistic = scipy_stats.kendalltau(human[members], metric[members]).statistic
+        result[group] = float(statistic)
+    return result
+
+
+def _bootstrap(
+    per_group: Sequence[GroupCorrelations], count: int, resamples: int, seed: int
+) -> np.ndarray | None:
+    """(metrics x resamples): the mean of the drawn groups' coefficients, each weighted by how often it was
+    drawn; NaN where a resample drew no usable group."""
+    if resamples <= 0 or not per_group:
+        return None
+    used = np.stack([table.used for table in per_group], axis=1).astype(np.float64)
+    values = np.stack([np.where(table.used, table.values, 0.0) for table in per_group], axis=1)
+    draws = np.full((len(per_group), resamples), np.nan)
+    done = 0
+    for block in Resamples(n=count, count=resamples, seed=seed).blocks():
+        with np.errstate(invalid="ignore", divide="ignore"):
+            draws[:, done : done + block.shape[0]] = ((block @ values) / (block @ used)).T
+        done += block.shape[0]
+    return draws

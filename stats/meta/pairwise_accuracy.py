@@ -1,0 +1,416 @@
+"""Pairwise accuracy: does the metric order pairs as people do? At system level and within contexts, with
+the tie calibration of Deutsch, Foster and Freitag (2023).
+
+* System level (Kocmi et al. 2021, "To Ship or Not to Ship", section 3.1): over every pair of systems,
+  the share whose order by the metric's system mean agrees with their order by the human system mean,
+  ``|sign(metric delta) = sign(human delta)| / |all system pairs|``. A system's two means run over the same
+  replies (those with both a human score and a metric value), as in the report's system-level table.
+* Within contexts ("group-by-item" pairwise accuracy, Deutsch et al. 2023, sections 3 and 6): over every
+  pair of replies to one context, averaged per context and then over the contexts that have two or more
+  replies with both scores (each context weighs the same, as mt-metrics-eval's ``average_by='item'``).
+* acc_eq (Deutsch et al. 2023, section 4, Eq. 3): a pair counts as agreement when it is concordant or tied
+  in both, acc_eq = (C + T_hm) / (C + D + T_h + T_m + T_hm). People tie often (a 1-5 scale) and metrics
+  such as sentence BLEU give many exact zeros; counting a tie as a tie rewards a metric that ties where
+  people do. At epsilon = 0 acc_eq is Kocmi's accuracy (mt-metrics-eval's ``Agreement``: sign equality,
+  ties included).
+* Tie calibration (Deutsch et al. 2023, section 5, Algorithm 1): the metric declares a tie when
+  |delta metric| <= epsilon; the candidates are 0 and every distinct |delta metric| among the pairs, and
+  epsilon is the candidate with the highest acc_eq (the smallest such candidate when several tie, as
+  mt-metrics-eval's ``tau_optimization`` picks the first maximum; equal up to 1e-12 counts as a tie here,
+  so that rounding never decides). Candidates are scanned in one sorted pass: raising epsilon past a pair's
+  |delta| turns that pair into a metric tie, so acc_eq at every candidate is a cumulative sum.
+
+Intervals: none of the three papers defines one for pairwise accuracy. The report gives the percentile
+bootstrap over contexts (BOOT-INPUTS of Deutsch, Dror and Roth 2021, section 4): for system-level accuracy
+the system means are recomputed from the drawn contexts, for accuracy within contexts the drawn contexts are
+averaged. Tie calibration is repeated in every resample ("recalibrated") while replies x resamples x metrics
+stays under :data:`RECALIBRATE_CELLS`, else epsilon stays at the full sample's ("fixed"); ``ci_method`` says
+which. Resamples follow stats/bootstrap.py (seed, count, the 90% defined rule).
+
+A ``note`` says when accuracy cannot be computed: fewer than 2 systems; no context with two replies that
+have both scores.
+
+Pure numpy/scipy: no Django here (import-linter contract).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import sparse
+
+from stats.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED, Resamples, percentile_interval
+from stats.meta.groups import Groups, Pairs, within_group_pairs
+
+TIE_TOLERANCE = 1e-12  # accuracies this close count as equal when choosing epsilon
+# Pairs x resamples x metrics up to which the interval recalibrates epsilon in every resample.
+RECALIBRATE_CELLS = 40_000_000
+SLICE_ELEMENTS = 2_000_000  # resamples x runs of |delta| held at once while recalibrating
+RECALIBRATED, FIXED = "contexts resampled, epsilon recalibrated", "contexts resampled, epsilon fixed"
+FEWER_THAN_TWO_SYSTEMS = "not computable: fewer than 2 systems with a human score and a metric value"
+NO_CONTEXT_PAIR = "not computable: no context has two replies with a human score and a metric value"
+
+
+@dataclass(frozen=True)
+class TieCounts:
+    """Pairs by outcome at one epsilon (Deutsch et al. 2023, Table 1)."""
+
+    concordant: int
+    discordant: int
+    ties_human: int  # tied in the human scores only
+    ties_metric: int  # tied by the metric (|delta| <= epsilon) only
+    ties_both: int
+
+    @property
+    def pairs(self) -> int:
+        return self.concordant + self.discordant + self.ties_human + self.ties_metric + self.ties_both
+
+
+@dataclass(frozen=True)
+class TieCalibration:
+    """acc_eq at every candidate epsilon (ascending, 0 first) and the best one."""
+
+    thresholds: np.ndarray
+    accuracies: np.ndarray
+    epsilon: float
+    accuracy: float
+
+
+@dataclass(frozen=True)
+class PairwiseAccuracy:
+    """One metric's pairwise accuracy.
+
+    ``value``: acc_eq at ``epsilon`` (calibrated, or the one asked for; 0 gives Kocmi's accuracy);
+    ``accuracy_at_zero``: the same pairs with no tie threshold; ``groups``: contexts averaged over (1 at
+    system level); ``systems``: systems compared (system level only).
+    """
+
+    value: float | None
+    epsilon: float | None
+    calibrated: bool
+    accuracy_at_zero: float | None
+    pairs: int
+    groups: int
+    counts: TieCounts | None
+    ci: tuple[float, float] | None = None
+    ci_method: str = ""
+    systems: int = 0
+    note: str = ""
+
+
+def tie_counts(human_diff: np.ndarray, metric_diff: np.ndarray, epsilon: float = 0.0) -> TieCounts:
+    """Pairs by outcome, with a metric tie where |metric_diff| <= epsilon and a human tie where equal."""
+    metric_tie = np.abs(metric_diff) <= epsilon
+    human_tie = human_diff == 0
+    product = np.sign(human_diff) * np.sign(metric_diff)
+    return TieCounts(
+        concordant=int(np.sum((product > 0) & ~metric_tie)),
+        discordant=int(np.sum((product < 0) & ~metric_tie)),
+        ties_human=int(np.sum(human_tie & ~metric_tie)),
+        ties_metric=int(np.sum(~human_tie & metric_tie)),
+        ties_both=int(np.sum(human_tie & metric_tie)),
+    )
+
+
+def agreement(human_diff: np.ndarray, metric_diff: np.ndarray, epsilon: float = 0.0) -> np.ndarray:
+    """Per pair: 1.0 where the pair counts for acc_eq at ``epsilon`` (concordant, or tied in both)."""
+    metric_tie = np.abs(metric_diff) <= epsilon
+    concordant = np.sign(human_diff) * np.sign(metric_diff) > 0
+    return np.where(metric_tie, human_diff == 0, concordant).astype(np.float64)
+
+
+def calibrate_ties(
+    human_diff: np.ndarray, metric_diff: np.ndarray, group: np.ndarray | None = None
+) -> TieCalibration:
+    """Deutsch et al. (2023) Algorithm 1: acc_eq, averaged over the pairs' groups (each group equally), at
+    epsilon = 0 and at every distinct |metric_diff|; the best epsilon (smallest of the best)."""
+    codes = np.zeros(human_diff.size, dtype=np.int64) if group is None else np.asarray(group)
+    if human_diff.size == 0:
+        raise ValueError("tie calibration needs at least one pair")
+    _, dense = np.unique(codes, return_inverse=True)
+    per_group = np.bincount(dense)
+    size_of_pair = per_group[dense]
+    distance = np.abs(metric_diff)
+    order = np.argsort(distance, kind="stable")
+    ordered = distance[order]
+    base = agreement(human_diff, metric_diff).astype(np.int64)
+    # Past its |delta| a pair becomes a metric tie: it then counts iff people tie it too.
+    change = (human_diff == 0).astype(np.int64) - base
+    # acc_eq = (1/G) sum over groups of agreeing pairs / pairs of the group. Counted in integers per group size
+    # (usually one or two sizes), so that a single group's accuracy is an exact fraction.
+    cumulative = np.zeros(ordered.size)
+    start = 0.0
+    for size in np.unique(size_of_pair):
+        of_size = size_of_pair == size
+        agreeing = int(base[of_size].sum())
+        start += agreeing / size
+        cumulative += (agreeing + np.cumsum(np.where(of_size[order], change[order], 0))) / size
+    start /= per_group.size
+    cumulative /= per_group.size
+    run_end = np.flatnonzero(np.r_[ordered[1:] != ordered[:-1], True])
+    positive = ordered[run_end] > 0
+    thresholds = np.r_[0.0, ordered[run_end][positive]]
+    # Pairs already tied by the metric (|delta| = 0) do not change anything at epsilon = 0.
+    accuracies = np.r_[start, cumulative[run_end][positive]]
+    best = int(np.flatnonzero(accuracies >= accuracies.max() - TIE_TOLERANCE)[0])
+    return TieCalibration(thresholds, accuracies, float(thresholds[best]), float(accuracies[best]))
+
+
+def reply_pairwise_accuracy(
+    human: np.ndarray | Sequence[float],
+    metrics: np.ndarray,
+    contexts: Groups,
+    *,
+    tie_calibration: bool = True,
+    epsilon: float = 0.0,
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
+    confidence: float = 0.95,
+) -> list[PairwiseAccuracy]:
+    """acc_eq over the pairs of replies within each context, averaged over contexts, for every metric
+    column; with ``tie_calibration`` epsilon is chosen per metric, else ``epsilon`` is used."""
+    x, values = _inputs(human, metrics, contexts)
+    tables = []
+    for column in range(values.shape[1]):
+        present = np.isfinite(x) & np.isfinite(values[:, column])
+        tables.append(_PairTable.of(x, values[:, column], within_group_pairs(contexts, present)))
+    cells = sum(table.pairs.count for table in tables) * max(resamples, 0)
+    recalibrate = tie_calibration and cells <= RECALIBRATE_CELLS
+    results = []
+    for table in tables:
+        if table.pairs.count == 0:
+            results.append(
+                PairwiseAccuracy(None, None, tie_calibration, None, 0, 0, None, note=NO_CONTEXT_PAIR)
+            )
+            continue
+        chosen = (
+            calibrate_ties(table.human_diff, table.metric_diff, table.pairs.group)
+            if tie_calibration
+            else None
+        )
+        eps = chosen.epsilon if chosen is not None else epsilon
+        value = chosen.accuracy if chosen is not None else table.accuracy(eps)
+        interval = None
+        if resamples > 0 and contexts.count > 1:
+            draws = table.bootstrap(contexts.count, resamples, seed, eps, recalibrate)
+            interval = percentile_interval(draws, confidence)
+        results.append(
+            PairwiseAccuracy(
+                value=value,
+                epsilon=eps,
+                calibrated=tie_calibration,
+                accuracy_at_zero=table.accuracy(0.0),
+                pairs=table.pairs.count,
+                groups=int(np.unique(table.pairs.group).size),
+                counts=tie_counts(table.human_diff, table.metric_diff, eps),
+                ci=interval,
+                ci_method=(RECALIBRATED if recalibrate else FIXED) if interval is not None else "",
+            )
+        )
+    return results
+
+
+def system_pairwise_accuracy(
+    human: np.ndarray | Sequence[float],
+    metrics: np.ndarray,
+    systems: Groups,
+    *,
+    contexts: Groups | None = None,
+    tie_calibration: bool = False,
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
+    confidence: float = 0.95,
+) -> list[PairwiseAccuracy]:
+    """Kocmi et al.'s accuracy over system pairs of system means (acc_eq with tie calibration when asked),
+    for every metric column; the interval resamples ``contexts`` (none without them)."""
+    x, values = _inputs(human, metrics, systems)
+    if contexts is not None and contexts.n != x.size:
+        raise ValueError(f"{contexts.n} context codes for {x.size} replies")
+    results = []
+    for column in range(values.shape[1]):
+        present = np.isfinite(x) & np.isfinite(values[:, column])
+        counts = systems.sizes(present)
+        rated = np.flatnonzero(counts > 0)
+        if rated.size < 2:
+            results.append(
+                PairwiseAccuracy(
+                    None,
+                    None,
+                    tie_calibration,
+                    None,
+                    0,
+                    0,
+                    None,
+                    systems=int(rated.size),
+                    note=FEWER_THAN_TWO_SYSTEMS,
+                )
+            )
+            continue
+        codes = systems.codes[present]
+        human_means = np.bincount(codes, x[present], systems.count)[rated] / counts[rated]
+        metric_means = np.bincount(codes, values[present, column], systems.count)[rated] / counts[rated]
+        first, second = np.triu_indices(rated.size, k=1)
+        human_diff = human_means[first] - human_means[second]
+        metric_diff = metric_means[first] - metric_means[second]
+        chosen = calibrate_ties(human_diff, metric_diff) if tie_calibration else None
+        eps = chosen.epsilon if chosen is not None else 0.0
+        value = chosen.accuracy if chosen is not None else float(agreement(human_diff, metric_diff).mean())
+        interval = None
+        if contexts is not None and contexts.count > 1 and resamples > 0:
+            draws = _system_bootstrap(
+                x, values[:, column], present, systems, rated, contexts, resamples, seed, tie_calibration
+            )
+            interval = percentile_interval(draws, confidence)
+        results.append(
+            PairwiseAccuracy(
+                value=value,
+                epsilon=eps,
+                calibrated=tie_calibration,
+                accuracy_at_zero=float(agreement(human_diff, metric_diff).mean()),
+                pairs=int(first.size),
+                groups=1,
+                counts=tie_counts(human_diff, metric_diff, eps),
+                ci=interval,
+                ci_method=(RECALIBRATED if tie_calibration else "contexts resampled") if interval else "",
+                systems=int(rated.size),
+            )
+        )
+    return results
+
+
+def best_accuracies(human_diff: np.ndarray, metric_diff: np.ndarray, calibrate: bool) -> np.ndarray:
+    """Row by row (pairs in columns, NaN where a pair is absent): acc_eq at epsilon = 0, or at the best
+    candidate epsilon of that row. For few pairs per row (system pairs), vectorised over rows."""
+    present = np.isfinite(human_diff) & np.isfinite(metric_diff)
+    count = present.sum(axis=1).astype(np.float64)
+    h = np.where(present, human_diff, 0.0)
+    m = np.where(present, metric_diff, 0.0)
+    if not calibrate:
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(present, agreement(h, m), 0.0).sum(axis=1) / count
+    distance = np.abs(m)
+    thresholds = np.concatenate([np.zeros((h.shape[0], 1)), distance], axis=1)  # rows x candidates
+    tie = distance[:, None, :] <= thresholds[:, :, None]  # rows x candidates x pairs
+    concordant = (np.sign(h) * np.sign(m) > 0)[:, None, :]
+    agree = np.where(tie, (h == 0)[:, None, :], concordant) & present[:, None, :]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return agree.sum(axis=2).max(axis=1) / count
+
+
+@dataclass(frozen=True)
+class _PairTable:
+    """One metric's pairs within contexts: differences and each pair's context."""
+
+    pairs: Pairs
+    human_diff: np.ndarray
+    metric_diff: np.ndarray
+
+    @classmethod
+    def of(cls, human: np.ndarray, metric: np.ndarray, pairs: Pairs) -> _PairTable:
+        return cls(
+            pairs=pairs,
+            human_diff=human[pairs.first] - human[pairs.second],
+            metric_diff=metric[pairs.first] - metric[pairs.second],
+        )
+
+    def accuracy(self, epsilon: float) -> float:
+        agree = agreement(self.human_diff, self.metric_diff, epsilon)
+        _groups, dense = np.unique(self.pairs.group, return_inverse=True)
+        per_group = np.bincount(dense, agree) / np.bincount(dense)
+        return float(per_group.mean())
+
+    def bootstrap(
+        self, count: int, resamples: int, seed: int, epsilon: float, recalibrate: bool
+    ) -> np.ndarray:
+        """acc_eq of every resample of the contexts: the drawn contexts' accuracies averaged (each as often
+        as drawn), at ``epsilon`` or at each resample's own best epsilon."""
+        group = self.pairs.group
+        per_group = np.bincount(group, minlength=count).astype(np.float64)
+        has_pairs = (per_group > 0).astype(np.float64)
+        weight = 1.0 / np.where(per_group > 0, per_group, 1.0)[group]
+        agree_fixed = agreement(self.human_diff, self.metric_diff, epsilon)
+        fixed = np.bincount(group, agree_fixed * weight, count)
+        draws = np.full(resamples, np.nan)
+        if recalibrate:
+            start = np.bincount(group, agreement(self.human_diff, self.metric_diff) * weight, count)
+            distance = np.abs(self.metric_diff)
+            change = (
+                (self.human_diff == 0).astype(np.float64) - agreement(self.human_diff, self.metric_diff)
+            ) * weight
+            order = np.argsort(distance, kind="stable")
+            ordered = distance[order]
+            run_of = np.cumsum(np.r_[False, ordered[1:] != ordered[:-1]])  # run index of each sorted pair
+            runs = int(run_of[-1]) + 1
+            # contexts x runs: the change in each context's accuracy as epsilon passes each run's |delta|
+            by_run = sparse.csr_matrix((change[order], (group[order], run_of)), shape=(count, runs))
+        done = 0
+        for block in Resamples(n=count, count=resamples, seed=seed).blocks():
+            size = block.shape[0]
+            drawn = block @ has_pairs
+            if recalibrate:
+                best = np.empty(size)
+                rows = max(1, SLICE_ELEMENTS // runs)
+                for top in range(0, size, rows):
+                    part = block[top : top + rows]
+                    base = part @ start
+                    steps = np.cumsum(np.asarray(by_run.T @ part.T).T, axis=1)
+                    best[top : top + rows] = np.maximum(base, base + steps.max(axis=1))
+            else:
+                best = block @ fixed
+            with np.errstate(invalid="ignore", divide="ignore"):
+                draws[done : done + size] = best / drawn
+            done += size
+        return draws
+
+
+def _system_bootstrap(
+    human: np.ndarray,
+    metric: np.ndarray,
+    present: np.ndarray,
+    systems: Groups,
+    rated: np.ndarray,
+    contexts: Groups,
+    resamples: int,
+    seed: int,
+    calibrate: bool,
+) -> np.ndarray:
+    """System-level accuracy of every resample of the contexts: system means from the drawn contexts'
+    replies (each context as often as drawn)."""
+    cells = contexts.codes[present] * systems.count + systems.codes[present]
+    size = contexts.count * systems.count
+
+    def table(weights: np.ndarray) -> np.ndarray:
+        return np.bincount(cells, weights, size).reshape(contexts.count, systems.count)[:, rated]
+
+    count = table(np.ones(int(present.sum())))
+    human_sum, metric_sum = table(human[present]), table(metric[present])
+    first, second = np.triu_indices(rated.size, k=1)
+    draws = np.full(resamples, np.nan)
+    done = 0
+    for block in Resamples(n=contexts.count, count=resamples, seed=seed).blocks():
+        drawn = block @ count
+        with np.errstate(invalid="ignore", divide="ignore"):
+            human_means = (block @ human_sum) / drawn
+            metric_means = (block @ metric_sum) / drawn
+        human_diff = human_means[:, first] - human_means[:, second]
+        metric_diff = metric_means[:, first] - metric_means[:, second]
+        accuracy = best_accuracies(human_diff, metric_diff, calibrate)
+        # A resample that lost a system compares fewer pairs than the study: no draw.
+        accuracy[~np.all(drawn > 0, axis=1)] = np.nan
+        draws[done : done + block.shape[0]] = accuracy
+        done += block.shape[0]
+    return draws
+
+
+def _inputs(
+    human: np.ndarray | Sequence[float], metrics: np.ndarray, groups: Groups
+) -> tuple[np.ndarray, np.ndarray]:
+    x = np.asarray(human, dtype=np.float64)
+    values = np.asarray(metrics, dtype=np.float64)
+    if values.ndim == 1:
+        values = values[:, None]
+    if values.shape[0] != x.size or groups.n != x.size:
+        raise ValueError(f"{x.size} human scores, {values.shape[0]} metric rows and {groups.n} group codes")
+    return x, values
