@@ -34,12 +34,13 @@ import warnings
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from itertools import combinations
+from itertools import chain, combinations
 from typing import Any, Literal
 
 import numpy as np
 
 from stats.agreement import cohen_kappa, weighting_for_scale
+from stats.ratings_by_item import group_by_key
 
 Level = Literal["ordinal", "interval"]
 MIN_PAIR_ITEMS = 5  # shared replies below which a pair's kappa says more about luck than about the pair
@@ -80,15 +81,34 @@ def value_counts(values_by_item: Mapping[Any, Sequence[float]], points: Sequence
     """(items x scale points): how many ratings of each value every item got (the form in which
     ``krippendorff.alpha`` takes data, and from which a rater's ratings can be subtracted)."""
     position = {point: index for index, point in enumerate(points)}
-    rows: list[int] = []
-    columns: list[int] = []
-    for row, values in enumerate(values_by_item.values()):
-        for value in values:
-            rows.append(row)
-            columns.append(position[int(value)])
-    counts = np.zeros((len(values_by_item), len(position)))
-    np.add.at(counts, (np.array(rows, dtype=int), np.array(columns, dtype=int)), 1.0)
-    return counts
+    lengths = np.fromiter(map(len, values_by_item.values()), dtype=np.int64, count=len(values_by_item))
+    rows = np.repeat(np.arange(len(values_by_item)), lengths)
+    columns = scale_positions(list(chain.from_iterable(values_by_item.values())), position)
+    return _counts(rows, columns, len(values_by_item), len(position))
+
+
+def scale_positions(values: Sequence[float], position: Mapping[int, int]) -> np.ndarray:
+    """``position[int(value)]`` for every value, vectorised (``KeyError`` for a value off the scale, as the
+    dict lookup raises)."""
+    if not values:
+        return np.array([], dtype=np.int64)
+    array = np.asarray(values, dtype=np.float64)
+    low, high = min(position), max(position)
+    if np.all(np.isfinite(array)) and high - low < 1_000_000:
+        whole = np.trunc(array)  # int() truncates towards zero
+        table = np.full(high - low + 1, -1, dtype=np.int64)
+        table[np.array(list(position), dtype=np.int64) - low] = list(position.values())
+        inside = (whole >= low) & (whole <= high)
+        if np.all(inside):
+            found = table[(whole - low).astype(np.int64)]
+            if np.all(found >= 0):
+                return found
+    return np.array([position[int(value)] for value in values], dtype=np.int64)
+
+
+def _counts(rows: np.ndarray, columns: np.ndarray, items: int, points: int) -> np.ndarray:
+    flat = np.bincount(rows * points + columns, minlength=items * points)
+    return flat.reshape(items, points).astype(np.float64)
 
 
 def _alpha_from_counts(counts: np.ndarray, *, points: Sequence[int], level: Level) -> Coefficient:
@@ -117,11 +137,7 @@ def fleiss_kappa(values_by_item: Mapping[Any, Sequence[float]], *, points: Seque
         return not_computable("no reply has two ratings")
     k = max(counts, key=lambda size: (counts[size], size))
     used = [values for values in values_by_item.values() if len(values) == k]
-    position = {point: index for index, point in enumerate(points)}
-    table = np.zeros((len(used), len(position)))
-    for row, values in enumerate(used):
-        for value in values:
-            table[row, position[int(value)]] += 1
+    table = value_counts(dict(enumerate(used)), points)
     ratings = len(used) * k
     if np.count_nonzero(table.sum(axis=0)) < 2:
         return not_computable("every rating has the same value", len(used), ratings)
@@ -210,7 +226,9 @@ def pairwise_kappas(
     weights = weighting_for_scale(points)
     pairs = []
     for first, second in combinations(ratings_by_rater, 2):
-        shared = sorted(set(ratings_by_rater[first]) & set(ratings_by_rater[second]), key=repr)
+        # Kappa counts pairs of labels: it does not depend on the order of the shared replies, so they are not
+        # sorted (sorting 100,000 replies by repr for each pair of raters cost more than the kappas).
+        shared = list(set(ratings_by_rater[first]) & set(ratings_by_rater[second]))
         if not shared:
             pairs.append(PairKappa(first, second, None, 0, "not computable: no reply rated by both"))
             continue
@@ -249,17 +267,19 @@ def leave_one_out_alpha(
 ) -> dict[Any, Coefficient]:
     """rater -> alpha of everyone else's ratings (known raters and anonymous ones alike): the value counts
     of all ratings, minus the rater's own, so each rater costs one alpha on counts, not a rebuild."""
-    items = values_by_item(ratings_by_rater, anonymous_by_item)
-    row_of = {item: row for row, item in enumerate(items)}
+    keys, values = _flattened(ratings_by_rater, anonymous_by_item)
+    grouped = group_by_key(keys)
     position = {point: index for index, point in enumerate(points)}
-    counts = value_counts(items, points)
+    columns = scale_positions(values, position)
+    counts = _counts(grouped.codes, columns, len(grouped.keys), len(position))
     result: dict[Any, Coefficient] = {}
-    for rater, values in ratings_by_rater.items():
-        without = counts.copy()
-        rows = np.array([row_of[item] for item in values], dtype=int)
-        columns = np.array([position[int(value)] for value in values.values()], dtype=int)
-        np.subtract.at(without, (rows, columns), 1.0)
-        result[rater] = _alpha_from_counts(without, points=points, level=level)
+    start = 0
+    for rater, rated in ratings_by_rater.items():
+        # The rater's ratings come first in the flattened table, in rater order (see _flattened).
+        end = start + len(rated)
+        own = _counts(grouped.codes[start:end], columns[start:end], len(grouped.keys), len(position))
+        result[rater] = _alpha_from_counts(counts - own, points=points, level=level)
+        start = end
     return result
 
 
@@ -267,7 +287,9 @@ def values_by_item(
     ratings_by_rater: Mapping[Any, Mapping[Any, float]],
     anonymous_by_item: Mapping[Any, Sequence[float]] | None = None,
 ) -> dict[Any, list[float]]:
-    """item -> every rating it got, from named raters and anonymous ones."""
+    """item -> every rating it got, from named raters and anonymous ones. (A plain loop: measured at 100,000
+    replies x 5 raters, 0.11 s against 0.17 s for a numpy group-by that must hand back the same dict of Python
+    lists; what is built from it, the value counts, is vectorised instead. Issue 26.)"""
     result: dict[Any, list[float]] = {}
     for values in ratings_by_rater.values():
         for item, value in values.items():
@@ -275,6 +297,22 @@ def values_by_item(
     for item, extra in (anonymous_by_item or {}).items():
         result.setdefault(item, []).extend(extra)
     return result
+
+
+def _flattened(
+    ratings_by_rater: Mapping[Any, Mapping[Any, float]],
+    anonymous_by_item: Mapping[Any, Sequence[float]] | None,
+) -> tuple[list[Any], list[Any]]:
+    """Every rating as (item, value): each named rater's in turn, then the anonymous ones item by item."""
+    keys: list[Any] = []
+    values: list[Any] = []
+    for rated in ratings_by_rater.values():
+        keys.extend(rated.keys())
+        values.extend(rated.values())
+    for item, extra in (anonymous_by_item or {}).items():
+        keys.extend([item] * len(extra))
+        values.extend(extra)
+    return keys, values
 
 
 def _finite_or_none(value: Any) -> float | None:

@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 
 from stats.correlations import CorrelationResult, pearson_with_ci, spearman_with_ci
+from stats.ratings_by_item import group_by_key
 
 MIN_SHARED = 3  # a correlation needs three replies
 
@@ -92,15 +93,7 @@ def raters_vs_rest(
     ``extra_by_item`` holds ratings of raters with unknown identity: they count in "the rest" of every
     rater, never as a rater of their own.
     """
-    totals: dict[Any, float] = {}
-    counts: dict[Any, int] = {}
-    for values in ratings_by_rater.values():
-        for item, value in values.items():
-            totals[item] = totals.get(item, 0.0) + value
-            counts[item] = counts.get(item, 0) + 1
-    for item, extra in (extra_by_item or {}).items():
-        totals[item] = totals.get(item, 0.0) + math.fsum(extra)
-        counts[item] = counts.get(item, 0) + len(extra)
+    totals, counts = _totals(ratings_by_rater, extra_by_item or {})
     result = []
     for rater, values in ratings_by_rater.items():
         items = tuple(sorted((item for item in values if counts[item] > 1), key=repr))
@@ -212,11 +205,37 @@ def random_halves(ratings_by_rater: Mapping[Any, Mapping[Any, float]], *, seed: 
 def _item_means(
     ratings_by_rater: Mapping[Any, Mapping[Any, float]], raters: Sequence[Any]
 ) -> dict[Any, float]:
-    sums: dict[Any, list[float]] = {}
+    """item -> math.fsum of the raters' ratings / their number, items in order of first appearance."""
+    keys: list[Any] = []
+    values: list[float] = []
     for rater in raters:
-        for item, value in ratings_by_rater[rater].items():
-            sums.setdefault(item, []).append(value)
-    return {item: math.fsum(values) / len(values) for item, values in sums.items()}
+        keys.extend(ratings_by_rater[rater].keys())
+        values.extend(ratings_by_rater[rater].values())
+    grouped = group_by_key(keys)
+    return dict(zip(grouped.keys, grouped.means(values), strict=True))
+
+
+def _totals(
+    ratings_by_rater: Mapping[Any, Mapping[Any, float]], extra_by_item: Mapping[Any, Sequence[float]]
+) -> tuple[dict[Any, float], dict[Any, int]]:
+    """item -> the sum of its named ratings, added one by one in rater order (numpy's weighted bincount adds in
+    the order of its input, so the float sums are the very ones of a Python loop), plus math.fsum of its
+    anonymous ratings; and item -> how many ratings."""
+    keys: list[Any] = []
+    values: list[float] = []
+    for rated in ratings_by_rater.values():
+        keys.extend(rated.keys())
+        values.extend(rated.values())
+    grouped = group_by_key(keys)
+    sums = np.bincount(
+        grouped.codes, weights=np.asarray(values, dtype=np.float64), minlength=len(grouped.keys)
+    )
+    totals = dict(zip(grouped.keys, sums.tolist(), strict=True))
+    counts = dict(zip(grouped.keys, grouped.sizes.tolist(), strict=True))
+    for item, extra in extra_by_item.items():
+        totals[item] = totals.get(item, 0.0) + math.fsum(extra)
+        counts[item] = counts.get(item, 0) + len(extra)
+    return totals, counts
 
 
 def _why_no_rater(comparisons: Sequence[RaterVsRest]) -> str:

@@ -51,6 +51,7 @@ from stats.human_ceiling import (
     raters_vs_rest,
     z_normalised,
 )
+from stats.ratings_by_item import group_by_key
 from stats.report.types import (
     FILTER_NONE,
     FILTER_STUDY,
@@ -102,6 +103,9 @@ def counted_ratings(
     options: ReportOptions,
     threshold: float | None,
 ) -> CountedRatings:
+    """The ratings sorted by the filter, in one pass. (Measured at 100,000 replies x 5 raters: this loop takes
+    0.23 s of CPU, a numpy group-by that hands back the same dicts of Python lists 0.31 s; cProfile, which
+    charges a Python loop per iteration, had made it look like the cost of the rater side. Issue 26.)"""
     included = {key: _counts(info, options, threshold) for key, info in annotators.items()}
     counted = CountedRatings({}, {}, {}, {}, {})
     for key, response_id, value in question.ratings:
@@ -187,14 +191,22 @@ def _human_scores(
             note += "; imported means (no per-rater scores) stay on the rating scale"
         if question.gold:
             note += "; adjudicated gold values stay on the rating scale"
-    totals = values_by_item(named, anonymous)
+    keys: list[int] = []
+    values: list[float] = []
+    for rated in named.values():
+        keys.extend(rated.keys())
+        values.extend(rated.values())
+    for response_id, extra in anonymous.items():
+        keys.extend([response_id] * len(extra))
+        values.extend(extra)
     scores = {
         response_id: float(value)
         for response_id, value in question.imported_means.items()
         if math.isfinite(value)
     }
-    for response_id, ratings in totals.items():
-        scores[response_id] = math.fsum(ratings) / len(ratings)
+    grouped = group_by_key(keys)
+    # The mean of every reply's ratings that count: math.fsum / count, as ratings_by_item computes it.
+    scores.update(zip(grouped.keys, grouped.means(values), strict=True))
     scores.update(question.gold)  # the researcher's adjudicated value replaces the mean (issue 13)
     return scores, note
 

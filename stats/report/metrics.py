@@ -139,12 +139,18 @@ def _matrix(
     items: np.ndarray, signatures: Sequence[SignatureInputs], metric_values: Mapping[int, Mapping[int, float]]
 ) -> np.ndarray:
     values = np.full((items.size, len(signatures)), np.nan)
-    position = {int(item): index for index, item in enumerate(items)}
     for column, signature in enumerate(signatures):
-        for response_id, value in metric_values.get(signature.id, {}).items():
-            row = position.get(response_id)
-            if row is not None and math.isfinite(value):
-                values[row, column] = value
+        scores = metric_values.get(signature.id, {})
+        if not scores:
+            continue
+        ids = np.fromiter(scores.keys(), dtype=np.int64, count=len(scores))
+        data = np.fromiter(scores.values(), dtype=np.float64, count=len(scores))
+        if items.size == 0:
+            continue
+        # ``items`` is sorted: a reply's row is where its id falls in it (replies not in it are skipped).
+        rows = np.minimum(np.searchsorted(items, ids), items.size - 1)
+        keep = (items[rows] == ids) & np.isfinite(data)
+        values[rows[keep], column] = data[keep]
     return values
 
 
@@ -306,14 +312,15 @@ def _system_level_row(
     systems: Sequence[str],
 ) -> dict[str, Any]:
     # Both means run over the same replies, so a system is not flattered by items only one side saw.
-    by_system: dict[str, list[int]] = {}
-    for row in np.flatnonzero(np.isfinite(column)):
-        by_system.setdefault(systems[int(row)], []).append(int(row))
-    names = sorted(by_system)
-    human_means = [fmean(x[by_system[name]]) for name in names]
-    metric_means = [fmean(column[by_system[name]]) for name in names]
+    present = np.isfinite(column)
+    system_of = np.asarray(systems, dtype=object)
+    names = sorted(set(system_of[present].tolist()))
+    rows_of = {name: np.flatnonzero(present & (system_of == name)) for name in names}
+    # fmean of Python floats: the same exact sums (math.fsum) as over numpy scalars, without their overhead.
+    human_means = [fmean(x[rows_of[name]].tolist()) for name in names]
+    metric_means = [fmean(column[rows_of[name]].tolist()) for name in names]
     means = [
-        {"system": name, "human_mean": human_mean, "metric_mean": metric_mean, "n": len(by_system[name])}
+        {"system": name, "human_mean": human_mean, "metric_mean": metric_mean, "n": len(rows_of[name])}
         for name, human_mean, metric_mean in zip(names, human_means, metric_means, strict=True)
     ]
     pearson = _renamed_note(pearson_with_ci(human_means, metric_means))
