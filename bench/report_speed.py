@@ -20,22 +20,44 @@ signatures (a third of them rounded to one decimal, so with ties), 5 systems:
   draw different resamples, so their intervals agree to Monte Carlo noise; the largest difference of an
   interval end is printed.
 
+* With ``--meta``, part A also times issue 26's statistics (stats/meta: grouped correlations with their
+  bootstrap over groups, pairwise accuracy at system level and within contexts with tie calibration and
+  their intervals, permutation tests with 1,000 permutations and significance clusters for the item-grouped
+  Pearson, acc_eq within contexts and system-level accuracy, how many more ratings) as the report would
+  compute them (:func:`meta_statistics`), and the whole report with them.
+* Part D, ``--against REV``: the whole report (with the new statistics when ``--meta``) in this checkout
+  against the report of revision REV (its ``stats/`` exported with ``git archive`` into a temporary folder,
+  e.g. ``--against 0f6389f``, the code before issue 26), each timing in a fresh process on the same
+  synthetic study, interleaved over ``--rounds`` rounds (A B, then B A, as the other benchmarks alternate
+  which side goes first), CPU and wall time min / median / max, and the ratio before / this per round.
+
+Replies come in contexts of ``--systems`` replies, one per system (seed 003's design), rated by
+``--raters`` raters, scored by ``--metrics`` metrics.
+
 Each part runs ``--rounds`` times; the table gives CPU time (process) and wall time, min / median / max.
-Targets: the full report at 10k replies under 5 s; a cached page under 300 ms.
+Targets: the full report at 10k replies under 5 s; a cached page under 300 ms; issue 26: the report with its
+statistics at 10,000 replies x 20 metrics x 9 raters under 8 s CPU, at 100,000 x 10 x 5 under 10 s.
 
     .venv/bin/python -m bench.report_speed [--sizes 1000,10000,50000] [--db-sizes 1000,10000] [--rounds 5]
+    .venv/bin/python -m bench.report_speed --sizes 10000 --db-sizes "" --compare-sizes "" --meta \
+        --against 0f6389f
+    .venv/bin/python -m bench.report_speed --sizes 100000 --raters 5 --metrics 10 --db-sizes "" \
+        --compare-sizes "" --meta --against 0f6389f
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import platform
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -48,7 +70,10 @@ METRICS = 20
 SYSTEMS = 5
 
 
-def synthetic_inputs(n: int, *, raters: int = RATERS, metrics: int = METRICS, seed: int = 0) -> Any:
+def synthetic_inputs(
+    n: int, *, raters: int = RATERS, metrics: int = METRICS, systems: int = SYSTEMS, seed: int = 0
+) -> Any:
+    """n replies in contexts of ``systems`` replies (reply i: system i mod systems, context i // systems)."""
     from stats.report.types import (
         AnnotatorInfo,
         QuestionInputs,
@@ -74,7 +99,7 @@ def synthetic_inputs(n: int, *, raters: int = RATERS, metrics: int = METRICS, se
         data_version=1,
         study_threshold=0.2,
         responses={
-            i: ResponseInfo(text=f"reply {i}", system=f"system-{i % SYSTEMS}", context=f"c{i}")
+            i: ResponseInfo(text=f"reply {i}", system=f"system-{i % systems}", context=f"c{i // systems}")
             for i in range(n)
         },
         annotators={
@@ -113,21 +138,38 @@ def spread(values: list[float], unit: float = 1.0, digits: int = 2) -> str:
     return f"{min(scaled):.{digits}f} / {statistics.median(scaled):.{digits}f} / {max(scaled):.{digits}f}"
 
 
-def part_a(sizes: list[int], rounds: int) -> list[tuple[int, str, list[float], list[float]]]:
+@dataclass(frozen=True)
+class Shape:
+    """The synthetic study's raters, metrics and systems (replies per context)."""
+
+    raters: int = RATERS
+    metrics: int = METRICS
+    systems: int = SYSTEMS
+
+    def inputs(self, n: int) -> Any:
+        return synthetic_inputs(n, raters=self.raters, metrics=self.metrics, systems=self.systems)
+
+
+def part_a(
+    sizes: list[int], rounds: int, shape: Shape = Shape(), meta: bool = False
+) -> list[tuple[int, str, list[float], list[float]]]:
     from stats.report.builder import build_report
     from stats.report.types import ReportOptions
 
-    build_report(synthetic_inputs(300), ReportOptions(resamples=20))  # warm the imports
+    warm = shape.inputs(300)
+    build_report(warm, ReportOptions(resamples=20))  # warm the imports
+    if meta:
+        meta_statistics(warm, ReportOptions(resamples=20))
     results = []
     for n in sizes:
-        for name, function in _statistics_parts(n):
+        for name, function in _statistics_parts(n, shape, meta):
             cpu, wall = timed(function, rounds)
             results.append((n, name, cpu, wall))
             print(f"  {n:>6} {name}: cpu {spread(cpu)} s, wall {spread(wall)} s", file=sys.stderr, flush=True)
     return results
 
 
-def _statistics_parts(n: int) -> list[tuple[str, Callable[[], object]]]:
+def _statistics_parts(n: int, shape: Shape, meta: bool) -> list[tuple[str, Callable[[], object]]]:
     from stats.bootstrap import Resamples, bootstrap_correlations
     from stats.report.builder import build_report
     from stats.report.human import human_side
@@ -135,13 +177,14 @@ def _statistics_parts(n: int) -> list[tuple[str, Callable[[], object]]]:
     from stats.report.types import ReportOptions
 
     options = ReportOptions()
-    inputs = synthetic_inputs(n)
+    inputs = shape.inputs(n)
     question = inputs.questions[0]
     side = human_side(question, inputs.annotators, options, inputs.study_threshold)
     items = np.array(sorted(side.scores))
     x = np.array([side.scores[int(i)] for i in items])
     values = _matrix(items, list(inputs.signatures), inputs.metric_values)
     systems = np.array([inputs.responses[int(i)].system for i in items])
+    pairs = shape.metrics * (shape.metrics - 1) // 2
 
     def bootstrap() -> None:
         bootstrap_correlations(x, values, Resamples(n=x.size, count=options.resamples, seed=options.seed))
@@ -152,18 +195,195 @@ def _statistics_parts(n: int) -> list[tuple[str, Callable[[], object]]]:
                 x[mask], values[mask], Resamples(count, options.resamples, options.seed + 1 + offset)
             )
 
-    return [
+    parts: list[tuple[str, Callable[[], object]]] = [
         (
             "rater side (filter, agreement, Human rows, Fig. 4)",
             lambda: human_side(question, inputs.annotators, options, inputs.study_threshold),
         ),
         (
-            "metrics: point statistics, per system, 190 pairs, quantiles",
+            f"metrics: point statistics, per system, {pairs} pairs, quantiles",
             lambda: metric_section("q", side.scores, inputs, ReportOptions(resamples=0)),
         ),
-        ("bootstrap: 1,000 resamples, overall + 5 systems", bootstrap),
+        (f"bootstrap: 1,000 resamples, overall + {shape.systems} systems", bootstrap),
         ("whole report (build_report)", lambda: build_report(inputs, options)),
     ]
+    if meta:
+        parts += [
+            (
+                "issue 26 statistics (meta_statistics)",
+                lambda: meta_statistics(inputs, options, scores=side.scores),
+            ),
+            (
+                "whole report + issue 26 statistics",
+                lambda: (build_report(inputs, options), meta_statistics(inputs, options)),
+            ),
+        ]
+    return parts
+
+
+def meta_statistics(
+    inputs: Any,
+    options: Any,
+    *,
+    scores: Mapping[int, float] | None = None,
+    permutations: int = 1000,
+) -> dict[str, Any]:
+    """Issue 26's statistics for the first question, as the report would compute them from its inputs: every
+    grouped coefficient (context, system) with its interval, pairwise accuracy (system level; within contexts
+    with tie calibration) with intervals, significance clusters (permutation tests, 1,000 permutations,
+    PERM-BOTH; the pairs test for acc_eq) for three statistics, and how many more ratings. ``scores``: the
+    human scores when already known (else they are computed as the report does)."""
+    from stats.meta import (
+        Layout,
+        Statistic,
+        StudyRatings,
+        grouped_correlations,
+        permutation_p_values,
+        rating_plan,
+        reply_pairwise_accuracy,
+        significance_clusters,
+        system_pairwise_accuracy,
+    )
+    from stats.report.human import human_scores
+    from stats.report.metrics import _matrix
+
+    question = inputs.questions[0]
+    if scores is None:
+        scores = human_scores(question, inputs.annotators, options, inputs.study_threshold)
+    items = np.array(sorted(scores), dtype=np.int64)
+    x = np.array([scores[int(i)] for i in items])
+    signatures = list(inputs.signatures)
+    values = _matrix(items, signatures, inputs.metric_values)
+    replies = [inputs.responses[int(i)] for i in items]
+    layout = Layout.of([reply.context for reply in replies], [reply.system for reply in replies])
+    result: dict[str, Any] = {}
+    for grouping, groups in (("context", layout.contexts), ("system", layout.systems)):
+        for coefficient in ("pearson", "spearman", "kendall"):
+            result[f"{coefficient}_{grouping}"] = grouped_correlations(
+                x, values, groups, coefficient=coefficient, resamples=options.resamples, seed=options.seed
+            )
+    result["system_accuracy"] = system_pairwise_accuracy(
+        x,
+        values,
+        layout.systems,
+        contexts=layout.contexts,
+        tie_calibration=True,
+        resamples=options.resamples,
+        seed=options.seed,
+    )
+    result["reply_accuracy"] = reply_pairwise_accuracy(
+        x, values, layout.contexts, resamples=options.resamples, seed=options.seed
+    )
+    ranked = {
+        "pearson_context": (Statistic("pearson", "context"), result["pearson_context"]),
+        "reply_accuracy": (Statistic("reply_accuracy"), result["reply_accuracy"]),
+        "system_accuracy": (Statistic("system_accuracy", tie_calibration=True), result["system_accuracy"]),
+    }
+    for name, (statistic, rows) in ranked.items():
+        tests = permutation_p_values(
+            x, values, layout, statistic, permutations=permutations, seed=options.seed
+        )
+        result[f"clusters_{name}"] = significance_clusters([row.value for row in rows], _p_value_of(tests))
+    rating_items = [response_id for _, response_id, _ in question.ratings]
+    rating_values = [float(value) for _, _, value in question.ratings]
+    result["plan"] = rating_plan(
+        StudyRatings(
+            rating_items,
+            rating_values,
+            items.tolist(),
+            [reply.system for reply in replies],
+            [reply.context for reply in replies],
+            {signature.name: values[:, column] for column, signature in enumerate(signatures)},
+        )
+    )
+    return result
+
+
+def _p_value_of(tests: Callable[[int, int], Any]) -> Callable[[int, int], float | None]:
+    return lambda better, worse: tests(better, worse).p_value
+
+
+def part_d(sizes: list[int], rounds: int, shape: Shape, meta: bool, against: str) -> list[str]:
+    """This checkout's whole report (with issue 26's statistics when ``meta``) against REV's, interleaved, each
+    timing in a fresh process; returns the table's lines."""
+    lines = []
+    with tempfile.TemporaryDirectory(prefix="dialeval-report-before-") as before:
+        archive = subprocess.run(
+            ["git", "archive", against, "stats"], cwd=REPO, check=True, capture_output=True
+        ).stdout
+        subprocess.run(["tar", "-x", "-C", before], input=archive, check=True)
+        sides = {"this": (str(REPO), meta), "before": (before, False)}
+        for n in sizes:
+            cpu: dict[str, list[float]] = {"this": [], "before": []}
+            wall: dict[str, list[float]] = {"this": [], "before": []}
+            for round_number in range(rounds):
+                order = ["this", "before"] if round_number % 2 == 0 else ["before", "this"]
+                for side in order:
+                    code, with_meta = sides[side]
+                    measured = _child_timing(code, n, shape, with_meta)
+                    cpu[side].append(measured["cpu"])
+                    wall[side].append(measured["wall"])
+                    print(
+                        f"  {n:>6} round {round_number + 1} {side}: cpu {measured['cpu']:.2f} s, "
+                        f"wall {measured['wall']:.2f} s",
+                        file=sys.stderr,
+                        flush=True,
+                    )
+            ratio_cpu = [b / a for a, b in zip(cpu["this"], cpu["before"], strict=True)]
+            ratio_wall = [b / a for a, b in zip(wall["this"], wall["before"], strict=True)]
+            label = "whole report + issue 26 statistics" if meta else "whole report"
+            lines.append(
+                f"| {n:,} | {shape.raters} x {shape.metrics} | this: {label} | {spread(cpu['this'])} | "
+                f"{spread(wall['this'])} | {spread(ratio_cpu)} | {spread(ratio_wall)} |"
+            )
+            lines.append(
+                f"| {n:,} | {shape.raters} x {shape.metrics} | {against}: whole report | {spread(cpu['before'])} | "
+                f"{spread(wall['before'])} | | |"
+            )
+    return lines
+
+
+def _child_timing(code: str, n: int, shape: Shape, meta: bool) -> dict[str, float]:
+    command = [
+        sys.executable,
+        "-m",
+        "bench.report_speed",
+        "--child",
+        code,
+        "--child-size",
+        str(n),
+        "--raters",
+        str(shape.raters),
+        "--metrics",
+        str(shape.metrics),
+        "--systems",
+        str(shape.systems),
+    ]
+    if meta:
+        command.append("--meta")
+    environment = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
+    done = subprocess.run(command, cwd=REPO, check=True, capture_output=True, text=True, env=environment)
+    return dict(json.loads(done.stdout.strip().splitlines()[-1]))
+
+
+def child(code: str, n: int, shape: Shape, meta: bool) -> None:
+    """Time the whole report (+ issue 26's statistics) once, with ``stats`` imported from ``code``."""
+    sys.path.insert(0, code)
+    from stats.report.builder import build_report
+    from stats.report.types import ReportOptions
+
+    warm = shape.inputs(300)
+    build_report(warm, ReportOptions(resamples=20))
+    if meta:
+        meta_statistics(warm, ReportOptions(resamples=20))
+    inputs = shape.inputs(n)
+    started_cpu, started_wall = time.process_time(), time.perf_counter()
+    build_report(inputs, ReportOptions())
+    if meta:
+        meta_statistics(inputs, ReportOptions())
+    measured = {"cpu": time.process_time() - started_cpu, "wall": time.perf_counter() - started_wall}
+    loaded = sys.modules["stats"].__file__
+    print(json.dumps({**measured, "stats": loaded}))
 
 
 def part_c(sizes: list[int], rounds: int) -> list[str]:
@@ -394,7 +614,18 @@ def main() -> None:
     parser.add_argument("--db-sizes", default="1000,10000")
     parser.add_argument("--compare-sizes", default="1000,10000", help="sizes for the comparison with scipy")
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--raters", type=int, default=RATERS)
+    parser.add_argument("--metrics", type=int, default=METRICS)
+    parser.add_argument("--systems", type=int, default=SYSTEMS, help="systems, and replies per context")
+    parser.add_argument("--meta", action="store_true", help="also time issue 26's statistics (stats/meta)")
+    parser.add_argument("--against", metavar="REV", help="time the whole report against REV's, interleaved")
+    parser.add_argument("--child", metavar="CODE", help=argparse.SUPPRESS)
+    parser.add_argument("--child-size", type=int, default=0, help=argparse.SUPPRESS)
     arguments = parser.parse_args()
+    shape = Shape(arguments.raters, arguments.metrics, arguments.systems)
+    if arguments.child:
+        child(arguments.child, arguments.child_size, shape, arguments.meta)
+        return
     sys.path.insert(0, str(REPO))
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.local")
     sizes = [int(size) for size in arguments.sizes.split(",") if size]
@@ -405,11 +636,16 @@ def main() -> None:
         flush=True,
     )
     print(
-        f"# {RATERS} raters x {METRICS} metrics x {SYSTEMS} systems, 1,000 bootstrap resamples; {arguments.rounds} rounds; "
-        "times in seconds (pages in ms) as min / median / max",
+        f"# {shape.raters} raters x {shape.metrics} metrics x {shape.systems} systems (replies per context), "
+        f"1,000 bootstrap resamples; {arguments.rounds} rounds; times in seconds (pages in ms) as min / median / max",
         flush=True,
     )
-    results = part_a(sizes, arguments.rounds) if sizes else []
+    results = (
+        part_a(sizes, arguments.rounds, shape, arguments.meta) if sizes and not arguments.against else []
+    )
+    against = (
+        part_d(sizes, arguments.rounds, shape, arguments.meta, arguments.against) if arguments.against else []
+    )
     results += part_b(db_sizes, arguments.rounds) if db_sizes else []
     compare_sizes = [int(size) for size in arguments.compare_sizes.split(",") if size]
     comparison = part_c(compare_sizes, arguments.rounds) if compare_sizes else []
@@ -419,6 +655,13 @@ def main() -> None:
             print(f"| {n:,} | {name} | | {spread(wall, 1000, 0)} ms |")
         else:
             print(f"| {n:,} | {name} | {spread(cpu)} | {spread(wall)} |")
+    if against:
+        print(
+            f"\nThe whole report against {arguments.against}'s, interleaved (A B, then B A), one fresh process per "
+            "timing\n\n| replies | raters x metrics | code | CPU (s) | wall (s) | before / this, CPU | before / this, "
+            "wall |\n|---:|---|---|---:|---:|---:|---:|"
+        )
+        print("\n".join(against))
     if comparison:
         print(
             "\nPaired bootstrap of 20 metrics x (Pearson, Spearman), 1,000 resamples, interleaved with scipy"

@@ -55,9 +55,9 @@ EXACT_SPEARMAN_CELLS = 25_000_000
 EXACT, FULL_SAMPLE_RANKS = "exact", "full-sample ranks"
 # A product of a block with few rows (few resamples of many replies) and a tall matrix can run two orders of
 # magnitude slower than its size says once OpenBLAS splits it over threads on a busy machine (measured, 2 shared
-# cores: 20 x 100,000 by 100,000 x 63 took 33 s of CPU per 1,000 rows, sliced 0.43 s). Below this many rows the
-# product is summed over slices of the replies small enough (rows x columns x slice <= PRODUCT_CELLS) for one
-# thread, which also keeps each slice in the CPU cache.
+# cores: 20 x 100,000 by 100,000 x 63 took 33 s of CPU per 1,000 rows, sliced 0.43 s); so can one with few
+# columns. When rows or columns are fewer than this, the product is summed over slices of the replies small
+# enough (rows x columns x slice <= PRODUCT_CELLS) for one thread, which also keeps each slice in the cache.
 MIN_PRODUCT_ROWS = 64
 PRODUCT_CELLS = 2**19
 Progress = Callable[[int, int], None]
@@ -371,12 +371,12 @@ class _PreparedPattern:
 
 
 def row_product(block: np.ndarray, matrix: np.ndarray) -> np.ndarray:
-    """``block @ matrix``; for blocks of few rows, summed over slices of the replies (see
-    :data:`MIN_PRODUCT_ROWS`)."""
+    """``block @ matrix``; when either side is narrow (few resamples, or few columns), summed over slices of the
+    replies (see :data:`MIN_PRODUCT_ROWS`)."""
     rows, inner = block.shape
     columns = matrix.shape[1] if matrix.ndim == 2 else 1
     width = max(64, PRODUCT_CELLS // max(1, rows * columns))
-    if rows >= MIN_PRODUCT_ROWS or inner <= width:
+    if min(rows, columns) >= MIN_PRODUCT_ROWS or inner <= width:
         return np.asarray(block @ matrix)
     total = np.zeros((rows, columns) if matrix.ndim == 2 else rows)
     for start in range(0, inner, width):

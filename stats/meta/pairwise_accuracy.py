@@ -35,13 +35,13 @@ Pure numpy/scipy: no Django here (import-linter contract).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 
 import numpy as np
 from scipy import sparse
 
-from stats.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED, Resamples, percentile_interval
+from stats.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED, Resamples, percentile_interval, row_product
 from stats.meta.groups import Groups, Pairs, within_group_pairs
 
 TIE_TOLERANCE = 1e-12  # accuracies this close count as equal when choosing epsilon
@@ -178,24 +178,28 @@ def reply_pairwise_accuracy(
         tables.append(_PairTable.of(x, values[:, column], within_group_pairs(contexts, present)))
     cells = sum(table.pairs.count for table in tables) * max(resamples, 0)
     recalibrate = tie_calibration and cells <= RECALIBRATE_CELLS
+    chosen = [
+        calibrate_ties(table.human_diff, table.metric_diff, table.pairs.group)
+        if tie_calibration and table.pairs.count
+        else None
+        for table in tables
+    ]
+    epsilons = [calibration.epsilon if calibration is not None else epsilon for calibration in chosen]
+    bootstrapped = resamples > 0 and contexts.count > 1
+    drawers = [
+        table.drawer(contexts.count, eps, recalibrate) if bootstrapped and table.pairs.count else None
+        for table, eps in zip(tables, epsilons, strict=True)
+    ]
+    all_draws = _draws(drawers, contexts.count, resamples, seed) if bootstrapped else [None] * len(tables)
     results = []
-    for table in tables:
+    for table, calibration, eps, draws in zip(tables, chosen, epsilons, all_draws, strict=True):
         if table.pairs.count == 0:
             results.append(
                 PairwiseAccuracy(None, None, tie_calibration, None, 0, 0, None, note=NO_CONTEXT_PAIR)
             )
             continue
-        chosen = (
-            calibrate_ties(table.human_diff, table.metric_diff, table.pairs.group)
-            if tie_calibration
-            else None
-        )
-        eps = chosen.epsilon if chosen is not None else epsilon
-        value = chosen.accuracy if chosen is not None else table.accuracy(eps)
-        interval = None
-        if resamples > 0 and contexts.count > 1:
-            draws = table.bootstrap(contexts.count, resamples, seed, eps, recalibrate)
-            interval = percentile_interval(draws, confidence)
+        value = calibration.accuracy if calibration is not None else table.accuracy(eps)
+        interval = percentile_interval(draws, confidence) if draws is not None else None
         results.append(
             PairwiseAccuracy(
                 value=value,
@@ -228,25 +232,21 @@ def system_pairwise_accuracy(
     x, values = _inputs(human, metrics, systems)
     if contexts is not None and contexts.n != x.size:
         raise ValueError(f"{contexts.n} context codes for {x.size} replies")
-    results = []
+    bootstrapped = contexts is not None and contexts.count > 1 and resamples > 0
+    estimates: list[PairwiseAccuracy] = []
+    drawers: list[Callable[[np.ndarray], np.ndarray] | None] = []
     for column in range(values.shape[1]):
         present = np.isfinite(x) & np.isfinite(values[:, column])
         counts = systems.sizes(present)
         rated = np.flatnonzero(counts > 0)
         if rated.size < 2:
-            results.append(
+            note = FEWER_THAN_TWO_SYSTEMS
+            estimates.append(
                 PairwiseAccuracy(
-                    None,
-                    None,
-                    tie_calibration,
-                    None,
-                    0,
-                    0,
-                    None,
-                    systems=int(rated.size),
-                    note=FEWER_THAN_TWO_SYSTEMS,
+                    None, None, tie_calibration, None, 0, 0, None, systems=int(rated.size), note=note
                 )
             )
+            drawers.append(None)
             continue
         codes = systems.codes[present]
         human_means = np.bincount(codes, x[present], systems.count)[rated] / counts[rated]
@@ -256,27 +256,31 @@ def system_pairwise_accuracy(
         metric_diff = metric_means[first] - metric_means[second]
         chosen = calibrate_ties(human_diff, metric_diff) if tie_calibration else None
         eps = chosen.epsilon if chosen is not None else 0.0
-        value = chosen.accuracy if chosen is not None else float(agreement(human_diff, metric_diff).mean())
-        interval = None
-        if contexts is not None and contexts.count > 1 and resamples > 0:
-            draws = _system_bootstrap(
-                x, values[:, column], present, systems, rated, contexts, resamples, seed, tie_calibration
-            )
-            interval = percentile_interval(draws, confidence)
-        results.append(
+        at_zero = float(agreement(human_diff, metric_diff).mean())
+        estimates.append(
             PairwiseAccuracy(
-                value=value,
+                value=chosen.accuracy if chosen is not None else at_zero,
                 epsilon=eps,
                 calibrated=tie_calibration,
-                accuracy_at_zero=float(agreement(human_diff, metric_diff).mean()),
+                accuracy_at_zero=at_zero,
                 pairs=int(first.size),
                 groups=1,
                 counts=tie_counts(human_diff, metric_diff, eps),
-                ci=interval,
-                ci_method=(RECALIBRATED if tie_calibration else "contexts resampled") if interval else "",
                 systems=int(rated.size),
             )
         )
+        drawers.append(
+            _system_drawer(x, values[:, column], present, systems, rated, contexts, tie_calibration)
+            if bootstrapped and contexts is not None
+            else None
+        )
+    if not bootstrapped or contexts is None:
+        return estimates
+    method = RECALIBRATED if tie_calibration else "contexts resampled"
+    results = []
+    for estimate, draws in zip(estimates, _draws(drawers, contexts.count, resamples, seed), strict=True):
+        interval = percentile_interval(draws, confidence) if draws is not None else None
+        results.append(replace(estimate, ci=interval, ci_method=method if interval else ""))
     return results
 
 
@@ -321,86 +325,98 @@ class _PairTable:
         per_group = np.bincount(dense, agree) / np.bincount(dense)
         return float(per_group.mean())
 
-    def bootstrap(
-        self, count: int, resamples: int, seed: int, epsilon: float, recalibrate: bool
-    ) -> np.ndarray:
-        """acc_eq of every resample of the contexts: the drawn contexts' accuracies averaged (each as often
-        as drawn), at ``epsilon`` or at each resample's own best epsilon."""
+    def drawer(self, count: int, epsilon: float, recalibrate: bool) -> Callable[[np.ndarray], np.ndarray]:
+        """A function of a block of resamples of the contexts (counts) to acc_eq of each: the drawn contexts'
+        accuracies averaged (each as often as drawn), at ``epsilon`` or at each resample's own best epsilon."""
         group = self.pairs.group
         per_group = np.bincount(group, minlength=count).astype(np.float64)
         has_pairs = (per_group > 0).astype(np.float64)
         weight = 1.0 / np.where(per_group > 0, per_group, 1.0)[group]
-        agree_fixed = agreement(self.human_diff, self.metric_diff, epsilon)
-        fixed = np.bincount(group, agree_fixed * weight, count)
-        draws = np.full(resamples, np.nan)
-        if recalibrate:
-            start = np.bincount(group, agreement(self.human_diff, self.metric_diff) * weight, count)
-            distance = np.abs(self.metric_diff)
-            change = (
-                (self.human_diff == 0).astype(np.float64) - agreement(self.human_diff, self.metric_diff)
-            ) * weight
-            order = np.argsort(distance, kind="stable")
-            ordered = distance[order]
-            run_of = np.cumsum(np.r_[False, ordered[1:] != ordered[:-1]])  # run index of each sorted pair
-            runs = int(run_of[-1]) + 1
-            # contexts x runs: the change in each context's accuracy as epsilon passes each run's |delta|
-            by_run = sparse.csr_matrix((change[order], (group[order], run_of)), shape=(count, runs))
-        done = 0
-        for block in Resamples(n=count, count=resamples, seed=seed).blocks():
-            size = block.shape[0]
-            drawn = block @ has_pairs
-            if recalibrate:
-                best = np.empty(size)
-                rows = max(1, SLICE_ELEMENTS // runs)
-                for top in range(0, size, rows):
-                    part = block[top : top + rows]
-                    base = part @ start
-                    steps = np.cumsum(np.asarray(by_run.T @ part.T).T, axis=1)
-                    best[top : top + rows] = np.maximum(base, base + steps.max(axis=1))
-            else:
-                best = block @ fixed
+        fixed = np.bincount(group, agreement(self.human_diff, self.metric_diff, epsilon) * weight, count)
+        if not recalibrate:
+
+            def at_epsilon(block: np.ndarray) -> np.ndarray:
+                with np.errstate(invalid="ignore", divide="ignore"):
+                    return np.asarray((block @ fixed) / (block @ has_pairs))
+
+            return at_epsilon
+        at_zero = agreement(self.human_diff, self.metric_diff)
+        start = np.bincount(group, at_zero * weight, count)
+        distance = np.abs(self.metric_diff)
+        change = ((self.human_diff == 0).astype(np.float64) - at_zero) * weight
+        order = np.argsort(distance, kind="stable")
+        ordered = distance[order]
+        run_of = np.cumsum(np.r_[False, ordered[1:] != ordered[:-1]])  # run index of each sorted pair
+        runs = int(run_of[-1]) + 1
+        # runs x contexts: the change in each context's accuracy as epsilon passes each run's |delta|
+        by_run = sparse.csr_matrix((change[order], (run_of, group[order])), shape=(runs, count))
+
+        def recalibrated(block: np.ndarray) -> np.ndarray:
+            best = np.empty(block.shape[0])
+            rows = max(1, SLICE_ELEMENTS // runs)
+            for top in range(0, block.shape[0], rows):
+                part = block[top : top + rows]
+                base = part @ start
+                steps = np.cumsum(np.asarray(by_run @ part.T).T, axis=1)
+                best[top : top + rows] = np.maximum(base, base + steps.max(axis=1))
             with np.errstate(invalid="ignore", divide="ignore"):
-                draws[done : done + size] = best / drawn
-            done += size
-        return draws
+                return np.asarray(best / (block @ has_pairs))
+
+        return recalibrated
 
 
-def _system_bootstrap(
+def _system_drawer(
     human: np.ndarray,
     metric: np.ndarray,
     present: np.ndarray,
     systems: Groups,
     rated: np.ndarray,
     contexts: Groups,
-    resamples: int,
-    seed: int,
     calibrate: bool,
-) -> np.ndarray:
-    """System-level accuracy of every resample of the contexts: system means from the drawn contexts'
-    replies (each context as often as drawn)."""
+) -> Callable[[np.ndarray], np.ndarray]:
+    """A function of a block of resamples of the contexts to system-level accuracy of each: system means from
+    the drawn contexts' replies (each context as often as drawn)."""
     cells = contexts.codes[present] * systems.count + systems.codes[present]
     size = contexts.count * systems.count
 
     def table(weights: np.ndarray) -> np.ndarray:
         return np.bincount(cells, weights, size).reshape(contexts.count, systems.count)[:, rated]
 
-    count = table(np.ones(int(present.sum())))
-    human_sum, metric_sum = table(human[present]), table(metric[present])
+    # Counts, human sums and metric sums per context and system, side by side: one product per block.
+    sums = np.concatenate(
+        [table(np.ones(int(present.sum()))), table(human[present]), table(metric[present])], axis=1
+    )
     first, second = np.triu_indices(rated.size, k=1)
-    draws = np.full(resamples, np.nan)
-    done = 0
-    for block in Resamples(n=contexts.count, count=resamples, seed=seed).blocks():
-        drawn = block @ count
+    width = rated.size
+
+    def draw(block: np.ndarray) -> np.ndarray:
+        drawn_sums = row_product(block, sums)
+        drawn = drawn_sums[:, :width]
         with np.errstate(invalid="ignore", divide="ignore"):
-            human_means = (block @ human_sum) / drawn
-            metric_means = (block @ metric_sum) / drawn
+            human_means = drawn_sums[:, width : 2 * width] / drawn
+            metric_means = drawn_sums[:, 2 * width :] / drawn
         human_diff = human_means[:, first] - human_means[:, second]
         metric_diff = metric_means[:, first] - metric_means[:, second]
         accuracy = best_accuracies(human_diff, metric_diff, calibrate)
         # A resample that lost a system compares fewer pairs than the study: no draw.
         accuracy[~np.all(drawn > 0, axis=1)] = np.nan
-        draws[done : done + block.shape[0]] = accuracy
-        done += block.shape[0]
+        return accuracy
+
+    return draw
+
+
+def _draws(
+    drawers: Sequence[Callable[[np.ndarray], np.ndarray] | None], count: int, resamples: int, seed: int
+) -> list[np.ndarray | None]:
+    """Every drawer's draws over one pass of the resamples of ``count`` contexts (shared by all metrics)."""
+    draws: list[np.ndarray | None] = [None if d is None else np.full(resamples, np.nan) for d in drawers]
+    done = 0
+    for block in Resamples(n=count, count=resamples, seed=seed).blocks():
+        size = block.shape[0]
+        for target, drawer in zip(draws, drawers, strict=True):
+            if target is not None and drawer is not None:
+                target[done : done + size] = drawer(block)
+        done += size
     return draws
 
 

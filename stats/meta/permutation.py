@@ -71,6 +71,7 @@ EQUAL = 1e-12  # swapped and observed differences this close count as equal
 DENSE_COLUMNS = 48
 DENSE_CELLS = 4_000_000
 BLOCK_CELLS = 2_000_000  # permutations x units of one mask block
+KEPT_SUM_COLUMNS = 64  # a metric's swapped sums per block are kept for later tests up to this many columns
 
 
 @dataclass(frozen=True)
@@ -149,23 +150,59 @@ def permutation_tests(
     """The permutation test of every (first, second) pair of metric columns, in the order given."""
     x = np.asarray(human, dtype=np.float64)
     values = np.asarray(metrics, dtype=np.float64)
+    _check(x, values, layout, scheme, permutations)
+    return _Tester(x, values, layout, statistic, scheme).run(pairs, permutations, seed, early_stop)
+
+
+class _Tester:
+    """The data of a study and the plans made for it (one per set of replies both metrics of a pair score),
+    kept across calls: a chain of tests for significance clusters prepares each set of replies once."""
+
+    def __init__(
+        self, human: np.ndarray, values: np.ndarray, layout: Layout, statistic: Statistic, scheme: str
+    ):
+        self.human, self.values, self.layout, self.statistic, self.scheme = (
+            human,
+            values,
+            layout,
+            statistic,
+            scheme,
+        )
+        self.plans: dict[bytes, _Plan] = {}
+
+    def run(
+        self,
+        pairs: Sequence[tuple[int, int]],
+        permutations: int,
+        seed: int,
+        early_stop: EarlyStop | None,
+    ) -> list[PermutationResult]:
+        results: dict[tuple[int, int], PermutationResult] = {}
+        batches: dict[bytes, list[tuple[int, int]]] = {}
+        for first, second in pairs:
+            present = (
+                np.isfinite(self.human)
+                & np.isfinite(self.values[:, first])
+                & np.isfinite(self.values[:, second])
+            )
+            key = np.packbits(present).tobytes()
+            if key not in self.plans:
+                self.plans[key] = _plan(
+                    self.human, self.values, present, self.layout, self.statistic, self.scheme
+                )
+            batches.setdefault(key, []).append((first, second))
+        for key, batch in batches.items():
+            results.update(_run(self.plans[key], batch, permutations, seed, early_stop))
+        return [results[(first, second)] for first, second in pairs]
+
+
+def _check(x: np.ndarray, values: np.ndarray, layout: Layout, scheme: str, permutations: int) -> None:
     if values.ndim != 2 or values.shape[0] != x.size or layout.n != x.size:
         raise ValueError(f"metrics must be (replies x metrics) for {x.size} replies and a layout of as many")
     if scheme not in (PERM_BOTH, PERM_INPUTS):
         raise ValueError(f"scheme must be {PERM_BOTH!r} or {PERM_INPUTS!r}, not {scheme!r}")
     if permutations < 1:
         raise ValueError("a permutation test needs at least one permutation")
-    results: dict[tuple[int, int], PermutationResult] = {}
-    plans: dict[bytes, tuple[_Plan, list[tuple[int, int]]]] = {}
-    for first, second in pairs:
-        present = np.isfinite(x) & np.isfinite(values[:, first]) & np.isfinite(values[:, second])
-        key = np.packbits(present).tobytes()
-        if key not in plans:
-            plans[key] = (_plan(x, values, present, layout, statistic, scheme), [])
-        plans[key][1].append((first, second))
-    for plan, plan_pairs in plans.values():
-        results.update(_run(plan, plan_pairs, permutations, seed, early_stop))
-    return [results[(first, second)] for first, second in pairs]
 
 
 def permutation_p_values(
@@ -182,20 +219,14 @@ def permutation_p_values(
     """A function (better, worse) -> that pair's test, run when first asked and remembered: what
     :func:`stats.meta.clusters.significance_clusters` needs, for the tests it asks for only."""
     cache: dict[tuple[int, int], PermutationResult] = {}
+    x = np.asarray(human, dtype=np.float64)
+    values = np.asarray(metrics, dtype=np.float64)
+    _check(x, values, layout, scheme, permutations)
+    tester = _Tester(x, values, layout, statistic, scheme)
 
     def test(better: int, worse: int) -> PermutationResult:
         if (better, worse) not in cache:
-            cache[(better, worse)] = permutation_tests(
-                human,
-                metrics,
-                layout,
-                statistic,
-                [(better, worse)],
-                scheme=scheme,
-                permutations=permutations,
-                seed=seed,
-                early_stop=early_stop,
-            )[0]
+            cache[(better, worse)] = tester.run([(better, worse)], permutations, seed, early_stop)[0]
         return cache[(better, worse)]
 
     return test
@@ -205,10 +236,31 @@ def permutation_p_values(
 
 
 class _Plan:
-    """Everything a test needs that depends only on the replies used, not on the pair of metrics."""
+    """Everything a test needs that depends only on the replies used, not on the pair of metrics; and what
+    earlier tests on the same replies already drew: the masks (packed bits, by seed and block size) and the
+    swapped sums of the metrics while they are small (those of a correlation within 2,000 contexts are not)."""
 
     units: int  # swap units of the study (replies, contexts, or pairs of replies)
+    values: np.ndarray  # every metric column of the study
+    present: np.ndarray  # the replies this plan uses
     observed_undefined: str = ""
+    sums: dict[tuple[int, int, int, int], np.ndarray]
+    blocks: dict[tuple[int, int], _MaskBlocks]
+
+    def mask_blocks(self, seed: int, rows: int) -> _MaskBlocks:
+        if not hasattr(self, "blocks"):
+            self.blocks, self.sums = {}, {}
+        if (seed, rows) not in self.blocks:
+            self.blocks[(seed, rows)] = _MaskBlocks(np.random.default_rng(seed), self.units)
+        return self.blocks[(seed, rows)]
+
+    def keeps_sums(self, sums: np.ndarray) -> bool:
+        return sums.shape[1] <= KEPT_SUM_COLUMNS
+
+    def columns(self) -> list[int]:
+        """The metric columns with a value for every reply of this plan."""
+        values, present = self.values, self.present
+        return [c for c in range(values.shape[1]) if np.all(np.isfinite(values[present, c]))]
 
     def metric(self, column: int) -> _MetricSums:  # pragma: no cover - interface
         raise NotImplementedError
@@ -257,28 +309,26 @@ def _unit_codes(layout: Layout, scheme: str) -> tuple[np.ndarray, int]:
 def _sum_matrix(
     units: np.ndarray, columns: np.ndarray, values: np.ndarray, shape: tuple[int, int]
 ) -> np.ndarray | sparse.csr_matrix:
-    """units x columns: the sum of ``values`` of the replies of each unit that fall in each column; a sparse
-    one is stored transposed (columns x units), the form its product with the masks needs."""
+    """units x columns: the sum of ``values`` of the replies of each unit that fall in each column, stored
+    transposed (columns x units, C order), the form its product with the masks (units x permutations) takes."""
     if shape[1] <= DENSE_COLUMNS and shape[0] * shape[1] <= DENSE_CELLS:
-        dense = np.zeros(shape)
-        np.add.at(dense, (units, columns), values)
+        dense = np.zeros((shape[1], shape[0]))
+        np.add.at(dense, (columns, units), values)
         return dense
     return sparse.csr_matrix((values, (columns, units)), shape=(shape[1], shape[0]))
 
 
 class _Masks:
-    """One block of swap masks (permutations x units), and its transpose made once for sparse products."""
+    """One block of swap masks as drawn: units x permutations, C order."""
 
-    def __init__(self, masks: np.ndarray) -> None:
-        self.masks = masks
-        self._transposed: np.ndarray | None = None
+    def __init__(self, units_first: np.ndarray) -> None:
+        self.units_first = units_first
 
     def times(self, matrix: np.ndarray | sparse.csr_matrix) -> np.ndarray:
+        """permutations x sums: the swapped sums (``matrix`` is columns x units, see :func:`_sum_matrix`)."""
         if sparse.issparse(matrix):
-            if self._transposed is None:
-                self._transposed = np.ascontiguousarray(self.masks.T)
-            return np.asarray(matrix @ self._transposed).T
-        return row_product(self.masks, matrix)
+            return np.asarray(matrix @ self.units_first).T
+        return row_product(matrix, self.units_first).T
 
 
 class _CorrelationPlan(_Plan):
@@ -358,7 +408,7 @@ class _SystemPlan(_Plan):
         scheme: str,
         calibrate: bool,
     ) -> None:
-        self.values, self.calibrate = values, calibrate
+        self.values, self.present, self.calibrate = values, present, calibrate
         self.replies = np.flatnonzero(present)
         used, codes = np.unique(layout.systems.codes[self.replies], return_inverse=True)
         self.codes, self.systems = codes, used.size
@@ -399,7 +449,7 @@ class _PairsPlan(_Plan):
     """acc_eq within contexts; the pairs test swaps the outcome of each pair of replies."""
 
     def __init__(self, human: np.ndarray, values: np.ndarray, present: np.ndarray, contexts: Groups) -> None:
-        self.values = values
+        self.values, self.present = values, present
         self.pairs = within_group_pairs(contexts, present)
         self.units = self.pairs.count
         self.human_diff = human[self.pairs.first] - human[self.pairs.second]
@@ -416,7 +466,7 @@ class _PairsPlan(_Plan):
             metric_diff = metric[self.pairs.first] - metric[self.pairs.second]
             epsilon = calibrate_ties(self.human_diff, metric_diff, self.pairs.group).epsilon
             outcome = agreement(self.human_diff, metric_diff, epsilon) * self.weight
-            self.cache[column] = _MetricSums(np.array([outcome.sum()]), outcome[:, None])
+            self.cache[column] = _MetricSums(np.array([outcome.sum()]), outcome[None, :])
         return self.cache[column]
 
     def statistic(
@@ -474,19 +524,33 @@ def _run(
     cap = max(1, min(step, BLOCK_CELLS // max(1, plan.units)))
     # The largest block that divides the early-stopping block, so that every check falls on a block's end.
     rows = next(size for size in range(cap, 0, -1) if step % size == 0)
-    generator = np.random.default_rng(seed)
-    drawn = 0
+    blocks = plan.mask_blocks(seed, rows)
+    drawn, index = 0, 0
     while drawn < permutations and any(not tally.done for tally in tallies):
         size = min(rows, permutations - drawn)
-        masks = _Masks(swap_masks(generator, size, plan.units))
         drawn += size
+        masks: _Masks | None = None
         block_sums: dict[int, np.ndarray] = {}
         for tally in tallies:
             if tally.done:
                 continue
             for column in (tally.first, tally.second):
-                if column not in block_sums:
-                    block_sums[column] = masks.times(plan.metric(column).matrix)
+                if column in block_sums:
+                    continue
+                key = (seed, rows, index, column)
+                cached = plan.sums.get(key)
+                if cached is None:
+                    if masks is None:
+                        masks = _Masks(blocks.block(index, size))
+                    cached = masks.times(plan.metric(column).matrix)
+                    if plan.keeps_sums(cached):
+                        plan.sums[key] = cached
+                        # Narrow sums are cheap: every other metric's of this block too, while the masks are
+                        # at hand (a chain of tests then draws each block's masks once).
+                        for other in plan.columns():
+                            if (seed, rows, index, other) not in plan.sums:
+                                plan.sums[(seed, rows, index, other)] = masks.times(plan.metric(other).matrix)
+                block_sums[column] = cached
             swapped_first, swapped_second = plan.statistic(
                 plan.metric(tally.first),
                 plan.metric(tally.second),
@@ -500,6 +564,7 @@ def _run(
             if early_stop is not None and drawn % early_stop.block == 0 and tally.used:
                 share = tally.greater / tally.used
                 tally.done = share < early_stop.below or share > early_stop.above
+        index += 1
         if drawn >= permutations:
             break
     for tally in tallies:
@@ -517,7 +582,36 @@ def _run(
     return results
 
 
+class _MaskBlocks:
+    """The blocks of swap masks of one seed, drawn in order as :func:`swap_masks` draws them and kept packed
+    (one bit per unit and permutation), so that later tests see the same masks without drawing them again."""
+
+    def __init__(self, generator: np.random.Generator, units: int) -> None:
+        self.generator, self.units = generator, units
+        self.packed: list[tuple[int, np.ndarray]] = []
+
+    def block(self, index: int, rows: int) -> np.ndarray:
+        if index > len(self.packed):
+            raise ValueError("blocks of masks are drawn in order")
+        if index == len(self.packed):
+            raw = np.frombuffer(self.generator.bytes((rows * self.units + 7) // 8), dtype=np.uint8)
+            self.packed.append((rows, raw))
+        size, raw = self.packed[index]
+        if size != rows:
+            raise ValueError("a block of masks was first drawn with another size")
+        return _unpacked(raw, rows, self.units)
+
+
+_BITS = np.unpackbits(np.arange(256, dtype=np.uint8)[:, None], axis=1).astype(np.float64)
+
+
+def _unpacked(raw: np.ndarray, rows: int, units: int) -> np.ndarray:
+    """units x rows of 0.0/1.0 from packed bits (a byte's 8 bits at once, from a table)."""
+    return _BITS[raw].reshape(-1)[: rows * units].reshape(units, rows)
+
+
 def swap_masks(generator: np.random.Generator, rows: int, units: int) -> np.ndarray:
-    """rows x units of 0.0/1.0, each independently 1 (swap) with probability 1/2."""
+    """rows x units of 0.0/1.0, each independently 1 (swap) with probability 1/2; drawn unit by unit (the
+    result is the transpose of a C-ordered units x rows array)."""
     raw = np.frombuffer(generator.bytes((rows * units + 7) // 8), dtype=np.uint8)
-    return np.unpackbits(raw)[: rows * units].reshape(rows, units).astype(np.float64)
+    return _unpacked(raw, rows, units).T
