@@ -15,9 +15,9 @@ from rest_framework.request import Request
 from rest_framework.response import Response as ApiResponse
 from rest_framework.views import APIView
 
-from annotation.api import import_input_rejected, upload_data
 from annotation.models import Study
 from annotation.selectors.studies import studies_visible_to
+from annotation.study_data.api import import_input_rejected, upload_data
 from config.api_input import StrictInputSerializer
 from kernel.importing.problems import ImportFile, ImportRejected
 from kernel.permissions import IsResearcher, authenticated_user
