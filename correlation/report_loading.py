@@ -40,7 +40,7 @@ from annotation.models import (
 from annotation.selectors.quality import agreements_from_rows, overall_agreement, study_rating_rows
 from correlation.pairwise_loading import study_pairwise_records
 from correlation.selectors import study_metric_signatures, study_metric_values
-from scoring.external_scores_format import external_metric_label
+from scoring.external.file_format import external_metric_label
 from scoring.metrics.registry import UnknownMetricError, is_system_metric, metric_spec, undefined_reason
 from scoring.metrics.signature import signature_implementation
 from scoring.models import (

@@ -36,7 +36,7 @@ from scoring.models import (
     TrainingJob,
     TrainingStatus,
 )
-from scoring.trained_model_figures import ModelFigures, figures_compute, training_summary
+from scoring.training.model_figures import ModelFigures, figures_compute, training_summary
 
 
 def scoring_runs_for_study(*, study: Study) -> QuerySet[ScoringRun]:
@@ -248,7 +248,7 @@ class TrainedModelRow:
 
 def trained_model_figures(*, model: TrainedModel) -> ModelFigures:
     """The model's training size, the epochs its scoring cell ran and kept, that cell's validation accuracy
-    and the size (scoring/trained_model_figures.py), from its config and curve; the row's stored figures
+    and the size (scoring/training/model_figures.py), from its config and curve; the row's stored figures
     (older rows stored the best cell's) only where those do not have them. The size is the stored one
     (reading the folder costs a walk), else the folder's."""
     computed = figures_compute(

@@ -203,7 +203,7 @@ CELERY_ACCEPT_CONTENT = ["json"]
 DIALEVAL_RUN_STALE_SECONDS = env_int("DIALEVAL_RUN_STALE_SECONDS", 60)
 DIALEVAL_SCORING_CHUNK_SIZE = env_int("DIALEVAL_SCORING_CHUNK_SIZE", 512)  # replies per chunk and family
 DIALEVAL_SCORING_PARALLEL_CHUNKS = env_int("DIALEVAL_SCORING_PARALLEL_CHUNKS", 4)  # chains per run and queue
-# POST /api/score/ scores a batch in the request (scoring/api_score_files.py): at most this many replies.
+# POST /api/score/ scores a batch in the request (scoring/score_files/api.py): at most this many replies.
 DIALEVAL_SCORE_API_MAX_LINES = env_int("DIALEVAL_SCORE_API_MAX_LINES", 1000)
 DIALEVAL_SCORING_MAX_ATTEMPTS = env_int("DIALEVAL_SCORING_MAX_ATTEMPTS", 3)  # worker deaths per chunk
 # Per chunk: past the soft limit it is released for another attempt (0: no soft limit); past the hard one

@@ -14,7 +14,7 @@ from django.views.decorators.http import require_POST
 from annotation.selectors.studies import studies_visible_to
 from kernel.importing.problems import ImportFile, ImportRejected
 from kernel.permissions import authenticated_user, researcher_required
-from scoring.external_scores_format import FORMATS
+from scoring.external.file_format import FORMATS
 from scoring.services.external_scores import (
     ExternalMetricNotFound,
     external_metric_delete,

@@ -1,4 +1,4 @@
-"""Parsing files of metric scores computed elsewhere (scoring/external_scores_format.py): what a row may
+"""Parsing files of metric scores computed elsewhere (scoring/external/file_format.py): what a row may
 hold, and every problem named by file, line and field. Pure: no database."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import json
 import pytest
 
 from kernel.importing.problems import ImportFile, ImportProblem, ProblemLog
-from scoring.external_scores_format import (
+from scoring.external.file_format import (
     ExternalScoreRow,
     external_metric_label,
     external_scores_parse,

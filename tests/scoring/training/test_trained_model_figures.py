@@ -4,7 +4,7 @@ accuracy near chance (0.5) said aloud."""
 
 from __future__ import annotations
 
-from scoring.trained_model_figures import figures_compute, training_summary
+from scoring.training.model_figures import figures_compute, training_summary
 
 RUBER_CURVE = [
     {"epoch": 1, "validation_accuracy": 0.50},

@@ -10,8 +10,8 @@ from django.views.decorators.http import require_POST
 from annotation.selectors.studies import studies_visible_to
 from kernel.permissions import authenticated_user, researcher_required
 from scoring.form_stash import form_data_stash
-from scoring.forms import ScoringRunForm, StudyModelChoiceForm
 from scoring.models import ScoringRun
+from scoring.runs.forms import ScoringRunForm, StudyModelChoiceForm
 from scoring.services import ScoringRequestError, scoring_run_cancel, scoring_run_create
 from scoring.trained_model_services import TrainedModelError, study_model_choose
 

@@ -21,7 +21,7 @@ from annotation.study_data.api import import_input_rejected, upload_data
 from config.api_input import StrictInputSerializer
 from kernel.importing.problems import ImportFile, ImportRejected
 from kernel.permissions import IsResearcher, authenticated_user
-from scoring.external_scores_format import FORMATS, external_metric_label
+from scoring.external.file_format import FORMATS, external_metric_label
 from scoring.selectors import external_metrics_for_study
 from scoring.services.external_scores import (
     ExternalMetricNotFound,

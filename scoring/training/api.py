@@ -1,4 +1,5 @@
-"""REST API for training jobs (issue 14): start a training, follow its progress and curve, cancel it.
+"""REST API for training jobs (issue 14): start a training, follow its progress and curve, cancel it; and the
+trained models learned metrics can use.
 
 A researcher sees the jobs they started and those of their studies (404 for anyone else's, as for studies).
 The corpus is a path on the server (inside ``DIALEVAL_CORPUS_ROOTS``) or a file uploaded with the request
@@ -20,11 +21,15 @@ from rest_framework.views import APIView
 from annotation.selectors.studies import studies_visible_to
 from config.api_input import StrictInputSerializer
 from kernel.permissions import IsResearcher, authenticated_user
-from scoring.api import TrainedModelSerializer
 from scoring.metrics.bert_ruber.cells import FAST_CELLS
 from scoring.metrics.maude.variants import DEFAULT_VARIANTS
-from scoring.models import ModelKind, TrainingJob
-from scoring.selectors import training_job_progress_text, training_jobs_visible_to
+from scoring.models import ModelKind, TrainedModel, TrainingJob
+from scoring.selectors import (
+    trained_model_figures,
+    trained_models_all,
+    training_job_progress_text,
+    training_jobs_visible_to,
+)
 from scoring.services.training_jobs import (
     FORMAT_CHOICES,
     MAX_EPOCHS,
@@ -32,6 +37,78 @@ from scoring.services.training_jobs import (
     training_job_cancel,
     training_job_create,
 )
+from scoring.training.model_figures import ModelFigures
+
+
+class TrainedModelSerializer(serializers.ModelSerializer):
+    """A model with the figures the model list shows; figures a model registered before they were stored
+    lacks are read from its artifact (config, curve, folder)."""
+
+    pairs = serializers.SerializerMethodField(help_text="training (query, reply) pairs; null for MaUde")
+    dialogs = serializers.SerializerMethodField(help_text="MaUde's training dialogs; null for the others")
+    epochs = serializers.SerializerMethodField(help_text="epochs the scoring cell ran")
+    kept_epoch = serializers.SerializerMethodField(help_text="the epoch whose weights were kept")
+    scoring_cell = serializers.SerializerMethodField(
+        help_text="the cell (variant) the kind's metric scores with, whose figures these are ('' for RUBER)"
+    )
+    cells = serializers.SerializerMethodField(help_text="BERT-RUBER cells / MaUde variants trained")
+    validation_accuracy = serializers.SerializerMethodField(
+        help_text="the scoring cell's validation ranking accuracy at the kept epoch"
+    )
+    near_chance = serializers.SerializerMethodField(
+        help_text="validation accuracy within 0.05 of chance (0.5)"
+    )
+    size_bytes = serializers.SerializerMethodField(help_text="the artifact folder's size")
+
+    class Meta:
+        model = TrainedModel
+        fields = [
+            "name", "kind", "content_hash", "language", "corpus", "is_default", "pairs", "dialogs", "epochs",
+            "kept_epoch", "scoring_cell", "cells", "validation_accuracy", "near_chance", "size_bytes", "curve",
+            "created_at",
+        ]  # fmt: skip
+
+    def _figures(self, model: TrainedModel) -> ModelFigures:
+        cache = self.context.setdefault("figures", {})
+        if model.pk not in cache:
+            cache[model.pk] = trained_model_figures(model=model)
+        return cache[model.pk]
+
+    @extend_schema_field(serializers.IntegerField(allow_null=True))
+    def get_pairs(self, model: TrainedModel) -> int | None:
+        return self._figures(model).pairs
+
+    @extend_schema_field(serializers.IntegerField(allow_null=True))
+    def get_dialogs(self, model: TrainedModel) -> int | None:
+        return self._figures(model).dialogs
+
+    @extend_schema_field(serializers.IntegerField(allow_null=True))
+    def get_epochs(self, model: TrainedModel) -> int | None:
+        return self._figures(model).epochs
+
+    @extend_schema_field(serializers.IntegerField(allow_null=True))
+    def get_kept_epoch(self, model: TrainedModel) -> int | None:
+        return self._figures(model).kept_epoch
+
+    @extend_schema_field(serializers.CharField())
+    def get_scoring_cell(self, model: TrainedModel) -> str:
+        return self._figures(model).scoring_cell
+
+    @extend_schema_field(serializers.BooleanField())
+    def get_near_chance(self, model: TrainedModel) -> bool:
+        return self._figures(model).near_chance
+
+    @extend_schema_field(serializers.ListField(child=serializers.CharField()))
+    def get_cells(self, model: TrainedModel) -> list[str]:
+        return list(self._figures(model).cells)
+
+    @extend_schema_field(serializers.FloatField(allow_null=True))
+    def get_validation_accuracy(self, model: TrainedModel) -> float | None:
+        return self._figures(model).validation_accuracy
+
+    @extend_schema_field(serializers.IntegerField(allow_null=True))
+    def get_size_bytes(self, model: TrainedModel) -> int | None:
+        return self._figures(model).size_bytes
 
 
 class TrainingJobSerializer(serializers.ModelSerializer):
@@ -166,3 +243,13 @@ class TrainingJobCancelApi(APIView):
         cancelled = training_job_cancel(job=job, user=authenticated_user(request))
         code = status.HTTP_200_OK if cancelled else status.HTTP_409_CONFLICT
         return ApiResponse(TrainingJobSerializer(job).data, status=code)
+
+
+class TrainedModelListApi(APIView):
+    """The trained models learned metrics can use (shared by all researchers; they hold no study data)."""
+
+    permission_classes = [IsResearcher]
+
+    @extend_schema(responses=TrainedModelSerializer(many=True))
+    def get(self, request: Request) -> ApiResponse:
+        return ApiResponse(TrainedModelSerializer(trained_models_all(), many=True).data)

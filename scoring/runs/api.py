@@ -1,4 +1,5 @@
-"""REST API for metrics, scoring runs and stored scores."""
+"""REST API for scoring runs, the metrics they can compute and the scores they stored. The trained models
+learned metrics use are scoring/training/api.py."""
 
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ from scoring.metrics.registry import (
     system_metric_spec,
 )
 from scoring.metrics.spec import DEFAULT_IMPLEMENTATION
-from scoring.models import MetricScore, ReferencesMode, RunStatus, ScoringRun, TokenizerChoice, TrainedModel
+from scoring.models import MetricScore, ReferencesMode, RunStatus, ScoringRun, TokenizerChoice
 from scoring.selectors import (
     RunProgress,
     metric_scores_for_study,
@@ -30,11 +31,8 @@ from scoring.selectors import (
     scoring_run_summary,
     scoring_run_waiting_text,
     scoring_runs_for_study,
-    trained_model_figures,
-    trained_models_all,
 )
 from scoring.services import ScoringRequestError, scoring_run_cancel, scoring_run_create
-from scoring.trained_model_figures import ModelFigures
 
 
 class ScoringRunSerializer(serializers.ModelSerializer):
@@ -176,77 +174,6 @@ class ScoringRunCreateSerializer(StrictInputSerializer):
         max_length=100,
         help_text="registered word vectors (GET /api/word-vectors/) for the embedding metrics; '' GloVe 6B 50d",
     )
-
-
-class TrainedModelSerializer(serializers.ModelSerializer):
-    """A model with the figures the model list shows; figures a model registered before they were stored
-    lacks are read from its artifact (config, curve, folder)."""
-
-    pairs = serializers.SerializerMethodField(help_text="training (query, reply) pairs; null for MaUde")
-    dialogs = serializers.SerializerMethodField(help_text="MaUde's training dialogs; null for the others")
-    epochs = serializers.SerializerMethodField(help_text="epochs the scoring cell ran")
-    kept_epoch = serializers.SerializerMethodField(help_text="the epoch whose weights were kept")
-    scoring_cell = serializers.SerializerMethodField(
-        help_text="the cell (variant) the kind's metric scores with, whose figures these are ('' for RUBER)"
-    )
-    cells = serializers.SerializerMethodField(help_text="BERT-RUBER cells / MaUde variants trained")
-    validation_accuracy = serializers.SerializerMethodField(
-        help_text="the scoring cell's validation ranking accuracy at the kept epoch"
-    )
-    near_chance = serializers.SerializerMethodField(
-        help_text="validation accuracy within 0.05 of chance (0.5)"
-    )
-    size_bytes = serializers.SerializerMethodField(help_text="the artifact folder's size")
-
-    class Meta:
-        model = TrainedModel
-        fields = [
-            "name", "kind", "content_hash", "language", "corpus", "is_default", "pairs", "dialogs", "epochs",
-            "kept_epoch", "scoring_cell", "cells", "validation_accuracy", "near_chance", "size_bytes", "curve",
-            "created_at",
-        ]  # fmt: skip
-
-    def _figures(self, model: TrainedModel) -> ModelFigures:
-        cache = self.context.setdefault("figures", {})
-        if model.pk not in cache:
-            cache[model.pk] = trained_model_figures(model=model)
-        return cache[model.pk]
-
-    @extend_schema_field(serializers.IntegerField(allow_null=True))
-    def get_pairs(self, model: TrainedModel) -> int | None:
-        return self._figures(model).pairs
-
-    @extend_schema_field(serializers.IntegerField(allow_null=True))
-    def get_dialogs(self, model: TrainedModel) -> int | None:
-        return self._figures(model).dialogs
-
-    @extend_schema_field(serializers.IntegerField(allow_null=True))
-    def get_epochs(self, model: TrainedModel) -> int | None:
-        return self._figures(model).epochs
-
-    @extend_schema_field(serializers.IntegerField(allow_null=True))
-    def get_kept_epoch(self, model: TrainedModel) -> int | None:
-        return self._figures(model).kept_epoch
-
-    @extend_schema_field(serializers.CharField())
-    def get_scoring_cell(self, model: TrainedModel) -> str:
-        return self._figures(model).scoring_cell
-
-    @extend_schema_field(serializers.BooleanField())
-    def get_near_chance(self, model: TrainedModel) -> bool:
-        return self._figures(model).near_chance
-
-    @extend_schema_field(serializers.ListField(child=serializers.CharField()))
-    def get_cells(self, model: TrainedModel) -> list[str]:
-        return list(self._figures(model).cells)
-
-    @extend_schema_field(serializers.FloatField(allow_null=True))
-    def get_validation_accuracy(self, model: TrainedModel) -> float | None:
-        return self._figures(model).validation_accuracy
-
-    @extend_schema_field(serializers.IntegerField(allow_null=True))
-    def get_size_bytes(self, model: TrainedModel) -> int | None:
-        return self._figures(model).size_bytes
 
 
 class MetricScoreSerializer(serializers.ModelSerializer):
@@ -435,13 +362,3 @@ class StudyScoresApi(APIView):
         paginator = LimitOffsetPagination()
         page = paginator.paginate_queryset(scores, request, view=self)
         return paginator.get_paginated_response(MetricScoreSerializer(page, many=True).data)
-
-
-class TrainedModelListApi(APIView):
-    """The trained models learned metrics can use (shared by all researchers; they hold no study data)."""
-
-    permission_classes = [IsResearcher]
-
-    @extend_schema(responses=TrainedModelSerializer(many=True))
-    def get(self, request: Request) -> ApiResponse:
-        return ApiResponse(TrainedModelSerializer(trained_models_all(), many=True).data)

@@ -6,8 +6,8 @@ import pytest
 from django.test import Client
 
 from annotation.services.studies import study_create
-from scoring.forms import ScoringRunForm
 from scoring.models import ScoringRun
+from scoring.runs.forms import ScoringRunForm
 from tests.factories import ResearcherFactory
 
 pytestmark = pytest.mark.django_db

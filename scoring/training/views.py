@@ -16,9 +16,9 @@ from django.views.decorators.http import require_POST
 from annotation.selectors.studies import studies_visible_to
 from kernel.permissions import authenticated_user, researcher_required
 from scoring.form_stash import form_data_stash
-from scoring.forms import TrainingJobForm
 from scoring.selectors import trained_model_rows, training_job_progress_text, training_jobs_visible_to
 from scoring.services.training_jobs import TrainingJobError, training_job_cancel, training_job_create
+from scoring.training.forms import TrainingJobForm
 
 FORM_FIELDS = set(TrainingJobForm.base_fields)
 
