@@ -394,7 +394,7 @@ def _counted(count: int, singular: str, plural: str = "") -> str:
 def scoring_run_metrics_without_values(*, run: ScoringRun) -> list[str]:
     """The run's per-reply metrics whose signature has no value for any reply of the study (a referenced
     metric on a study without references, a metric undefined everywhere): the report lists them with the
-    reason (correlation/report_loading.py), so a run that leaves one bumps the study's data version."""
+    reason (correlation/report/loading.py), so a run that leaves one bumps the study's data version."""
     ids = {name: int(pk) for name, pk in (run.signatures or {}).items() if not is_system_metric(name)}
     valued = set(
         MetricScore.objects.filter(signature_id__in=ids.values(), response__context__study_id=run.study_id)

@@ -228,7 +228,7 @@ DIALEVAL_IMPORT_STALE_SECONDS = env_int("DIALEVAL_IMPORT_STALE_SECONDS", 120)
 DIALEVAL_IMPORT_MAX_ATTEMPTS = env_int("DIALEVAL_IMPORT_MAX_ATTEMPTS", 3)
 # A pool process above this resident size (KiB) is replaced after its task (BERT-RUBER holds ~1-2 GB).
 CELERY_WORKER_MAX_MEMORY_PER_CHILD = env_int("CELERY_WORKER_MAX_MEMORY_PER_CHILD", 4_000_000)
-# Correlation reports (correlation/report_cache.py): computed in the request while small, else by a worker.
+# Correlation reports (correlation/report/cache.py): computed in the request while small, else by a worker.
 # Cells are replies x (metrics + 1) plus ratings; pairs are (reply, reference) metric recomputations for the
 # number-of-references curve and (system, context) diversity pairs.
 DIALEVAL_REPORT_INLINE_MAX_CELLS = env_int("DIALEVAL_REPORT_INLINE_MAX_CELLS", 60_000)

@@ -4,7 +4,7 @@ Researchers compare their own metrics (or USR, GRADE, an LLM judge run elsewhere
 beside the built-in ones. The scores are stored like the app's own: one :class:`MetricScore` per reply,
 under a :class:`MetricSignature` whose origin is ``external`` and whose text says so
 (``usr|origin:external|sig:<the given signature>``), so every report section, comparison and export
-shows them, marked external (correlation/report_loading.py).
+shows them, marked external (correlation/report/loading.py).
 
 All or nothing, like every import: the file is parsed (scoring/external/file_format.py), every row is
 checked against the study (the reply exists, no second value for one reply and metric, no metric name

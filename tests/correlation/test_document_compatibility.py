@@ -19,7 +19,7 @@ from annotation.demo_sample import demo_sample_jsonl
 from annotation.importers import ImportFile
 from annotation.services.imports import study_import
 from annotation.services.studies import study_create
-from correlation.report_cache import report_current
+from correlation.report.cache import report_current
 from scoring.services import scoring_run_create, scoring_run_execute
 from stats.report.document import document_as_json
 from stats.report.types import ReportOptions

@@ -1,5 +1,5 @@
-"""correlation/conversations.py: replies grouped into conversations, scored turn by turn, the dialog-level
-mean of each conversation and the per-system table (seed 004, section 4.2)."""
+"""correlation/conversations/selectors.py: replies grouped into conversations, scored turn by turn, the
+dialog-level mean of each conversation and the per-system table (seed 004, section 4.2)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import statistics
 
 import pytest
 
-from correlation.conversations import (
+from correlation.conversations.selectors import (
     conversation_details,
     conversation_metric_names,
     default_conversation_metric,
@@ -20,7 +20,7 @@ from correlation.conversations import (
 )
 from scoring.models import MetricScore
 from tests.correlation.builders import signature
-from tests.correlation.conversation_builders import add_conversation, chat
+from tests.correlation.conversations.conversation_builders import add_conversation, chat
 from tests.factories import DialogContextFactory, ResponseFactory, StudyFactory
 
 pytestmark = pytest.mark.django_db

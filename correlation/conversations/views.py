@@ -1,6 +1,6 @@
 """The conversation pages (docs/conversations.md): dialog-level scores per system and conversation, and
 one conversation's per-turn score curve. Owner researchers only (404 for everyone else), like the
-report. The work is in correlation/conversations.py; the figure in stats/figures/conversations.py.
+report. The work is in correlation/conversations/selectors.py; the figure in stats/figures/conversations.py.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 
 from annotation.models import Study
-from correlation.conversations import (
+from correlation.conversations.selectors import (
     conversation_details,
     conversation_metric_names,
     default_conversation_metric,

@@ -17,7 +17,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
-from correlation.bundle import report_bundle
+from correlation.bundle.archive import report_bundle
 from correlation.models import ReportBundle, ReportSnapshot, SnapshotStatus
 from kernel.broker import task_publish
 

@@ -21,10 +21,10 @@ import pytest
 
 from annotation.models import Annotator, Response, Study
 from annotation.services.adjudication import adjudication_exclude
-from correlation.bundle import report_bundle
-from correlation.bundle_inputs import BundleStale
+from correlation.bundle.archive import report_bundle
+from correlation.bundle.inputs import BundleStale
 from correlation.models import ReportSnapshot
-from correlation.report_cache import report_current
+from correlation.report.cache import report_current
 from stats.report.types import ReportOptions
 from tests.correlation.builders import Item, add_items, bump_data_version, signature
 from tests.factories import QuestionFactory, StudyFactory

@@ -9,7 +9,7 @@
     inputs/human_scores.csv the human score of every reply per question, as the report used it
     inputs/metric_scores.csv every metric value with its full signature, and whether its reply was excluded
     inputs/ratings.csv      every rating, its rater, whether the report counted it and whether its reply
-                            was excluded by the researcher (correlation/bundle_inputs.py)
+                            was excluded by the researcher (correlation/bundle/inputs.py)
     figures/<name>.png|svg  every figure of every question (plotly, rendered by kaleido)
     recompute.py            recomputes the correlation rows from inputs/ with scipy alone and compares
 
@@ -32,11 +32,11 @@ from pathlib import Path
 from typing import Any
 
 from annotation.models import Study
-from correlation.bundle_inputs import bundle_inputs, counts_text
+from correlation.bundle.inputs import bundle_inputs, counts_text
 from correlation.models import ReportSnapshot
 from stats.report.document import document_as_json
 
-BUNDLE_FILES = Path(__file__).resolve().parent / "bundle_files"
+BUNDLE_FILES = Path(__file__).resolve().parent / "files"  # copied into every bundle as they are
 Progress = Callable[[str, int, int], None]
 
 
@@ -44,7 +44,7 @@ def report_bundle(
     *, study: Study, snapshot: ReportSnapshot, with_figures: bool = True, progress: Progress | None = None
 ) -> bytes:
     """The zip of ``snapshot`` (a ready report of ``study``)."""
-    from correlation.exports import report_tables_csv
+    from correlation.report.exports import report_tables_csv
     from stats.latex import report_latex
 
     document = snapshot.document or {}

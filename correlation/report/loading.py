@@ -38,7 +38,7 @@ from annotation.models import (
     Study,
 )
 from annotation.selectors.quality import agreements_from_rows, overall_agreement, study_rating_rows
-from correlation.pairwise_loading import study_pairwise_records
+from correlation.report.pairwise_loading import study_pairwise_records
 from correlation.selectors import study_metric_signatures, study_metric_values
 from scoring.external.file_format import external_metric_label
 from scoring.metrics.registry import UnknownMetricError, is_system_metric, metric_spec, undefined_reason
@@ -222,7 +222,7 @@ def report_inputs(
         reference_notes=tuple(notes),
         diversity=diversity,
         code_version=code_version(),
-        pairwise=study_pairwise_records(study=study),  # correlation/pairwise_loading.py
+        pairwise=study_pairwise_records(study=study),  # correlation/report/pairwise_loading.py
         unvalued=tuple(study_unvalued_metrics(study=study, signatures=signatures)) if metrics else (),
     )
     return adjudicated(inputs, decisions)

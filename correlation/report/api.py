@@ -12,7 +12,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from correlation.report_cache import report_current
+from correlation.report.cache import report_current
 from correlation.selectors import studies_reportable_by, study_question_by_name
 from stats.report.document import document_for_question
 from stats.report.types import OptionError, ReportOptions

@@ -7,7 +7,7 @@ from __future__ import annotations
 import io
 
 from annotation.models import Study
-from correlation.report_loading import study_human_scores
+from correlation.report.loading import study_human_scores
 from correlation.selectors import (
     study_metric_signatures,
     study_metric_values,

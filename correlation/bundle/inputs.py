@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from annotation.models import Rating, Response, Study
-from correlation.report_loading import study_adjudications
+from correlation.report.loading import study_adjudications
 from correlation.selectors import study_metric_signatures
 from kernel.csv_cells import FormulaSafeWriter
 from scoring.models import MetricScore

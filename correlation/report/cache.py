@@ -35,7 +35,7 @@ from django.utils import timezone
 
 from annotation.models import Study
 from correlation.models import ReportSnapshot, SnapshotStatus
-from correlation.report_loading import report_cost, report_inputs
+from correlation.report.loading import report_cost, report_inputs
 from kernel.broker import task_publish
 from stats.report.builder import DOCUMENT_VERSION, build_report
 from stats.report.code_version import code_version

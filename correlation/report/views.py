@@ -1,5 +1,5 @@
 """The correlation report page, its live status, figures and downloads (owner researchers only; 404 for
-everyone else). Views translate HTTP; the work is in correlation/report_cache.py and the exports."""
+everyone else). Views translate HTTP; the work is in correlation/report/cache.py and the exports."""
 
 from __future__ import annotations
 
@@ -12,19 +12,19 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from annotation.models import Question, Study
-from correlation.bundle import bundle_filename
-from correlation.bundle_jobs import bundle_content, bundle_request, bundle_state
-from correlation.conversations import study_has_conversations
-from correlation.exports import correlation_rows_as_csv, correlation_rows_as_json, report_tables_csv
-from correlation.item_scores import study_item_scores_csv
+from correlation.bundle.archive import bundle_filename
+from correlation.bundle.jobs import bundle_content, bundle_request, bundle_state
+from correlation.conversations.selectors import study_has_conversations
 from correlation.models import SnapshotStatus
-from correlation.report_cache import (
+from correlation.report.cache import (
     ReportView,
     report_compute_requested,
     report_current,
     report_for_display,
     report_retry,
 )
+from correlation.report.exports import correlation_rows_as_csv, correlation_rows_as_json, report_tables_csv
+from correlation.report.item_scores import study_item_scores_csv
 from correlation.selectors import studies_reportable_by, study_questions
 from scoring.selectors import system_metric_table
 from stats.figures.report import FigureExportError, figure_image, reply_texts
@@ -93,7 +93,7 @@ def report_status(request: HttpRequest, study_id: int) -> JsonResponse:
 @require_POST
 @login_required
 def report_compute_view(request: HttpRequest, study_id: int) -> HttpResponse:
-    """The page asks for the report of the current data (correlation/report_cache.py): a small study's is
+    """The page asks for the report of the current data (correlation/report/cache.py): a small study's is
     computed in this request while the page polls its progress. JSON for the page's script; a redirect
     back to the page for the form shown without JavaScript."""
     study = _reportable_study(request, study_id)

@@ -10,7 +10,7 @@ from django.urls import reverse
 
 from annotation.models import Annotator
 from tests.correlation.builders import signature
-from tests.correlation.conversation_builders import add_conversation, chat
+from tests.correlation.conversations.conversation_builders import add_conversation, chat
 from tests.correlation.report_helpers import report_page
 from tests.factories import ResearcherFactory, StudyFactory, UserFactory
 
