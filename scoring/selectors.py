@@ -7,10 +7,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import Any
 
-from django.db.models import Count, Prefetch, Q, QuerySet, Sum
+from django.db.models import Count, Q, QuerySet, Sum
 from django.utils import timezone
 
-from annotation.models import Reference, Response, Study
+from annotation.models import Response, Study
 from scoring.metrics.implementation_choice import ImplementationChoice
 from scoring.metrics.registry import (
     available_metric_names,
@@ -114,20 +114,6 @@ def metric_signatures_for_study(*, study: Study) -> QuerySet[MetricSignature]:
 
 def study_response_count(*, study: Study) -> int:
     return Response.objects.filter(context__study=study).count()
-
-
-def scoring_responses_for_study(*, study: Study) -> QuerySet[Response]:
-    """The responses a scoring run computes, with context and references prefetched (three queries a chunk).
-
-    Ordered by context, so the replies of several systems to one context land in one batch and their
-    shared references are tokenized and counted once.
-    """
-    return (
-        Response.objects.filter(context__study=study)
-        .select_related("context")
-        .prefetch_related(Prefetch("context__references", queryset=Reference.objects.order_by("id")))
-        .order_by("context_id", "id")
-    )
 
 
 def trained_models_all() -> QuerySet[TrainedModel]:
