@@ -12,7 +12,7 @@ no response id of a rating item, no other annotator's answer.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
 
 from django.http import Http404
 from drf_spectacular.utils import OpenApiResponse, extend_schema
@@ -210,11 +210,13 @@ SUBMIT_RESPONSES = {200: WorkSubmitSerializer, 400: INVALID, 404: NOT_FOUND, 409
 
 
 class _SubmitApi(APIView):
-    """An answer to one of the annotator's items: the body checked by ``input_serializer``, then stored by
-    :meth:`store` (a submission service, which names the field it rejects); 409 when the item is no longer
-    theirs. Each task's view says what its answer is (its docstring is its OpenAPI description)."""
+    """An answer to one of the annotator's items: the body checked by ``input_serializer``, whose fields are
+    the keyword arguments of ``submit`` (the task's submission service, which names the field it rejects);
+    409 when the item is no longer theirs. Each task's view says what its answer is (its docstring is its
+    OpenAPI description)."""
 
     input_serializer: type[Serializer]
+    submit: Callable[..., SubmitResult]
 
     def post(self, request: Request, study_id: int, assignment_id: int) -> ApiResponse:
         annotator = _annotator(request, study_id)
@@ -223,15 +225,14 @@ class _SubmitApi(APIView):
         if (problem := _valid(body)) is not None:
             return problem
         try:
-            result = self.store(annotator=annotator, assignment=assignment, answer=body.validated_data)
+            result = self.submit(
+                annotator=annotator, assignment_id=assignment.pk, loaded=assignment, **body.validated_data
+            )
         except SubmissionInvalid as rejected:
             return invalid(rejected.field, rejected.message)
         except SlotLost as lost:
             return conflict(str(lost))
         return _submitted(annotator, assignment, result)
-
-    def store(self, *, annotator: Annotator, assignment: Assignment, answer: dict[str, Any]) -> SubmitResult:
-        raise NotImplementedError
 
 
 @extend_schema(request=WorkRatingInputSerializer, responses=SUBMIT_RESPONSES)
@@ -239,15 +240,7 @@ class RatingSubmitApi(_SubmitApi):
     """Scores for every question of the study about the item's reply (again: replaces the answer)."""
 
     input_serializer = WorkRatingInputSerializer
-
-    def store(self, *, annotator: Annotator, assignment: Assignment, answer: dict[str, Any]) -> SubmitResult:
-        return rating_submit(
-            annotator=annotator,
-            assignment_id=assignment.pk,
-            values=answer["values"],
-            seconds=answer["seconds"],
-            loaded=assignment,
-        )
+    submit = staticmethod(rating_submit)
 
 
 @extend_schema(request=WorkReferenceInputSerializer, responses=SUBMIT_RESPONSES)
@@ -255,17 +248,7 @@ class ReferenceAddApi(_SubmitApi):
     """One reference for the item's context; ``remaining`` says how many are still to write."""
 
     input_serializer = WorkReferenceInputSerializer
-
-    def store(self, *, annotator: Annotator, assignment: Assignment, answer: dict[str, Any]) -> SubmitResult:
-        return reference_add(
-            annotator=annotator,
-            assignment_id=assignment.pk,
-            text=answer["text"],
-            seconds=answer["seconds"],
-            pasted=answer["pasted"],
-            keystrokes=answer["keystrokes"],
-            loaded=assignment,
-        )
+    submit = staticmethod(reference_add)
 
 
 @extend_schema(request=WorkDiversityInputSerializer, responses=SUBMIT_RESPONSES)
@@ -273,16 +256,7 @@ class DiversitySubmitApi(_SubmitApi):
     """Which of the replies shown are appropriate, and how many meanings they carry."""
 
     input_serializer = WorkDiversityInputSerializer
-
-    def store(self, *, annotator: Annotator, assignment: Assignment, answer: dict[str, Any]) -> SubmitResult:
-        return diversity_submit(
-            annotator=annotator,
-            assignment_id=assignment.pk,
-            appropriate=answer["appropriate"],
-            meanings=answer["meanings"],
-            seconds=answer["seconds"],
-            loaded=assignment,
-        )
+    submit = staticmethod(diversity_submit)
 
 
 @extend_schema(request=WorkPairwiseInputSerializer, responses=SUBMIT_RESPONSES)
@@ -290,15 +264,7 @@ class PairwiseSubmitApi(_SubmitApi):
     """Which of the two replies shown is better: "left" (Reply A), "right" (Reply B) or "tie"."""
 
     input_serializer = WorkPairwiseInputSerializer
-
-    def store(self, *, annotator: Annotator, assignment: Assignment, answer: dict[str, Any]) -> SubmitResult:
-        return pairwise_submit(
-            annotator=annotator,
-            assignment_id=assignment.pk,
-            choice=answer["choice"],
-            seconds=answer["seconds"],
-            loaded=assignment,
-        )
+    submit = staticmethod(pairwise_submit)
 
 
 class AssignmentSkipApi(APIView):
