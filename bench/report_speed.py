@@ -516,8 +516,8 @@ def part_b(sizes: list[int], rounds: int) -> list[tuple[int, str, list[float], l
 def _database_parts(n: int, rounds: int) -> list[tuple[str, Callable[[], object], str]]:
     from django.test import Client
 
-    from correlation.report_cache import report_compute_now, study_version
-    from correlation.report_loading import report_inputs
+    from correlation.report.cache import report_compute_now, study_version
+    from correlation.report.loading import report_inputs
     from stats.report.types import ReportOptions
 
     study = _database_study(n)

@@ -3,16 +3,16 @@ from django.contrib.auth import views as auth_views
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
 
-from annotation import views as annotation_views
+from annotation.studies import views as studies_views
 from config import doc_pages, health
 from kernel import url_converters  # noqa: F401  (registers <id:...>: ids above 2**63 - 1 are a 404)
 
 urlpatterns = [
-    path("", annotation_views.home, name="home"),
+    path("", studies_views.home, name="home"),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("studies/", include("annotation.urls")),
-    path("work/", include("annotation.urls_work")),
+    path("work/", include("annotation.work.urls")),
     path("scoring/", include("scoring.urls")),
     path("reports/", include("correlation.urls")),
     path("api/", include("config.api_urls")),

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from correlation.api import StudyCorrelationsApi
+from correlation.report.api import StudyCorrelationsApi
 from kernel import url_converters  # noqa: F401  (registers <id:...>)
 
 urlpatterns = [

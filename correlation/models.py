@@ -61,7 +61,7 @@ class ReportSnapshot(models.Model):
 
 
 class ReportBundle(models.Model):
-    """The reproducibility bundle of one report snapshot (correlation/bundle.py), built by a worker on
+    """The reproducibility bundle of one report snapshot (correlation/bundle/archive.py), built by a worker on
     request (rendering every figure takes a browser and tens of seconds) and kept in the database, so the
     web process and the workers need no shared disk. It goes with its snapshot."""
 

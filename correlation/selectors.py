@@ -1,5 +1,5 @@
 """Reads for correlation reports: questions, metric signatures, metric values and response labels of one
-study (the human scores are computed by correlation/report_loading.py).
+study (the human scores are computed by correlation/report/loading.py).
 
 Each selector is one query whatever the size of the study (no per-response queries), so a report over
 the 500 rated responses of the multi-reference study (seed 003, section 5.1.1) times ten metrics costs

@@ -1,6 +1,6 @@
 """The study's data version: a counter that every write able to change a report bumps.
 
-Cached correlation reports are keyed on ``Study.data_version`` (correlation/report_cache.py), so a report
+Cached correlation reports are keyed on ``Study.data_version`` (correlation/report/cache.py), so a report
 is never served from before a change and never recomputed while nothing changed. The bump runs after the
 surrounding transaction commits (``transaction.on_commit``):
 

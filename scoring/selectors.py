@@ -7,10 +7,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import Any
 
-from django.db.models import Count, Prefetch, Q, QuerySet, Sum
+from django.db.models import Count, Q, QuerySet, Sum
 from django.utils import timezone
 
-from annotation.models import Reference, Response, Study
+from annotation.models import Response, Study
 from scoring.metrics.implementation_choice import ImplementationChoice
 from scoring.metrics.registry import (
     available_metric_names,
@@ -36,7 +36,7 @@ from scoring.models import (
     TrainingJob,
     TrainingStatus,
 )
-from scoring.trained_model_figures import ModelFigures, figures_compute, training_summary
+from scoring.training.model_figures import ModelFigures, figures_compute, training_summary
 
 
 def scoring_runs_for_study(*, study: Study) -> QuerySet[ScoringRun]:
@@ -114,20 +114,6 @@ def metric_signatures_for_study(*, study: Study) -> QuerySet[MetricSignature]:
 
 def study_response_count(*, study: Study) -> int:
     return Response.objects.filter(context__study=study).count()
-
-
-def scoring_responses_for_study(*, study: Study) -> QuerySet[Response]:
-    """The responses a scoring run computes, with context and references prefetched (three queries a chunk).
-
-    Ordered by context, so the replies of several systems to one context land in one batch and their
-    shared references are tokenized and counted once.
-    """
-    return (
-        Response.objects.filter(context__study=study)
-        .select_related("context")
-        .prefetch_related(Prefetch("context__references", queryset=Reference.objects.order_by("id")))
-        .order_by("context_id", "id")
-    )
 
 
 def trained_models_all() -> QuerySet[TrainedModel]:
@@ -248,7 +234,7 @@ class TrainedModelRow:
 
 def trained_model_figures(*, model: TrainedModel) -> ModelFigures:
     """The model's training size, the epochs its scoring cell ran and kept, that cell's validation accuracy
-    and the size (scoring/trained_model_figures.py), from its config and curve; the row's stored figures
+    and the size (scoring/training/model_figures.py), from its config and curve; the row's stored figures
     (older rows stored the best cell's) only where those do not have them. The size is the stored one
     (reading the folder costs a walk), else the folder's."""
     computed = figures_compute(
@@ -394,7 +380,7 @@ def _counted(count: int, singular: str, plural: str = "") -> str:
 def scoring_run_metrics_without_values(*, run: ScoringRun) -> list[str]:
     """The run's per-reply metrics whose signature has no value for any reply of the study (a referenced
     metric on a study without references, a metric undefined everywhere): the report lists them with the
-    reason (correlation/report_loading.py), so a run that leaves one bumps the study's data version."""
+    reason (correlation/report/loading.py), so a run that leaves one bumps the study's data version."""
     ids = {name: int(pk) for name, pk in (run.signatures or {}).items() if not is_system_metric(name)}
     valued = set(
         MetricScore.objects.filter(signature_id__in=ids.values(), response__context__study_id=run.study_id)

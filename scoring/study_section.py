@@ -17,13 +17,14 @@ from django.template.loader import render_to_string
 
 from annotation.models import Study
 from scoring.form_stash import KeptForm, form_data_take, form_errors_restore
-from scoring.forms import ScoringRunForm, StudyModelChoiceForm, TrainingJobForm
+from scoring.runs.forms import ScoringRunForm, StudyModelChoiceForm
 from scoring.selectors import (
     ReplyMetricScore,
     reply_metric_scores,
     scoring_runs_for_study,
     training_jobs_for_study,
 )
+from scoring.training.forms import TrainingJobForm
 
 STUDY_SLOT = (
     "study-detail"  # templates/annotation/study_detail.html: {% page_sections "study-detail" study %}

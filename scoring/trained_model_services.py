@@ -38,7 +38,7 @@ from scoring.metrics.ruber.corpus import (
 from scoring.metrics.training_progress import ProgressCallback
 from scoring.models import ACTIVE_TRAINING_STATUSES, StudyModelChoice, TrainedModel, TrainingJob
 from scoring.selectors import trained_model_for_study, training_job_awaited
-from scoring.trained_model_figures import figures_compute
+from scoring.training.model_figures import figures_compute
 
 
 class TrainedModelError(ValueError):

@@ -1,32 +1,34 @@
 from django.urls import path
 
 from kernel import url_converters  # noqa: F401  (registers <id:...>)
-from scoring import views, views_external, views_training
+from scoring.external import views as external_views
+from scoring.runs import views as runs_views
+from scoring.training import views as training_views
 from scoring.vectors import views as vectors_views
 
 app_name = "scoring"
 urlpatterns = [
-    path("studies/<id:study_id>/runs/", views.scoring_run_start, name="run-start"),
-    path("studies/<id:study_id>/models/", views.study_models_choose, name="study-models"),
-    path("runs/<id:run_id>/cancel/", views.scoring_run_cancel_view, name="run-cancel"),
+    path("studies/<id:study_id>/runs/", runs_views.scoring_run_start, name="run-start"),
+    path("studies/<id:study_id>/models/", runs_views.study_models_choose, name="study-models"),
+    path("runs/<id:run_id>/cancel/", runs_views.scoring_run_cancel_view, name="run-cancel"),
     path(
-        "studies/<id:study_id>/training-jobs/", views_training.training_job_start, name="training-job-start"
+        "studies/<id:study_id>/training-jobs/", training_views.training_job_start, name="training-job-start"
     ),
-    path("training-jobs/<id:job_id>/", views_training.training_job_detail, name="training-job"),
+    path("training-jobs/<id:job_id>/", training_views.training_job_detail, name="training-job"),
     path(
         "training-jobs/<id:job_id>/cancel/",
-        views_training.training_job_cancel_view,
+        training_views.training_job_cancel_view,
         name="training-job-cancel",
     ),
-    path("models/", views_training.trained_models_list, name="trained-models"),
+    path("models/", training_views.trained_models_list, name="trained-models"),
     path(
         "studies/<id:study_id>/metric-scores/",
-        views_external.external_scores_upload,
+        external_views.external_scores_upload,
         name="external-scores-import",
     ),
     path(
         "studies/<id:study_id>/metric-scores/<id:signature_id>/delete/",
-        views_external.external_scores_delete,
+        external_views.external_scores_delete,
         name="external-scores-delete",
     ),
 ]

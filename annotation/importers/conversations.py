@@ -27,7 +27,7 @@ from kernel.importing.problems import ImportFile, ProblemLog
 
 KNOWN_KEYS = {"id", "system", "bot", "turns"}
 DEFAULT_BOT = "bot"
-TURN_SEPARATOR = "#"  # "<conversation id>#<turn index>": correlation/conversations.py reads it back
+TURN_SEPARATOR = "#"  # "<conversation id>#<turn index>": correlation/conversations/selectors.py reads it back
 
 
 @dataclass(frozen=True)

@@ -127,7 +127,7 @@ class Study(models.Model):
         help_text="the question of the pairwise task",
     )
     # Bumped (after commit) by every write that can change a report: ratings, imports, metric scores,
-    # references, report settings. Cached reports are keyed on it (correlation/report_cache.py).
+    # references, report settings. Cached reports are keyed on it (correlation/report/cache.py).
     data_version = models.PositiveBigIntegerField(
         default=0, editable=False, help_text="changes whenever the study's report data changes"
     )

@@ -8,7 +8,7 @@ A volunteer (``Annotator.origin == volunteer``) goes through two steps before th
    the gold range decides "passed" (real work starts) or "failed" (no work; the researcher may reset them).
 
 Imported annotators have no account and are never gated. :func:`admission_step` is the one rule the pages
-(annotation/views_admission.py) and the annotator API (annotation/api_work.py) both apply.
+(annotation/joining/admission.py) and the annotator API (annotation/work/api.py) both apply.
 """
 
 from __future__ import annotations

@@ -21,7 +21,7 @@ from typing import Any
 from django.db.models import Q
 from django.utils.text import slugify
 
-from annotation.exports import rows_as_csv, rows_as_jsonl
+from annotation.exports.files import rows_as_csv, rows_as_jsonl
 from annotation.importers.context_ids import context_download_id
 from annotation.models import DialogContext, Reference, Study
 

@@ -3,7 +3,7 @@ judgment, read from the database in chunks (``iterator``), so a download streams
 
 Rows name things the way a researcher's files do: a reply by its external id (its database id when it
 has none), a context by its external id, an annotator by pseudonym (never a user name). Times are
-ISO 8601 in UTC. ``annotation.exports`` writes these rows as CSV or JSON Lines.
+ISO 8601 in UTC. ``annotation.exports.files`` writes these rows as CSV or JSON Lines.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typing import Any
 
 from django.db.models import Count
 
-from annotation.exports import (
+from annotation.exports.files import (
     DIVERSITY_COLUMNS,
     INCLUDED_COLUMN,
     PAIRWISE_COLUMNS,

@@ -4,7 +4,7 @@ A system imported by mistake, or with outputs that were wrong, goes with its rep
 imported means, their metric scores and the system's own (system-level) scores, the work items and
 assignments that hand its replies out, and the judgments made on them (diversity, pairwise, notes,
 adjudications, training items). The study's contexts, references and annotators stay. The confirmation
-page (annotation/views_data.py) and the API show :func:`system_deletion_preview` first; the deletion
+page (annotation/study_data/views.py) and the API show :func:`system_deletion_preview` first; the deletion
 itself checks that what goes is still what was shown.
 """
 

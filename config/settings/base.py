@@ -203,7 +203,7 @@ CELERY_ACCEPT_CONTENT = ["json"]
 DIALEVAL_RUN_STALE_SECONDS = env_int("DIALEVAL_RUN_STALE_SECONDS", 60)
 DIALEVAL_SCORING_CHUNK_SIZE = env_int("DIALEVAL_SCORING_CHUNK_SIZE", 512)  # replies per chunk and family
 DIALEVAL_SCORING_PARALLEL_CHUNKS = env_int("DIALEVAL_SCORING_PARALLEL_CHUNKS", 4)  # chains per run and queue
-# POST /api/score/ scores a batch in the request (scoring/api_score_files.py): at most this many replies.
+# POST /api/score/ scores a batch in the request (scoring/score_files/api.py): at most this many replies.
 DIALEVAL_SCORE_API_MAX_LINES = env_int("DIALEVAL_SCORE_API_MAX_LINES", 1000)
 DIALEVAL_SCORING_MAX_ATTEMPTS = env_int("DIALEVAL_SCORING_MAX_ATTEMPTS", 3)  # worker deaths per chunk
 # Per chunk: past the soft limit it is released for another attempt (0: no soft limit); past the hard one
@@ -228,7 +228,7 @@ DIALEVAL_IMPORT_STALE_SECONDS = env_int("DIALEVAL_IMPORT_STALE_SECONDS", 120)
 DIALEVAL_IMPORT_MAX_ATTEMPTS = env_int("DIALEVAL_IMPORT_MAX_ATTEMPTS", 3)
 # A pool process above this resident size (KiB) is replaced after its task (BERT-RUBER holds ~1-2 GB).
 CELERY_WORKER_MAX_MEMORY_PER_CHILD = env_int("CELERY_WORKER_MAX_MEMORY_PER_CHILD", 4_000_000)
-# Correlation reports (correlation/report_cache.py): computed in the request while small, else by a worker.
+# Correlation reports (correlation/report/cache.py): computed in the request while small, else by a worker.
 # Cells are replies x (metrics + 1) plus ratings; pairs are (reply, reference) metric recomputations for the
 # number-of-references curve and (system, context) diversity pairs.
 DIALEVAL_REPORT_INLINE_MAX_CELLS = env_int("DIALEVAL_REPORT_INLINE_MAX_CELLS", 60_000)

@@ -11,7 +11,8 @@ shows tqdm bars instead.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import contextlib
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -60,8 +61,8 @@ def report_progress(on_progress: ProgressCallback | None, report: TrainingReport
 def word2vec_progress(
     on_progress: ProgressCallback | None, *, epochs: int, cells: int
 ) -> Callable[[int, int], None]:
-    """Report the start of the word2vec stage (BERT-RUBER's and MaUde's trainers train word2vec first) and
-    return the per-epoch callback for ``train_word2vec(on_epoch=...)``."""
+    """Report the start of the word2vec stage (every learned metric's trainer trains word2vec first; RUBER's
+    reports no ``cells``) and return the per-epoch callback for ``train_word2vec(on_epoch=...)``."""
     report_progress(on_progress, TrainingReport(WORD2VEC_STAGE, epochs=epochs, cells=cells))
 
     def on_epoch(done: int, total: int) -> None:
@@ -69,3 +70,28 @@ def word2vec_progress(
         report_progress(on_progress, report)
 
     return on_epoch
+
+
+@contextlib.contextmanager
+def encoding_progress(
+    on_progress: ProgressCallback | None, *, texts: int, epochs: int, cells: int, desc: str, progress: bool
+) -> Iterator[Callable[[int], None]]:
+    """The encoding stage's ``on_chunk`` callback (BERT-RUBER's and MaUde's trainers encode every distinct
+    text once): each chunk of ``count`` texts moves a tqdm bar (``progress``) and is reported as step
+    done-of-``texts``."""
+    from tqdm import tqdm
+
+    bar = tqdm(total=texts, desc=desc, unit="text", disable=not progress)
+    done = 0
+
+    def encoded_chunk(count: int) -> None:
+        nonlocal done
+        done += count
+        bar.update(count)
+        report = TrainingReport(ENCODING_STAGE, epochs=epochs, step=done, steps=texts, cells=cells)
+        report_progress(on_progress, report)
+
+    try:
+        yield encoded_chunk
+    finally:
+        bar.close()

@@ -4,9 +4,9 @@ Researchers compare their own metrics (or USR, GRADE, an LLM judge run elsewhere
 beside the built-in ones. The scores are stored like the app's own: one :class:`MetricScore` per reply,
 under a :class:`MetricSignature` whose origin is ``external`` and whose text says so
 (``usr|origin:external|sig:<the given signature>``), so every report section, comparison and export
-shows them, marked external (correlation/report_loading.py).
+shows them, marked external (correlation/report/loading.py).
 
-All or nothing, like every import: the file is parsed (scoring/external_scores_format.py), every row is
+All or nothing, like every import: the file is parsed (scoring/external/file_format.py), every row is
 checked against the study (the reply exists, no second value for one reply and metric, no metric name
 that collides with another spelling of one already in the study), and only then written, in one
 transaction; a rejected import raises ``ImportRejected`` with every problem (file, line, field) and
@@ -26,7 +26,7 @@ from django.db import DatabaseError, transaction
 from annotation.models import Response, Study
 from kernel.data_version import study_data_changed
 from kernel.importing.problems import ImportFile, ImportProblem, ImportRejected, ProblemLog
-from scoring.external_scores_format import (
+from scoring.external.file_format import (
     CONTEXT_ID,
     METRIC,
     RESPONSE_ID,

@@ -9,7 +9,7 @@ from typing import Any
 from django import template
 
 from annotation.models import Study
-from scoring.external_scores_format import external_metric_label
+from scoring.external.file_format import external_metric_label
 from scoring.selectors import external_metrics_for_study
 
 register = template.Library()

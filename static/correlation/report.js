@@ -260,7 +260,7 @@
       });
   }
 
-  // A small study's report is computed by this page's own request (correlation/report_cache.py), once
+  // A small study's report is computed by this page's own request (correlation/report/cache.py), once
   // per data version; the poll shows its progress meanwhile and the report comes in when it returns.
   var computeAsked = null;
   function requestCompute() {

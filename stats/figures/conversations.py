@@ -28,7 +28,8 @@ class _Row(Protocol):
 
 
 class _Conversation(Protocol):
-    """What the figure reads of ``correlation.conversations.ConversationDetail`` (not imported: Django)."""
+    """What the figure reads of ``correlation.conversations.selectors.ConversationDetail`` (not imported:
+    Django)."""
 
     @property
     def system(self) -> str: ...
@@ -39,7 +40,8 @@ class _Conversation(Protocol):
 
 
 def turn_score_figure(conversations: Sequence[_Conversation]) -> dict[str, Any]:
-    """The figure for the systems of one conversation (``correlation.conversations.ConversationDetail``)."""
+    """The figure for the systems of one conversation
+    (``correlation.conversations.selectors.ConversationDetail``)."""
     traces: list[dict[str, Any]] = []
     several_systems = len(conversations) > 1
     for conversation in conversations:

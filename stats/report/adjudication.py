@@ -8,7 +8,7 @@
   count, or an imported mean); the report says how many replies of each question have one. The ratings
   themselves stay as they are, so agreement statistics still describe the raters.
 
-Pure Python: no Django here (import-linter contract); correlation/report_loading.py reads the decisions
+Pure Python: no Django here (import-linter contract); correlation/report/loading.py reads the decisions
 from the database (annotation.models.Adjudication) and calls :func:`adjudicated`.
 """
 

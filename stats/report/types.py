@@ -1,6 +1,6 @@
 """What a correlation report is computed from and with which choices: plain data, no Django.
 
-``correlation/report_loading.py`` fills :class:`ReportInputs` from the database in a fixed number of
+``correlation/report/loading.py`` fills :class:`ReportInputs` from the database in a fixed number of
 queries; ``stats/report/builder.py`` turns it into the report document. Keeping the two apart lets
 the benchmark and the tests time and check the statistics without a database, and makes the document a
 pure function of its inputs and :class:`ReportOptions`.

@@ -12,11 +12,11 @@ from django.apps import apps
 from django.core.files.uploadedfile import SimpleUploadedFile
 from rest_framework.test import APIClient
 
-from annotation.forms import StudyImportForm
 from annotation.importers import ImportFile, ImportProblem, ImportRejected
 from annotation.models import DialogContext, Response, System
 from annotation.services.imports import study_import
 from annotation.services.studies import study_create
+from annotation.study_data.forms import StudyImportForm
 
 FORMAT = "conversations-jsonl"
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "conversations.md"

@@ -21,7 +21,7 @@ from annotation.selectors.quality import (
 )
 from annotation.services.imports import study_import
 from annotation.services.studies import QuestionSpec, study_create
-from correlation.report_loading import study_human_scores
+from correlation.report.loading import study_human_scores
 from scoring.models import MetricScore
 from tests.correlation.builders import signature
 from tests.correlation.report_helpers import report_document

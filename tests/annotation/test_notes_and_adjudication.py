@@ -29,7 +29,7 @@ from annotation.services.adjudication import (
 from annotation.services.assignment import next_assignment
 from annotation.services.checks import check_mark, distractors_generate
 from annotation.services.notes import NoteInvalid, item_note_add
-from correlation.report_loading import study_human_scores
+from correlation.report.loading import study_human_scores
 from stats.report.adjudication import Adjudications, adjudicated
 from stats.report.types import QuestionInputs, ReportInputs, ResponseInfo
 from tests.annotation.work_builders import annotators, web_member, work_study

@@ -15,7 +15,7 @@ from django.http import StreamingHttpResponse
 from django.test import Client
 from django.utils import timezone
 
-from annotation.exports import PAIRWISE_COLUMNS
+from annotation.exports.files import PAIRWISE_COLUMNS
 from annotation.models import (
     Annotator,
     Assignment,

@@ -10,7 +10,7 @@ import pytest
 from django.test import Client
 
 from annotation.models import Question, Study
-from correlation.report_loading import report_inputs
+from correlation.report.loading import report_inputs
 from stats.report.builder import build_report
 from stats.report.types import ReportOptions
 
@@ -29,7 +29,7 @@ COMPUTE_FORM = re.compile(r'<form method="post" action="([^"]+)" id="report-comp
 
 def report_page(client: Client, url: str) -> Any:
     """The report page once its report is computed, as a person sees it: the page computes nothing while it
-    loads (correlation/report_cache.py), so this posts what its script posts (the compute form, a small
+    loads (correlation/report/cache.py), so this posts what its script posts (the compute form, a small
     study) and loads the page again."""
     page = client.get(url)
     found = COMPUTE_FORM.search(page.content.decode()) if page.status_code == 200 else None

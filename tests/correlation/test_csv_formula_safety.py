@@ -14,7 +14,7 @@ from django.test import Client
 from django.urls import reverse
 
 from annotation.models import Study
-from correlation.exports import CSV_COLUMNS
+from correlation.report.exports import CSV_COLUMNS
 from scoring.models import MetricScore
 from tests.correlation.builders import Item, add_items, signature
 from tests.correlation.report_helpers import report_document

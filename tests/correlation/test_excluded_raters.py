@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from correlation.report_loading import study_human_scores
+from correlation.report.loading import study_human_scores
 from tests.annotation.quality_builders import contrarian, rated_study, truth
 
 pytestmark = pytest.mark.django_db

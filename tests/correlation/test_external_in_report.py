@@ -12,7 +12,7 @@ import pytest
 from django.urls import reverse
 
 from annotation.models import Study
-from correlation.exports import correlation_rows_as_json, report_tables_csv
+from correlation.report.exports import correlation_rows_as_json, report_tables_csv
 from kernel.importing.problems import ImportFile
 from scoring.metrics import registry
 from scoring.metrics.spec import MetricSpec

@@ -259,8 +259,8 @@ def test_a_cached_page_costs_the_same_queries_for_a_bigger_study(client, scored_
 def test_a_new_code_version_recomputes_instead_of_serving_what_older_code_stored(
     client, scored_study, monkeypatch
 ) -> None:
-    from correlation import report_cache
     from correlation.models import ReportSnapshot
+    from correlation.report import cache as report_cache
 
     client.force_login(scored_study.owner)
     report_page(client, _report_url(scored_study))

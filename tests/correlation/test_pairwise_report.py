@@ -13,7 +13,7 @@ from django.test import Client
 from scipy import stats as scipy_stats
 
 from annotation.models import Annotator, PairwiseJudgment, Response
-from correlation.exports import report_tables_csv
+from correlation.report.exports import report_tables_csv
 from stats.figures.pairwise import pairwise_matrix_figure, pairwise_win_rate_chart
 from stats.figures.report import report_figures
 from stats.pairwise import (

@@ -8,7 +8,7 @@ from statistics import fmean
 import pytest
 from scipy import stats as scipy_stats
 
-from correlation.report_loading import report_inputs, study_human_scores
+from correlation.report.loading import report_inputs, study_human_scores
 from correlation.selectors import study_metric_values
 from stats.correlations import METRIC_CONSTANT, TOO_FEW_ITEMS
 from stats.report.metrics import FEWER_THAN_THREE_SYSTEMS

@@ -14,7 +14,7 @@ from sklearn.metrics import cohen_kappa_score
 from statsmodels.stats.inter_rater import fleiss_kappa
 
 from annotation.models import Annotator, Rating, System
-from correlation.report_loading import report_inputs
+from correlation.report.loading import report_inputs
 from scoring.models import MetricScore, MetricSignature
 from stats.report.builder import build_report
 from stats.report.types import ReportOptions

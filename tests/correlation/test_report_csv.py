@@ -1,4 +1,4 @@
-"""The report's tables as CSV (correlation/exports.py): every section of the report document, its columns
+"""The report's tables as CSV (correlation/report/exports.py): every section of the report document, its columns
 and values read back through ``csv.reader`` (numbers with every digit, None as an empty cell, intervals as
 two columns), and CSV formula injection neutralised in every table (OWASP's rule, kernel/csv_cells.py).
 Pure: hand-made documents, no database."""
@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from correlation.exports import (
+from correlation.report.exports import (
     CSV_COLUMNS,
     LEGACY_CSV_COLUMNS,
     agreement_annotators_as_csv,

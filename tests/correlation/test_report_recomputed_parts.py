@@ -8,7 +8,7 @@ import pytest
 from scipy import stats as scipy_stats
 
 from annotation.models import Annotator, DiversityJudgment, Rating, Reference, Response, System
-from correlation.report_loading import report_cost, report_inputs
+from correlation.report.loading import report_cost, report_inputs
 from scoring.metrics.registry import compute_metrics, compute_system_metric
 from scoring.metrics.system_specs import ContextOutputs
 from scoring.models import MetricScore, PerReferenceScore

@@ -1,7 +1,7 @@
 """Correlation reports through a real Redis broker and a real Celery worker process (no eager mode, no mocks).
 
 The inline limits are 0 here, so every report is too large for the request and goes to the worker
-(correlation/report_cache.py): the page shows "Computing the report…" or the previous report marked as
+(correlation/report/cache.py): the page shows "Computing the report…" or the previous report marked as
 updating, and status.json says when the worker is done. The reproducibility bundle is built by the same
 worker and checked by running its own recompute.py.
 """
@@ -31,7 +31,7 @@ from django.utils import timezone
 
 from annotation.models import Study
 from correlation.models import ReportBundle, ReportSnapshot, SnapshotStatus
-from correlation.report_cache import snapshot_key, study_version
+from correlation.report.cache import snapshot_key, study_version
 from stats.report.types import ReportOptions
 from tests.correlation.builders import Item, add_items, signature
 from tests.factories import QuestionFactory, StudyFactory

@@ -17,8 +17,8 @@ from pycocoevalcap.rouge.rouge import Rouge
 from sacrebleu.metrics import BLEU
 
 from annotation.models import Annotator, Rating, Response, Study
-from correlation.exports import correlation_rows_as_csv
-from correlation.report_cache import report_current
+from correlation.report.cache import report_current
+from correlation.report.exports import correlation_rows_as_csv
 from scoring.metrics import registry
 from scoring.models import MetricScore, MetricSignature, RunStatus, ScoringRun, SystemMetricScore
 from scoring.services import ScoringRequestError, scoring_run_create, scoring_run_execute

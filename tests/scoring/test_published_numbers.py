@@ -25,7 +25,7 @@ from annotation.importers import ImportFile
 from annotation.models import Study
 from annotation.services.imports import study_import
 from annotation.services.studies import study_create
-from correlation.report_cache import report_current
+from correlation.report.cache import report_current
 from scoring.models import RunStatus
 from scoring.services import scoring_run_create, scoring_run_execute
 from stats.report.types import ReportOptions

@@ -14,7 +14,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from annotation.exports import EXPORT_FORMATS, encoded
+from annotation.exports.files import EXPORT_FORMATS, encoded
 from annotation.models import Study
 from annotation.selectors.exports import EXPORT_KINDS, export_chunks
 from annotation.selectors.studies import StudyLookupError, study_by_name_or_id

@@ -9,8 +9,8 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from tqdm import tqdm
 
 from annotation.selectors.studies import StudyLookupError, study_by_name_or_id
-from correlation.exports import correlation_rows_as_csv
-from correlation.report_cache import report_current
+from correlation.report.cache import report_current
+from correlation.report.exports import correlation_rows_as_csv
 from correlation.selectors import study_question_by_name
 from stats.report.document import document_as_json, document_for_question
 from stats.report.types import OptionError, ReportOptions
@@ -68,8 +68,8 @@ class Command(BaseCommand):
 
             text = report_latex(document, study_name=study.name)
         if options["bundle"] is not None:
-            from correlation.bundle import report_bundle
-            from correlation.bundle_inputs import BundleStale
+            from correlation.bundle.archive import report_bundle
+            from correlation.bundle.inputs import BundleStale
 
             with tqdm(total=2, desc="bundle", disable=None, file=self.stderr._out) as bar:
 

@@ -20,7 +20,7 @@ from django.core.management.base import BaseCommand, CommandError
 from annotation.models import Study
 from annotation.selectors.studies import StudyLookupError, study_by_name_or_id
 from kernel.importing.problems import ImportFile, ImportRejected
-from scoring.external_scores_format import FORMATS
+from scoring.external.file_format import FORMATS
 from scoring.services.external_scores import external_scores_import
 
 

@@ -40,13 +40,13 @@ from scoring.torch_threads import (
     torch_threads_default,
     torch_threads_source,
 )
-from scoring.trained_model_figures import training_summary
 from scoring.trained_model_services import (
     TrainedModelError,
     TrainingRequest,
     trained_model_train,
     training_corpus_load,
 )
+from scoring.training.model_figures import training_summary
 
 
 class Command(BaseCommand):

@@ -13,8 +13,9 @@ An artifact is a folder:
 - ``hash.txt``: the content hash.
 
 The content hash is sha256 over ``"<file name> <sha256>"`` lines in the order config, vocabulary,
-vectors, the cells' weights in ``ALL_CELLS`` order, curve; weights are digested over their tensors
-(``ruber.artifact.state_dict_digest``) since torch.save writes a random id into its archive.
+vectors, the cells' weights in the order ``config.json`` lists them, curve; weights are digested over
+their tensors since torch.save writes a random id into its archive (the layout, the hash and the loading
+are MaUde's too: :mod:`scoring.metrics.artifacts`).
 
 The token vectors of BERT cells come from an encoder outside the folder, so loading checks that the
 encoder's content hash is the one recorded at training.
@@ -22,63 +23,52 @@ encoder's content hash is the one recorded at training.
 
 from __future__ import annotations
 
-import hashlib
-import json
-import threading
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Generic, TypeVar
+from typing import Any
 
 import numpy as np
 
+from scoring.metrics.artifacts import (
+    CELLS_FOLDER,
+    ArtifactError,
+    EncoderMismatchError,
+    LoadedModel,
+    ModelCache,
+    TrainedArtifact,
+    VerifiedArtifact,
+    artifact_description,
+    cell_weights_file,
+    cells_artifact_hash,
+    checked_artifact_encoder,
+    loaded_weights,
+    model_device,
+    verified_artifact,
+)
 from scoring.metrics.bert_ruber.cells import BERT, DEFAULT_CELL, parse_cell
 from scoring.metrics.bert_ruber.features import SentenceTable, encoder_table, word2vec_table
 from scoring.metrics.contextual_encoder import DeviceSettings, TokenEncoder, device_settings
-from scoring.metrics.ruber.artifact import (  # the file names RUBER's artifacts use, shared
-    CONFIG_FILE,
-    CURVE_FILE,
-    HASH_FILE,
-    VECTORS_FILE,
-    VOCABULARY_FILE,
-    ArtifactError,
-    state_dict_digest,
-)
-from scoring.metrics.word_vectors import WordVectors
 
-CELLS_FOLDER = "cells"
-ModelT = TypeVar("ModelT")
+__all__ = [
+    "CELLS_FOLDER",
+    "BertRuberArtifact",
+    "BertRuberArtifactError",
+    "BertRuberModel",
+    "EncoderMismatchError",
+    "bert_ruber_artifact_hash",
+    "cell_weights_file",
+    "clear_bert_ruber_cache",
+    "load_bert_ruber",
+    "read_bert_ruber_artifact",
+]
 
 
 class BertRuberArtifactError(ArtifactError):
     """A BERT-RUBER artifact folder that is incomplete or whose files do not match its hash."""
 
 
-class EncoderMismatchError(BertRuberArtifactError):
-    """The encoder given for an artifact's BERT cells is not the one its scorers were trained on."""
-
-
-@dataclass(frozen=True)
-class BertRuberArtifact:
-    path: Path
-    content_hash: str
-    config: dict[str, Any]
-    curve: dict[str, list[dict[str, float]]]
-
-
-def cell_weights_file(cell: str) -> str:
-    """The weights file of ``cell``, relative to the artifact folder (e.g. ``cells/bert-max-ce.pt``)."""
-    return f"{CELLS_FOLDER}/{cell}.pt"
-
-
-def hashed_files(cells: Sequence[str]) -> tuple[str, ...]:
-    return (
-        CONFIG_FILE,
-        VOCABULARY_FILE,
-        VECTORS_FILE,
-        *(cell_weights_file(cell) for cell in cells),
-        CURVE_FILE,
-    )
+class BertRuberArtifact(TrainedArtifact[dict[str, list[dict[str, float]]]]):
+    """A trained BERT-RUBER folder: path, content hash, config, and the curve of each cell."""
 
 
 def bert_ruber_artifact_hash(path: Path) -> str:
@@ -86,109 +76,28 @@ def bert_ruber_artifact_hash(path: Path) -> str:
     return cells_artifact_hash(path, kind="BERT-RUBER", error=BertRuberArtifactError)
 
 
-def cells_artifact_hash(path: Path, *, kind: str, error: type[ArtifactError]) -> str:
-    """The content hash of an artifact folder laid out as BERT-RUBER's: ``config.json`` listing its
-    ``cells``, word2vec, one weights file per cell under ``cells/``, the curve (MaUde's artifacts share
-    it). ``kind`` names the artifact in errors, raised as ``error``."""
-    import torch
-
-    path = Path(path)
-    if not (path / CONFIG_FILE).is_file():
-        raise error(f"{path}: not a {kind} artifact, missing {CONFIG_FILE}")
-    cells = _read_json(path / CONFIG_FILE).get("cells")
-    if not isinstance(cells, list) or not cells:
-        raise error(f"{path}: {CONFIG_FILE} lists no trained cell")
-    names = hashed_files(cells)
-    missing = [name for name in names if not (path / name).is_file()]
-    if missing:
-        raise error(f"{path}: not a complete {kind} artifact, missing {', '.join(missing)}")
-    lines = []
-    for name in names:
-        if name.startswith(f"{CELLS_FOLDER}/"):
-            digest = state_dict_digest(torch.load(path / name, map_location="cpu", weights_only=True))
-        else:
-            digest = hashlib.sha256((path / name).read_bytes()).hexdigest()
-        lines.append(f"{name} {digest}\n")
-    return hashlib.sha256("".join(lines).encode()).hexdigest()
-
-
-def verified_cells_artifact(
-    path: Path, *, kind: str, error: type[ArtifactError], vectors_name: str
-) -> tuple[str, dict[str, Any], WordVectors]:
-    """(content hash, config, word2vec) of a cells-layout artifact, after re-hashing its files and checking
-    them against ``hash.txt`` (BERT-RUBER's and MaUde's loaders share it)."""
-    content_hash = cells_artifact_hash(path, kind=kind, error=error)
-    recorded = (path / HASH_FILE).read_text(encoding="utf-8").strip() if (path / HASH_FILE).is_file() else ""
-    if recorded != content_hash:
-        raise error(
-            f"{path}: files do not match {HASH_FILE} ({recorded[:12] or 'none'} != {content_hash[:12]})"
-        )
-    words = _read_json(path / VOCABULARY_FILE)
-    vectors = WordVectors(
-        {word: row for row, word in enumerate(words)},
-        np.load(path / VECTORS_FILE),
-        name=f"{vectors_name}:{content_hash[:12]}",
-    )
-    return content_hash, _read_json(path / CONFIG_FILE), vectors
-
-
-class ModelCache(Generic[ModelT]):
-    """Loaded models per (resolved path, device, encoder object), loaded once per process.
-
-    Keyed by the encoder's identity: the cached model keeps the encoder alive, so its id is not reused.
-    """
-
-    def __init__(self, load: Callable[[Path, str | None, TokenEncoder | None], ModelT]) -> None:
-        self._load = load
-        self._models: dict[tuple[str, str | None, int | None], ModelT] = {}
-        self._lock = threading.Lock()
-
-    def get(self, path: Path | str, device: str | None, encoder: TokenEncoder | None) -> ModelT:
-        key = (str(Path(path).resolve()), device, None if encoder is None else id(encoder))
-        with self._lock:
-            model = self._models.get(key)
-            if model is None:
-                model = self._models[key] = self._load(Path(key[0]), device, encoder)
-        return model
-
-    def clear(self) -> None:
-        with self._lock:
-            self._models.clear()
-
-
-class BertRuberModel:
+class BertRuberModel(LoadedModel):
     """A loaded BERT-RUBER artifact: the unreferenced score of any trained cell, for raw text."""
 
     def __init__(
         self,
-        *,
         path: Path,
-        config: dict[str, Any],
-        vectors: WordVectors,
+        verified: VerifiedArtifact,
+        device: Any,
+        *,
         heads: dict[str, Any],
         encoder: TokenEncoder | None,
-        device: Any,
-        content_hash: str,
     ) -> None:
-        self.path = path
-        self.config = config
-        self.vectors = vectors
+        super().__init__(path, verified, device)
         self.heads = heads
         self.encoder = encoder
-        self.device = device
-        self.content_hash = content_hash
-        self.cells: tuple[str, ...] = tuple(config["cells"])
-        self.language: str = str(config.get("language", "en"))
-        self.max_length = int(config["max_length"])
+        self.cells: tuple[str, ...] = tuple(self.config["cells"])
+        self.max_length = int(self.config["max_length"])
 
     @property
     def settings(self) -> DeviceSettings:
         """Batch size and autocast of the scorer heads on :attr:`device` (``device_settings``)."""
         return device_settings(str(self.device))
-
-    @property
-    def artifact_hash(self) -> str:
-        return self.content_hash
 
     def unreferenced(
         self, queries: Sequence[str], replies: Sequence[str], *, cell: str = DEFAULT_CELL
@@ -251,24 +160,20 @@ def clear_bert_ruber_cache() -> None:
 
 def read_bert_ruber_artifact(path: Path | str) -> BertRuberArtifact:
     """The description of a saved artifact (config, curve, recorded hash), without loading weights."""
-    path = Path(path)
-    return BertRuberArtifact(
-        path=path,
-        content_hash=(path / HASH_FILE).read_text(encoding="utf-8").strip(),
-        config=_read_json(path / CONFIG_FILE),
-        curve=_read_json(path / CURVE_FILE),
-    )
+    return artifact_description(path, BertRuberArtifact)
 
 
 def _load_uncached(path: Path, device_name: str | None, encoder: TokenEncoder | None) -> BertRuberModel:
-    import torch
-
     from scoring.metrics.bert_ruber.heads import UnreferencedHead
 
-    content_hash, config, vectors = verified_cells_artifact(
-        path, kind="BERT-RUBER", error=BertRuberArtifactError, vectors_name="bert-ruber-word2vec"
+    verified = verified_artifact(
+        path,
+        content_hash=bert_ruber_artifact_hash,
+        error=BertRuberArtifactError,
+        vectors_name="bert-ruber-word2vec",
     )
-    device = torch.device(device_name or ("cuda" if torch.cuda.is_available() else "cpu"))
+    config = verified.config
+    device = model_device(device_name)
     cells = [parse_cell(name) for name in config["cells"]]
     if any(cell.embedding == BERT for cell in cells):
         encoder = checked_artifact_encoder(path, config.get("encoder") or {}, encoder, device_name)
@@ -276,50 +181,15 @@ def _load_uncached(path: Path, device_name: str | None, encoder: TokenEncoder | 
     for cell in cells:
         head = UnreferencedHead(
             cell,
-            input_dim=int(config["encoder"]["dimension"]) if cell.embedding == BERT else vectors.dimension,
+            input_dim=int(config["encoder"]["dimension"])
+            if cell.embedding == BERT
+            else verified.vectors.dimension,
             rnn_hidden=int(config["rnn_hidden"]),
             rnn_layers=int(config["rnn_layers"]),
             mlp_hidden=[int(size) for size in config["mlp_hidden"]],
         )
-        state = torch.load(path / cell_weights_file(cell.name), map_location="cpu", weights_only=True)
-        head.load_state_dict(state)
-        heads[cell.name] = head.to(device).eval()
-    return BertRuberModel(
-        path=path,
-        config=config,
-        vectors=vectors,
-        heads=heads,
-        encoder=encoder,
-        device=device,
-        content_hash=content_hash,
-    )
-
-
-def checked_artifact_encoder(
-    path: Path, recorded: dict[str, Any], encoder: TokenEncoder | None, device_name: str | None
-) -> TokenEncoder:
-    """``encoder`` (else all-MiniLM-L6-v2), checked to be the encoder ``recorded`` at training: the
-    artifact's scorers over encoder vectors (BERT-RUBER's BERT cells, MaUde) mean nothing over another."""
-    from scoring.metrics.contextual_encoder import MINILM_NAME, minilm_encoder
-
-    if encoder is None:
-        if recorded.get("name") != MINILM_NAME:
-            raise EncoderMismatchError(
-                f"{path}: its scorers were trained on the encoder {recorded.get('name')!r}; pass that "
-                f"encoder when loading it (only {MINILM_NAME} is loaded by default)"
-            )
-        encoder = minilm_encoder(device=device_name)
-    if encoder.content_hash != recorded.get("content_hash"):
-        raise EncoderMismatchError(
-            f"{path}: its scorers were trained on encoder {recorded.get('name')!r} with content hash "
-            f"{recorded.get('content_hash')}, but the encoder given, {encoder.name!r}, has content hash "
-            f"{encoder.content_hash}; scores would not be those of the trained model"
-        )
-    return encoder
-
-
-def _read_json(path: Path) -> Any:
-    return json.loads(path.read_text(encoding="utf-8"))
+        heads[cell.name] = loaded_weights(head, path / cell_weights_file(cell.name), device)
+    return BertRuberModel(path, verified, device, heads=heads, encoder=encoder)
 
 
 _CACHE: ModelCache[BertRuberModel] = ModelCache(_load_uncached)

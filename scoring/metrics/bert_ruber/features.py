@@ -26,6 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
+from scoring.metrics.bert_ruber.cells import Cell
 from scoring.metrics.contextual_encoder import TokenEncoder
 from scoring.metrics.tokenize import tokenize
 from scoring.metrics.word_vectors import WordVectors
@@ -49,6 +50,30 @@ class SentenceTable:
 
     def __len__(self) -> int:
         return len(self.lengths)
+
+
+def input_statistics(
+    table: SentenceTable, cell: Cell, rows: NDArray[np.int64]
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Per-dimension mean and standard deviation of the cell's inputs over the texts ``rows``: pooled
+    vectors, or every token vector (summed in chunks: the token array can hold millions of rows)."""
+    if cell.pooled:
+        values = table.pooled[cell.representation][rows].astype(np.float64)
+        return values.mean(axis=0), values.std(axis=0)
+    assert table.tokens is not None
+    total = np.zeros(table.dimension)
+    squares = np.zeros(table.dimension)
+    count = 0
+    for start in range(0, len(rows), 4096):
+        chunk = rows[start : start + 4096]
+        starts, lengths = table.offsets[chunk], table.lengths[chunk]
+        gathered = np.concatenate([np.arange(s, s + n) for s, n in zip(starts, lengths, strict=True)])
+        values = table.tokens[gathered].astype(np.float64)
+        total += values.sum(axis=0)
+        squares += (values**2).sum(axis=0)
+        count += len(values)
+    mean = total / count
+    return mean, np.sqrt(np.maximum(squares / count - mean**2, 0.0))
 
 
 def word2vec_table(

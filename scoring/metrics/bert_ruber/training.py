@@ -34,6 +34,11 @@ large batches, Adam is the fused CUDA kernel, and the epoch's loss is summed on 
 read once per epoch rather than once per step); the heads, losses and optimiser stay float32. On the
 CPU every step is computed as before, and artifacts are bit-identical to those of earlier versions.
 
+The loop over epochs, batches, validation, early stopping and reports is MaUde's too
+(:mod:`scoring.metrics.training_loop`); what is BERT-RUBER's own is passed in (:class:`_CellScorer`: the
+batches, the in-batch negatives and the two objectives), as are the monitored figure (validation ranking
+accuracy), the plateau decay and the fused Adam kernel on CUDA.
+
 ``on_progress`` (:mod:`scoring.metrics.training_progress`) hears of word2vec's epochs, the encoding of the
 utterances, each batch (the running loss every ``PROGRESS_EVERY`` batches) and each epoch of each cell;
 raising ``TrainingCancelled`` from it stops the training.
@@ -42,7 +47,6 @@ raising ``TrainingCancelled`` from it stops the training.
 from __future__ import annotations
 
 import dataclasses
-import random
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -52,30 +56,32 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import NDArray
 
-from scoring.metrics.bert_ruber.artifact import (
-    CELLS_FOLDER,
-    HASH_FILE,
-    BertRuberArtifact,
-    bert_ruber_artifact_hash,
-    cell_weights_file,
-)
+from scoring.metrics.artifacts import CELLS_FOLDER, encoder_record, model_device
+from scoring.metrics.bert_ruber.artifact import BertRuberArtifact, bert_ruber_artifact_hash
 from scoring.metrics.bert_ruber.cells import ALL_CELLS, BERT, RANKING, WORD2VEC, Cell, parse_cells
-from scoring.metrics.bert_ruber.features import SentenceTable, encoder_table, word2vec_table
+from scoring.metrics.bert_ruber.features import (
+    SentenceTable,
+    encoder_table,
+    input_statistics,
+    word2vec_table,
+)
 from scoring.metrics.contextual_encoder import TokenEncoder, device_settings
-from scoring.metrics.ruber.artifact import write_shared_files
 from scoring.metrics.ruber.corpus import CorpusError, QueryReplyPair, training_provenance, utterances
 from scoring.metrics.ruber.ranking import negative_indices
 from scoring.metrics.ruber.word2vec import Word2VecConfig, train_word2vec
 from scoring.metrics.tokenize import tokenize, tokenizer_name
-from scoring.metrics.training_progress import (
-    BATCH_STAGE,
-    ENCODING_STAGE,
-    EPOCH_STAGE,
-    ProgressCallback,
-    TrainingReport,
-    report_progress,
-    word2vec_progress,
+from scoring.metrics.training_loop import (
+    BEST_ACCURACY,
+    LoopSettings,
+    Plateau,
+    Validation,
+    save_cells_artifact,
+    seconds_since,
+    seed_generators,
+    train_cells,
+    training_threads,
 )
+from scoring.metrics.training_progress import ProgressCallback, encoding_progress, word2vec_progress
 
 if TYPE_CHECKING:
     import torch
@@ -84,7 +90,7 @@ if TYPE_CHECKING:
 
 ARTIFACT_FORMAT = 1
 BUCKET_WINDOW = 50  # batches per length-sorted window of the RNN cells
-PROGRESS_EVERY = 20  # batches between updates of the progress bar's running loss (each reads the GPU)
+PROGRESS_EVERY = 20  # batches between reads of the running loss for the progress reports (each reads the GPU)
 
 
 @dataclass(frozen=True)
@@ -124,12 +130,7 @@ def train_bert_ruber(
     """Train word2vec and ``config.cells`` on ``pairs``, stop early on ``validation_pairs``, save to
     ``output_dir``. BERT cells use ``encoder`` (default all-MiniLM-L6-v2, English only). ``on_progress``
     gets the reports of :mod:`scoring.metrics.training_progress` (and may raise to stop)."""
-    import torch
-
-    threads = torch.get_num_threads()
-    if config.torch_threads is not None:
-        torch.set_num_threads(config.torch_threads)
-    try:
+    with training_threads(config.torch_threads):
         return _train(
             pairs,
             validation_pairs,
@@ -139,8 +140,6 @@ def train_bert_ruber(
             progress=progress,
             on_progress=on_progress,
         )
-    finally:
-        torch.set_num_threads(threads)
 
 
 def _train(
@@ -153,9 +152,6 @@ def _train(
     progress: bool,
     on_progress: ProgressCallback | None = None,
 ) -> BertRuberArtifact:
-    import torch
-    from tqdm import tqdm
-
     cells = parse_cells(config.cells)
     if len(pairs) < 2:
         raise CorpusError(f"{len(pairs)} training pairs; training needs at least 2")
@@ -167,9 +163,8 @@ def _train(
     output_dir = Path(output_dir)
     (output_dir / CELLS_FOLDER).mkdir(parents=True, exist_ok=True)
     timings: dict[str, Any] = {}
-    random.seed(config.seed)
-    np.random.seed(config.seed)
-    device = torch.device(config.device or ("cuda" if torch.cuda.is_available() else "cpu"))
+    seed_generators(config.seed)
+    device = model_device(config.device)
 
     started = time.perf_counter()
     sentences = [tokenize(text, config.language) for text in utterances(pairs)]
@@ -183,17 +178,20 @@ def _train(
         raise CorpusError(
             f"no word occurs {config.word2vec.min_count} times in the corpus; word2vec is empty"
         )
-    timings["word2vec_seconds"] = _since(started)
+    timings["word2vec_seconds"] = seconds_since(started)
 
     texts = list(
         dict.fromkeys(text for pair in (*pairs, *validation_pairs) for text in (pair.query, pair.reply))
     )
     row = {text: index for index, text in enumerate(texts)}
-    train_q = np.array([row[pair.query] for pair in pairs], dtype=np.int64)
-    train_r = np.array([row[pair.reply] for pair in pairs], dtype=np.int64)
-    valid_q = np.array([row[pair.query] for pair in validation_pairs], dtype=np.int64)
     valid_r = np.array([row[pair.reply] for pair in validation_pairs], dtype=np.int64)
-    valid_n = valid_r[negative_indices(len(validation_pairs), seed=config.seed)]
+    rows = _PairRows(
+        train_q=np.array([row[pair.query] for pair in pairs], dtype=np.int64),
+        train_r=np.array([row[pair.reply] for pair in pairs], dtype=np.int64),
+        valid_q=np.array([row[pair.query] for pair in validation_pairs], dtype=np.int64),
+        valid_r=valid_r,
+        valid_n=valid_r[negative_indices(len(validation_pairs), seed=config.seed)],
+    )
     timings["distinct_texts"] = len(texts)
 
     tables: dict[str, SentenceTable] = {}
@@ -213,195 +211,147 @@ def _train(
             )
         else:
             assert encoder is not None
-            bar = tqdm(total=len(texts), desc="encoding utterances", unit="text", disable=not progress)
-            encoded = 0
-
-            def encoded_chunk(count: int, bar: Any = bar) -> None:
-                nonlocal encoded
-                encoded += count
-                bar.update(count)
-                report_progress(
-                    on_progress,
-                    TrainingReport(
-                        ENCODING_STAGE,
-                        epochs=config.epochs,
-                        step=encoded,
-                        steps=len(texts),
-                        cells=len(cells),
-                    ),
-                )
-
-            tables[embedding] = encoder_table(
-                texts, encoder, max_length=config.max_length, with_tokens=with_tokens, on_chunk=encoded_chunk
-            )
-            bar.close()
-        timings[f"{embedding}_inputs_seconds"] = _since(stage)
-
-    curves: dict[str, list[dict[str, float]]] = {}
-    results: dict[str, dict[str, float]] = {}
-    timings["cells"] = {}
-    for cell_index, cell in enumerate(cells, start=1):
-        stage = time.perf_counter()
-
-        def cell_progress(report: TrainingReport, index: int = cell_index) -> None:
-            report_progress(
+            with encoding_progress(
                 on_progress,
-                dataclasses.replace(report, cell_index=index, cells=len(cells)),
-            )
+                texts=len(texts),
+                epochs=config.epochs,
+                cells=len(cells),
+                desc="encoding utterances",
+                progress=progress,
+            ) as encoded_chunk:
+                tables[embedding] = encoder_table(
+                    texts,
+                    encoder,
+                    max_length=config.max_length,
+                    with_tokens=with_tokens,
+                    on_chunk=encoded_chunk,
+                )
+        timings[f"{embedding}_inputs_seconds"] = seconds_since(stage)
 
-        state, curve, epoch_seconds = _train_cell(
-            cell,
-            tables[cell.embedding],
-            (train_q, train_r),
-            (valid_q, valid_r, valid_n),
-            config=config,
-            device=device,
-            progress=progress,
-            on_progress=cell_progress if on_progress is not None else None,
-        )
-        torch.save(state, output_dir / cell_weights_file(cell.name))
-        best = max(curve, key=lambda epoch_row: epoch_row["validation_accuracy"])
-        curves[cell.name] = curve
-        results[cell.name] = {"best_epoch": best["epoch"], "validation_accuracy": best["validation_accuracy"]}
-        timings["cells"][cell.name] = {"epoch_seconds": epoch_seconds, "total_seconds": _since(stage)}
-    timings["total_seconds"] = _since(started)
-    timings["device"] = str(device)
-    timings["torch_threads"] = torch.get_num_threads()
+    by_name = {cell.name: cell for cell in cells}
 
+    def build(name: str, generator: torch.Generator) -> _CellScorer:
+        cell = by_name[name]
+        return _CellScorer(cell, tables[cell.embedding], rows, config, device, generator)
+
+    trained = train_cells(
+        [cell.name for cell in cells],
+        build,
+        settings=LoopSettings(
+            epochs=config.epochs,
+            patience=config.patience,
+            seed=config.seed,
+            learning_rate=config.learning_rate,
+            monitor=BEST_ACCURACY,
+            plateau=Plateau(factor=config.lr_decay, patience=config.lr_patience),
+            fused_on_cuda=True,
+            loss_every=PROGRESS_EVERY,
+        ),
+        result_columns=("validation_accuracy",),
+        device=device,
+        output_dir=output_dir,
+        progress=progress,
+        on_progress=on_progress,
+    )
+    timings["cells"] = trained.timings
+    timings["total_seconds"] = seconds_since(started)
     settings = _config_json(
         config, cells, pairs, validation_pairs, vectors_size=len(vectors), encoder=encoder
     )
-    settings["results"] = results
-    write_shared_files(output_dir, config=settings, vectors=vectors, curve=curves, timings=timings)
-    content_hash = bert_ruber_artifact_hash(output_dir)
-    (output_dir / HASH_FILE).write_text(content_hash + "\n", encoding="utf-8")
-    return BertRuberArtifact(path=output_dir, content_hash=content_hash, config=settings, curve=curves)
-
-
-def _train_cell(
-    cell: Cell,
-    table: SentenceTable,
-    train: tuple[NDArray[np.int64], NDArray[np.int64]],
-    validation: tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]],
-    *,
-    config: BertRuberConfig,
-    device: torch.device,
-    progress: bool,
-    on_progress: ProgressCallback | None = None,
-) -> tuple[dict[str, Any], list[dict[str, float]], list[float]]:
-    """(best epoch's state dict, curve rows, seconds per epoch) of one cell."""
-    import torch
-    from tqdm import tqdm
-
-    from scoring.metrics.bert_ruber.heads import UnreferencedHead, score_rows, sentence_inputs
-
-    torch.manual_seed(config.seed)
-    generator = torch.Generator().manual_seed(config.seed)
-    head = UnreferencedHead(
-        cell,
-        input_dim=table.dimension,
-        rnn_hidden=config.rnn_hidden,
-        rnn_layers=config.rnn_layers,
-        mlp_hidden=config.mlp_hidden,
+    return save_cells_artifact(
+        output_dir,
+        BertRuberArtifact,
+        config=settings,
+        vectors=vectors,
+        cells=trained,
+        timings=timings,
+        device=device,
+        content_hash=bert_ruber_artifact_hash,
     )
-    head.set_input_statistics(*input_statistics(table, cell, np.unique(np.concatenate(train))))
-    head.to(device)
-    settings = device_settings(str(device))
-    # the fused kernel does Adam's update of every parameter in one launch; the CPU keeps its default
-    fused: dict[str, Any] = {"fused": True} if settings.is_cuda else {}
-    optimiser = torch.optim.Adam(head.parameters(), lr=config.learning_rate, **fused)
-    scheduler = torch.optim.lr_scheduler.ReduceLROnPlateau(
-        optimiser, mode="max", factor=config.lr_decay, patience=config.lr_patience
-    )
-    train_q, train_r = train
-    valid_q, valid_r, valid_n = validation
-    curve: list[dict[str, float]] = []
-    epoch_seconds: list[float] = []
-    best_accuracy, best_state, stale = -1.0, {}, 0
-    for epoch in range(1, config.epochs + 1):
-        epoch_started = time.perf_counter()
-        head.train()
-        batches = _epoch_batches(cell, table, train_q, train_r, config.batch_size, generator)
-        # sum of loss x batch size, in float64 on the device: the same IEEE operations as summing
-        # float(loss.item()) * size in Python, without waiting for the GPU at every step
-        summed = torch.zeros((), dtype=torch.float64, device=device)
-        count = 0
-        bar = tqdm(batches, desc=f"{cell.name} epoch {epoch}", disable=not progress, leave=False)
-        for step, batch in enumerate(bar, start=1):
-            size = len(batch)
-            query = head.encode_query(sentence_inputs(table, train_q[batch], cell, device))
-            reply = head.encode_reply(sentence_inputs(table, train_r[batch], cell, device))
-            # r-: another pair's reply of the same batch (offset 1..size-1, so never the pair's own)
-            negatives = (torch.arange(size) + torch.randint(1, size, (size,), generator=generator)) % size
-            loss = _loss(head, query, reply, reply[negatives.to(device)], config.margin)
-            optimiser.zero_grad()
-            loss.backward()
-            optimiser.step()
-            summed += loss.detach().double() * size
-            count += size
-            read_loss = step % PROGRESS_EVERY == 0 or step == len(batches)
-            if progress and read_loss:
-                bar.set_postfix(loss=f"{float(summed) / count:.4f}")
-            if on_progress is not None:
-                report_progress(
-                    on_progress,
-                    TrainingReport(
-                        BATCH_STAGE,
-                        epoch=epoch,
-                        epochs=config.epochs,
-                        step=step,
-                        steps=len(batches),
-                        # reading the sum waits for the device: only every PROGRESS_EVERY batches
-                        loss=float(summed) / count if read_loss else None,
-                        cell=cell.name,
-                    ),
-                )
-        bar.close()
-        total = float(summed)
-        true_scores = np.array(
-            score_rows(head, table, valid_q, valid_r, device=device, batch_size=settings.scorer_batch_size)
+
+
+@dataclass(frozen=True)
+class _PairRows:
+    """Text rows of the training pairs, and of the validation pairs with their fixed negatives."""
+
+    train_q: NDArray[np.int64]
+    train_r: NDArray[np.int64]
+    valid_q: NDArray[np.int64]
+    valid_r: NDArray[np.int64]
+    valid_n: NDArray[np.int64]
+
+
+@dataclass(eq=False)
+class _CellScorer:
+    """One cell for the shared loop: its head over the frozen inputs, the epoch's batches, in-batch
+    negatives, and the ranking or cross-entropy objective (module docstring, steps 3-4)."""
+
+    cell: Cell
+    table: SentenceTable
+    rows: _PairRows
+    config: BertRuberConfig
+    device: torch.device
+    generator: torch.Generator
+    module: UnreferencedHead = field(init=False)
+
+    def __post_init__(self) -> None:
+        from scoring.metrics.bert_ruber.heads import UnreferencedHead
+
+        self.module = UnreferencedHead(
+            self.cell,
+            input_dim=self.table.dimension,
+            rnn_hidden=self.config.rnn_hidden,
+            rnn_layers=self.config.rnn_layers,
+            mlp_hidden=self.config.mlp_hidden,
         )
-        false_scores = np.array(
-            score_rows(head, table, valid_q, valid_n, device=device, batch_size=settings.scorer_batch_size)
+        texts = np.unique(np.concatenate((self.rows.train_q, self.rows.train_r)))
+        self.module.set_input_statistics(*input_statistics(self.table, self.cell, texts))
+        self.module.to(self.device)
+
+    def epoch_batches(self) -> list[NDArray[np.int64]]:
+        return _epoch_batches(
+            self.cell,
+            self.table,
+            self.rows.train_q,
+            self.rows.train_r,
+            self.config.batch_size,
+            self.generator,
         )
-        accuracy = float(np.mean(true_scores > false_scores))  # ties count as failures
-        curve.append(
-            {
-                "epoch": epoch,
-                "train_loss": round(total / count, 6),
-                "validation_accuracy": round(accuracy, 6),
-                "validation_loss": round(_validation_loss(cell, true_scores, false_scores, config.margin), 6),
-                "learning_rate": optimiser.param_groups[0]["lr"],
-            }
+
+    def batch_loss(self, batch: NDArray[np.int64]) -> tuple[torch.Tensor, int]:
+        import torch
+
+        from scoring.metrics.bert_ruber.heads import sentence_inputs
+
+        size = len(batch)
+        query = self.module.encode_query(
+            sentence_inputs(self.table, self.rows.train_q[batch], self.cell, self.device)
         )
-        epoch_seconds.append(_since(epoch_started))
-        report_progress(
-            on_progress,
-            TrainingReport(
-                EPOCH_STAGE,
-                epoch=epoch,
-                epochs=config.epochs,
-                step=len(batches),
-                steps=len(batches),
-                loss=curve[-1]["train_loss"],
-                validation_accuracy=accuracy,
-                validation_loss=curve[-1]["validation_loss"],
-                cell=cell.name,
-            ),
+        reply = self.module.encode_reply(
+            sentence_inputs(self.table, self.rows.train_r[batch], self.cell, self.device)
         )
-        if progress:
-            tqdm.write(
-                f"{cell.name} epoch {epoch}: train loss {total / count:.4f}, validation accuracy {accuracy:.4f}"
+        # r-: another pair's reply of the same batch (offset 1..size-1, so never the pair's own)
+        negatives = (torch.arange(size) + torch.randint(1, size, (size,), generator=self.generator)) % size
+        return _loss(self.module, query, reply, reply[negatives.to(self.device)], self.config.margin), size
+
+    def validate(self) -> Validation:
+        from scoring.metrics.bert_ruber.heads import score_rows
+
+        def scores(replies: NDArray[np.int64]) -> NDArray[np.float64]:
+            batch_size = device_settings(str(self.device)).scorer_batch_size
+            found = score_rows(
+                self.module, self.table, self.rows.valid_q, replies, device=self.device, batch_size=batch_size
             )
-        scheduler.step(accuracy)
-        if accuracy > best_accuracy:
-            best_accuracy, stale = accuracy, 0
-            best_state = {name: tensor.detach().cpu().clone() for name, tensor in head.state_dict().items()}
-        else:
-            stale += 1
-            if stale >= config.patience:
-                break
-    return best_state, curve, epoch_seconds
+            return np.array(found)
+
+        true_scores, false_scores = scores(self.rows.valid_r), scores(self.rows.valid_n)
+        accuracy = float(np.mean(true_scores > false_scores))  # ties count as failures
+        loss = _validation_loss(self.cell, true_scores, false_scores, self.config.margin)
+        return Validation(
+            accuracy=accuracy,
+            loss=loss,
+            columns={"validation_accuracy": round(accuracy, 6), "validation_loss": round(loss, 6)},
+        )
 
 
 def _loss(
@@ -430,30 +380,6 @@ def _validation_loss(
     true_part = -np.log(np.clip(true_scores, tiny, 1.0))
     false_part = -np.log(np.clip(1.0 - false_scores, tiny, 1.0))
     return float(np.mean(np.concatenate([true_part, false_part])))
-
-
-def input_statistics(
-    table: SentenceTable, cell: Cell, rows: NDArray[np.int64]
-) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    """Per-dimension mean and standard deviation of the cell's inputs over the texts ``rows``: pooled
-    vectors, or every token vector (summed in chunks: the token array can hold millions of rows)."""
-    if cell.pooled:
-        values = table.pooled[cell.representation][rows].astype(np.float64)
-        return values.mean(axis=0), values.std(axis=0)
-    assert table.tokens is not None
-    total = np.zeros(table.dimension)
-    squares = np.zeros(table.dimension)
-    count = 0
-    for start in range(0, len(rows), 4096):
-        chunk = rows[start : start + 4096]
-        starts, lengths = table.offsets[chunk], table.lengths[chunk]
-        gathered = np.concatenate([np.arange(s, s + n) for s, n in zip(starts, lengths, strict=True)])
-        values = table.tokens[gathered].astype(np.float64)
-        total += values.sum(axis=0)
-        squares += (values**2).sum(axis=0)
-        count += len(values)
-    mean = total / count
-    return mean, np.sqrt(np.maximum(squares / count - mean**2, 0.0))
 
 
 def _epoch_batches(
@@ -532,19 +458,8 @@ def _config_json(
             "embeddings": "frozen (word2vec and encoder token vectors are inputs, not trained)",
             "tokenizer": tokenizer_name(config.language),
             "vocabulary_size": vectors_size,
-            "encoder": None
-            if encoder is None
-            else {
-                "name": encoder.name,
-                "content_hash": encoder.content_hash,
-                "dimension": encoder.dimension,
-                "language": encoder.language,
-            },
+            "encoder": encoder_record(encoder),
             **training_provenance(config.corpus_description, pairs, validation_pairs),
         }
     )
     return settings
-
-
-def _since(started: float) -> float:
-    return round(time.perf_counter() - started, 3)

@@ -5,35 +5,35 @@ The folder is laid out as BERT-RUBER's (``bert_ruber.artifact``), one weights fi
 corpus fingerprints, per-variant best epoch and validation loss/accuracy, library versions),
 ``vocabulary.json`` + ``word2vec.npy`` (the corpus's word2vec, read by the InferSent and RUBER baselines),
 ``cells/<variant>.pt``, ``training_curve.json``, ``timings.json`` (not hashed) and ``hash.txt``; the
-content hash is :func:`~scoring.metrics.bert_ruber.artifact.cells_artifact_hash`'s.
+content hash is :func:`~scoring.metrics.artifacts.cells_artifact_hash`'s, and loading is BERT-RUBER's
+(:mod:`scoring.metrics.artifacts`).
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from scoring.metrics.bert_ruber.artifact import (
+from scoring.metrics.artifacts import (
+    HASH_FILE,
+    ArtifactError,
+    LoadedModel,
     ModelCache,
+    TrainedArtifact,
+    VerifiedArtifact,
+    artifact_description,
     cell_weights_file,
     cells_artifact_hash,
     checked_artifact_encoder,
-    verified_cells_artifact,
+    loaded_weights,
+    model_device,
+    verified_artifact,
 )
 from scoring.metrics.contextual_encoder import TokenEncoder, device_settings
 from scoring.metrics.maude.variants import ENCODER_VARIANTS, INFERSENT, MAUDE
-from scoring.metrics.ruber.artifact import (
-    CONFIG_FILE,
-    CURVE_FILE,
-    HASH_FILE,
-    ArtifactError,
-)
-from scoring.metrics.word_vectors import WordVectors
 
 __all__ = [
     "HASH_FILE",
@@ -49,42 +49,31 @@ class MaudeArtifactError(ArtifactError):
     """A MaUde artifact folder that is incomplete or whose files do not match its hash."""
 
 
-@dataclass(frozen=True)
-class MaudeArtifact:
-    path: Path
-    content_hash: str
-    config: dict[str, Any]
-    curve: dict[str, list[dict[str, float]]]
+class MaudeArtifact(TrainedArtifact[dict[str, list[dict[str, float]]]]):
+    """A trained MaUde folder: path, content hash, config, and the curve of each variant."""
 
 
 def maude_artifact_hash(path: Path) -> str:
     return cells_artifact_hash(path, kind="MaUde", error=MaudeArtifactError)
 
 
-class MaudeModel:
+class MaudeModel(LoadedModel):
     """A loaded MaUde artifact: the score in (0, 1) of any trained variant for (context turns, reply)."""
 
     def __init__(
         self,
-        *,
         path: Path,
-        config: dict[str, Any],
-        vectors: WordVectors,
+        verified: VerifiedArtifact,
+        device: Any,
+        *,
         scorers: dict[str, Any],
         encoder: TokenEncoder | None,
-        device: Any,
-        content_hash: str,
     ) -> None:
-        self.path = path
-        self.config = config
-        self.vectors = vectors
+        super().__init__(path, verified, device)
         self.scorers = scorers
         self.encoder = encoder
-        self.device = device
-        self.content_hash = content_hash
-        self.variants: tuple[str, ...] = tuple(config["variants"])
-        self.language: str = str(config.get("language", "en"))
-        trained = config.get("context_turns")
+        self.variants: tuple[str, ...] = tuple(self.config["variants"])
+        trained = self.config.get("context_turns")
         self.context_turns: int | None = None if trained is None else int(trained)
 
     def score(
@@ -155,24 +144,17 @@ def clear_maude_cache() -> None:
 
 def read_maude_artifact(path: Path | str) -> MaudeArtifact:
     """The description of a saved artifact (config, curve, recorded hash), without loading weights."""
-    path = Path(path)
-    return MaudeArtifact(
-        path=path,
-        content_hash=(path / HASH_FILE).read_text(encoding="utf-8").strip(),
-        config=_read_json(path / CONFIG_FILE),
-        curve=_read_json(path / CURVE_FILE),
-    )
+    return artifact_description(path, MaudeArtifact)
 
 
 def _load_uncached(path: Path, device_name: str | None, encoder: TokenEncoder | None) -> MaudeModel:
-    import torch
-
     from scoring.metrics.maude.scorers import build_scorer
 
-    content_hash, config, vectors = verified_cells_artifact(
-        path, kind="MaUde", error=MaudeArtifactError, vectors_name="maude-word2vec"
+    verified = verified_artifact(
+        path, content_hash=maude_artifact_hash, error=MaudeArtifactError, vectors_name="maude-word2vec"
     )
-    device = torch.device(device_name or ("cuda" if torch.cuda.is_available() else "cpu"))
+    config = verified.config
+    device = model_device(device_name)
     variants = list(config["variants"])
     if any(variant in ENCODER_VARIANTS for variant in variants):
         encoder = checked_artifact_encoder(path, config.get("encoder") or {}, encoder, device_name)
@@ -181,25 +163,10 @@ def _load_uncached(path: Path, device_name: str | None, encoder: TokenEncoder | 
         if variant in ENCODER_VARIANTS:
             dimension = int(config["encoder"]["dimension"]) * (2 if config["pooling"] == "mean-max" else 1)
         else:
-            dimension = vectors.dimension
+            dimension = verified.vectors.dimension
         scorer = build_scorer(variant, input_dim=dimension, settings=config)
-        scorer.load_state_dict(
-            torch.load(path / cell_weights_file(variant), map_location="cpu", weights_only=True)
-        )
-        scorers[variant] = scorer.to(device).eval()
-    return MaudeModel(
-        path=path,
-        config=config,
-        vectors=vectors,
-        scorers=scorers,
-        encoder=encoder,
-        device=device,
-        content_hash=content_hash,
-    )
-
-
-def _read_json(path: Path) -> Any:
-    return json.loads(path.read_text(encoding="utf-8"))
+        scorers[variant] = loaded_weights(scorer, path / cell_weights_file(variant), device)
+    return MaudeModel(path, verified, device, scorers=scorers, encoder=encoder)
 
 
 _CACHE: ModelCache[MaudeModel] = ModelCache(_load_uncached)

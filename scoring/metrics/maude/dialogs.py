@@ -13,7 +13,6 @@ A bad corpus raises :class:`~scoring.metrics.ruber.corpus.CorpusError` naming th
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,6 +25,8 @@ from scoring.metrics.ruber.corpus import (
     corpus_files,
     corpus_lines,
     jsonl_pairs,
+    jsonl_records,
+    seeded_split,
 )
 
 DIALOGS_JSONL = "dialogs-jsonl"
@@ -94,28 +95,12 @@ def split_dialogs(
 ) -> tuple[list[Dialog], list[Dialog]]:
     """(training, validation) dialogs by a seeded shuffle, for a corpus without a validation split (whole
     dialogs go to one side, so no validation reply's context was seen in training)."""
-    import random
-
-    if len(dialogs) < 4:
-        raise CorpusError(f"{len(dialogs)} dialogs cannot be split into training and validation (need 4)")
-    order = list(range(len(dialogs)))
-    random.Random(seed).shuffle(order)
-    size = min(max(2, round(len(dialogs) * fraction)), len(dialogs) - 2)
-    held = set(order[:size])
-    return [d for i, d in enumerate(dialogs) if i not in held], [
-        d for i, d in enumerate(dialogs) if i in held
-    ]
+    return seeded_split(dialogs, fraction=fraction, seed=seed, items="dialogs")
 
 
 def _jsonl_dialogs(path: Path) -> list[Dialog]:
     dialogs = []
-    for number, line in enumerate(corpus_lines(path), start=1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as error:
-            raise CorpusError(f"{path}, line {number}: not valid JSON ({error.msg})") from None
+    for number, record in jsonl_records(path):
         turns = record.get("turns") if isinstance(record, dict) else None
         if not isinstance(turns, list):
             raise CorpusError(f"{path}, line {number}: expected an object with a 'turns' list")

@@ -15,12 +15,11 @@ import numpy as np
 import torch
 from numpy.typing import NDArray
 
-from scoring.metrics.bert_ruber.features import SentenceTable
+from scoring.metrics.bert_ruber.features import SentenceTable, input_statistics
 from scoring.metrics.bert_ruber.heads import sentence_inputs
-from scoring.metrics.bert_ruber.training import input_statistics
 from scoring.metrics.maude.inputs import ExampleArrays
 from scoring.metrics.maude.scorers import RUBER_CELL, Scorer
-from scoring.metrics.maude.variants import ENCODER_VARIANTS, INFERSENT, RUBER
+from scoring.metrics.maude.variants import ENCODER_VARIANTS, INFERSENT
 
 
 @dataclass(frozen=True)
@@ -86,7 +85,3 @@ def score_examples(
                 reply = scorer.encode_reply(feed.reply(rows[start : start + batch_size]))
                 found[position].extend(torch.sigmoid(scorer.logits(context, reply)).float().cpu().tolist())
     return [np.array(values, dtype=np.float64) for values in found]
-
-
-def needs_tokens(variant: str) -> bool:
-    return variant in (INFERSENT, RUBER)

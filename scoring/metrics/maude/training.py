@@ -20,6 +20,10 @@ DistilBERT end to end: not affordable on a CPU; BERT-RUBER freezes its encoder t
 instead of DistilBERT; learning rate 1e-3 instead of 1e-4 (frozen inputs, few epochs); no
 back-translation and no seq2seq negatives (no such model offline, docs/metrics.md).
 
+The loop over epochs, batches, validation, early stopping and reports is BERT-RUBER's too
+(:mod:`scoring.metrics.training_loop`); what is MaUde's own is passed in (:class:`_VariantScorer`: the
+feeds, the negatives and the loss of eq. 2), as is the monitored figure (validation loss).
+
 ``on_progress`` (:mod:`scoring.metrics.training_progress`) hears of word2vec's epochs, the encoding of the
 texts, each batch and each epoch of each variant; raising ``TrainingCancelled`` from it stops the training.
 """
@@ -32,15 +36,15 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import NDArray
 
-from scoring.metrics.bert_ruber.artifact import CELLS_FOLDER, cell_weights_file
+from scoring.metrics.artifacts import CELLS_FOLDER, encoder_record, model_device
 from scoring.metrics.bert_ruber.features import word2vec_table
 from scoring.metrics.contextual_encoder import TokenEncoder, device_settings
-from scoring.metrics.maude.artifact import HASH_FILE, MaudeArtifact, maude_artifact_hash
+from scoring.metrics.maude.artifact import MaudeArtifact, maude_artifact_hash
 from scoring.metrics.maude.dialogs import ContextReply, Dialog, examples
 from scoring.metrics.maude.inputs import TextIndex, context_texts, encoder_vectors, example_arrays
 from scoring.metrics.maude.negatives import (
@@ -50,19 +54,26 @@ from scoring.metrics.maude.negatives import (
     syntactic_negative,
 )
 from scoring.metrics.maude.variants import DEFAULT_VARIANTS, ENCODER_VARIANTS, INFERSENT, parse_variants
-from scoring.metrics.ruber.artifact import write_shared_files
 from scoring.metrics.ruber.corpus import CorpusError, training_provenance
 from scoring.metrics.ruber.word2vec import Word2VecConfig, train_word2vec
 from scoring.metrics.tokenize import tokenize, tokenizer_name
-from scoring.metrics.training_progress import (
-    BATCH_STAGE,
-    ENCODING_STAGE,
-    EPOCH_STAGE,
-    ProgressCallback,
-    TrainingReport,
-    report_progress,
-    word2vec_progress,
+from scoring.metrics.training_loop import (
+    LOWEST_LOSS,
+    LoopSettings,
+    Validation,
+    save_cells_artifact,
+    seconds_since,
+    seed_generators,
+    train_cells,
+    training_threads,
 )
+from scoring.metrics.training_progress import ProgressCallback, encoding_progress, word2vec_progress
+
+if TYPE_CHECKING:
+    import torch
+
+    from scoring.metrics.maude.feeds import Feed
+    from scoring.metrics.maude.scorers import Scorer
 
 ARTIFACT_FORMAT = 1
 RANDOM_UTTERANCE = "utterance"
@@ -118,15 +129,8 @@ def train_maude(
 ) -> MaudeArtifact:
     """Train ``config.variants`` on ``dialogs``, stop early on ``validation_dialogs``, save to ``output_dir``;
     ``on_progress`` gets the reports of :mod:`scoring.metrics.training_progress` (and may raise to stop)."""
-    import torch
-
-    threads = torch.get_num_threads()
-    if config.torch_threads is not None:
-        torch.set_num_threads(config.torch_threads)
-    try:
+    with training_threads(config.torch_threads):
         return _train(dialogs, validation_dialogs, config, Path(output_dir), encoder, progress, on_progress)
-    finally:
-        torch.set_num_threads(threads)
 
 
 def _train(
@@ -138,11 +142,6 @@ def _train(
     progress: bool,
     on_progress: ProgressCallback | None = None,
 ) -> MaudeArtifact:
-    import torch
-    from tqdm import tqdm
-
-    from scoring.metrics.maude.feeds import Feed
-
     variants = parse_variants(config.variants)
     unknown = [kind for kind in config.negatives if kind not in NEGATIVE_KINDS]
     if unknown or not config.negatives:
@@ -162,9 +161,8 @@ def _train(
     if any(variant in ENCODER_VARIANTS for variant in variants):
         encoder = _checked_encoder(encoder, config)
     (output_dir / CELLS_FOLDER).mkdir(parents=True, exist_ok=True)
-    random.seed(config.seed)
-    np.random.seed(config.seed)
-    device = torch.device(config.device or ("cuda" if torch.cuda.is_available() else "cpu"))
+    seed_generators(config.seed)
+    device = model_device(config.device)
     timings: dict[str, Any] = {}
     started = time.perf_counter()
 
@@ -175,11 +173,11 @@ def _train(
         seed=config.seed,
         on_epoch=word2vec_progress(on_progress, epochs=config.epochs, cells=len(variants)),
     )
-    timings["word2vec_seconds"] = _since(started)
+    timings["word2vec_seconds"] = seconds_since(started)
 
     stage = time.perf_counter()
     prepared = _prepare(train_examples, valid_examples, config)
-    timings["negatives_seconds"] = _since(stage)
+    timings["negatives_seconds"] = seconds_since(stage)
     timings["distinct_texts"] = len(prepared.index.texts)
     timings["training_examples"] = len(train_examples)
 
@@ -187,29 +185,18 @@ def _train(
     if any(variant in ENCODER_VARIANTS for variant in variants):
         assert encoder is not None
         stage = time.perf_counter()
-        bar = tqdm(total=len(prepared.index.texts), desc="encoding texts", unit="text", disable=not progress)
-        done = 0
-
-        def encoded_chunk(count: int) -> None:
-            nonlocal done
-            done += count
-            bar.update(count)
-            report_progress(
-                on_progress,
-                TrainingReport(
-                    ENCODING_STAGE,
-                    epochs=config.epochs,
-                    step=done,
-                    steps=len(prepared.index.texts),
-                    cells=len(variants),
-                ),
+        with encoding_progress(
+            on_progress,
+            texts=len(prepared.index.texts),
+            epochs=config.epochs,
+            cells=len(variants),
+            desc="encoding texts",
+            progress=progress,
+        ) as encoded_chunk:
+            encoded = encoder_vectors(
+                prepared.index.texts, encoder, pooling=config.pooling, on_chunk=encoded_chunk
             )
-
-        encoded = encoder_vectors(
-            prepared.index.texts, encoder, pooling=config.pooling, on_chunk=encoded_chunk
-        )
-        bar.close()
-        timings["encoder_seconds"] = _since(stage)
+        timings["encoder_seconds"] = seconds_since(stage)
     utterance_table = None
     context_tables: dict[str, Any] = {}
     if any(variant not in ENCODER_VARIANTS for variant in variants):
@@ -235,21 +222,16 @@ def _train(
                     max_length=config.max_context_tokens,
                     with_tokens=True,
                 )
-        timings["word2vec_inputs_seconds"] = _since(stage)
+        timings["word2vec_inputs_seconds"] = seconds_since(stage)
 
     settings = _config_json(
         config, variants, dialogs, validation_dialogs, vectors_size=len(vectors), encoder=encoder
     )
-    curves: dict[str, list[dict[str, float]]] = {}
-    results: dict[str, dict[str, float]] = {}
-    timings["variants"] = {}
-    for variant_index, variant in enumerate(variants, start=1):
-        stage = time.perf_counter()
 
-        def variant_progress(report: TrainingReport, index: int = variant_index) -> None:
-            report_progress(on_progress, dataclasses.replace(report, cell_index=index, cells=len(variants)))
+    def build(variant: str, generator: torch.Generator) -> _VariantScorer:
+        from scoring.metrics.maude.feeds import Feed
 
-        def feed(arrays: Any, part: str, variant: str = variant) -> Feed:
+        def feed(arrays: Any, part: str) -> Feed:
             return Feed(
                 variant=variant,
                 arrays=arrays,
@@ -259,34 +241,37 @@ def _train(
                 contexts=context_tables.get(part) if variant == INFERSENT else None,
             )
 
-        state, curve, epoch_seconds = _train_variant(
-            variant,
-            feed(prepared.train, "train"),
-            feed(prepared.valid, "valid"),
-            prepared,
-            settings,
-            config,
-            device,
-            progress,
-            variant_progress if on_progress is not None else None,
-        )
-        torch.save(state, output_dir / cell_weights_file(variant))
-        best = min(curve, key=lambda row: row["validation_loss"])
-        curves[variant] = curve
-        results[variant] = {
-            "best_epoch": best["epoch"],
-            "validation_loss": best["validation_loss"],
-            "validation_accuracy": best["validation_accuracy"],
-        }
-        timings["variants"][variant] = {"epoch_seconds": epoch_seconds, "total_seconds": _since(stage)}
-    timings["total_seconds"] = _since(started)
-    timings["device"] = str(device)
-    timings["torch_threads"] = torch.get_num_threads()
-    settings["results"] = results
-    write_shared_files(output_dir, config=settings, vectors=vectors, curve=curves, timings=timings)
-    content_hash = maude_artifact_hash(output_dir)
-    (output_dir / HASH_FILE).write_text(content_hash + "\n", encoding="utf-8")
-    return MaudeArtifact(path=output_dir, content_hash=content_hash, config=settings, curve=curves)
+        train_feed, valid_feed = feed(prepared.train, "train"), feed(prepared.valid, "valid")
+        return _VariantScorer(variant, train_feed, valid_feed, prepared, settings, config, device, generator)
+
+    trained = train_cells(
+        variants,
+        build,
+        settings=LoopSettings(
+            epochs=config.epochs,
+            patience=config.patience,
+            seed=config.seed,
+            learning_rate=config.learning_rate,
+            monitor=LOWEST_LOSS,
+        ),
+        result_columns=("validation_loss", "validation_accuracy"),
+        device=device,
+        output_dir=output_dir,
+        progress=progress,
+        on_progress=on_progress,
+    )
+    timings["variants"] = trained.timings
+    timings["total_seconds"] = seconds_since(started)
+    return save_cells_artifact(
+        output_dir,
+        MaudeArtifact,
+        config=settings,
+        vectors=vectors,
+        cells=trained,
+        timings=timings,
+        device=device,
+        content_hash=maude_artifact_hash,
+    )
 
 
 def _prepare(
@@ -337,155 +322,104 @@ def _prepare(
     )
 
 
-def _train_variant(
-    variant: str,
-    train_feed: Any,
-    valid_feed: Any,
-    prepared: _Prepared,
-    settings: dict[str, Any],
-    config: MaudeConfig,
-    device: Any,
-    progress: bool,
-    on_progress: ProgressCallback | None = None,
-) -> tuple[dict[str, Any], list[dict[str, float]], list[float]]:
-    """(best epoch's state dict, curve rows, seconds per epoch) of one variant."""
-    import torch
-    import torch.nn.functional as functional
-    from tqdm import tqdm
+_VariantBatch = tuple[NDArray[np.int64], list[NDArray[np.int64]]]  # examples, each negative's reply rows
 
-    from scoring.metrics.maude.feeds import score_examples
-    from scoring.metrics.maude.scorers import build_scorer
 
-    torch.manual_seed(config.seed)
-    generator = torch.Generator().manual_seed(config.seed)
-    rng = np.random.default_rng(config.seed)
-    scorer = build_scorer(variant, input_dim=train_feed.input_dim, settings=settings)
-    train = prepared.train
-    text_rows = np.unique(np.concatenate([train.context_rows, train.reply_rows]))
-    scorer.set_input_statistics(*train_feed.statistics(text_rows))
-    scorer.to(device)
-    optimiser = torch.optim.Adam(scorer.parameters(), lr=config.learning_rate)
-    batch_size = device_settings(str(device)).scorer_batch_size
-    valid_examples = np.arange(len(prepared.valid), dtype=np.int64)
-    valid_negatives = [
-        rows for rows in (prepared.valid_utterance, prepared.valid_syntactic) if rows is not None
-    ]
-    all_examples = np.arange(len(train), dtype=np.int64)
-    curve: list[dict[str, float]] = []
-    epoch_seconds: list[float] = []
-    best_loss, best_state, stale = float("inf"), {}, 0
-    for epoch in range(1, config.epochs + 1):
-        epoch_started = time.perf_counter()
-        scorer.train()
+@dataclass(eq=False)
+class _VariantScorer:
+    """One variant for the shared loop: its scorer over its feed, the negatives of each example (a random
+    utterance of another dialog drawn anew every epoch, the fixed syntactic corruption) and eq. 2."""
+
+    variant: str
+    train_feed: Feed
+    valid_feed: Feed
+    prepared: _Prepared
+    settings: dict[str, Any]
+    config: MaudeConfig
+    device: torch.device
+    generator: torch.Generator
+    module: Scorer = field(init=False)
+    rng: np.random.Generator = field(init=False)
+
+    def __post_init__(self) -> None:
+        from scoring.metrics.maude.scorers import build_scorer
+
+        self.rng = np.random.default_rng(self.config.seed)
+        self.module = build_scorer(self.variant, input_dim=self.train_feed.input_dim, settings=self.settings)
+        train = self.prepared.train
+        texts = np.unique(np.concatenate([train.context_rows, train.reply_rows]))
+        self.module.set_input_statistics(*self.train_feed.statistics(texts))
+        self.module.to(self.device)
+
+    def epoch_batches(self) -> list[_VariantBatch]:
+        import torch
+
+        train = self.prepared.train
         utterance = None
-        if RANDOM_UTTERANCE in config.negatives:
+        if RANDOM_UTTERANCE in self.config.negatives:
+            every_example = np.arange(len(train), dtype=np.int64)
             utterance = train.reply_rows[
-                random_other_indices(prepared.train_dialogs, train.reply_rows, all_examples, rng)
+                random_other_indices(self.prepared.train_dialogs, train.reply_rows, every_example, self.rng)
             ]
-        order = torch.randperm(len(train), generator=generator).numpy()
-        summed, count = 0.0, 0
-        starts = range(0, len(order), config.batch_size)
-        bar = tqdm(
-            starts,
-            desc=f"{variant} epoch {epoch}",
-            disable=not progress,
-            leave=False,
+        order = torch.randperm(len(train), generator=self.generator).numpy()
+        size = self.config.batch_size
+        batches = [order[start : start + size] for start in range(0, len(order), size)]
+        return [
+            (batch, [rows[batch] for rows in (utterance, self.prepared.train_syntactic) if rows is not None])
+            for batch in batches
+        ]
+
+    def batch_loss(self, batch: _VariantBatch) -> tuple[torch.Tensor, int]:
+        import torch
+        import torch.nn.functional as functional
+
+        rows, negative_rows = batch
+        scorer, feed = self.module, self.train_feed
+        context = scorer.encode_context(feed.context(rows))
+        positive = scorer.logits(
+            context, scorer.encode_reply(feed.reply(self.prepared.train.reply_rows[rows]))
         )
-        for step, start in enumerate(bar, start=1):
-            batch = order[start : start + config.batch_size]
-            context = scorer.encode_context(train_feed.context(batch))
-            positive = scorer.logits(context, scorer.encode_reply(train_feed.reply(train.reply_rows[batch])))
-            negative_rows = [
-                rows[batch] for rows in (utterance, prepared.train_syntactic) if rows is not None
-            ]
-            negatives = [
-                scorer.logits(context, scorer.encode_reply(train_feed.reply(rows))) for rows in negative_rows
-            ]
-            loss = (
-                functional.binary_cross_entropy_with_logits(positive, torch.ones_like(positive))
-                + torch.stack(
-                    [
-                        functional.binary_cross_entropy_with_logits(value, torch.zeros_like(value))
-                        for value in negatives
-                    ]
-                ).mean()
-            )
-            optimiser.zero_grad()
-            loss.backward()
-            optimiser.step()
-            summed += float(loss.detach()) * len(batch)
-            count += len(batch)
-            if progress and step % 50 == 0:
-                bar.set_postfix(loss=f"{summed / count:.4f}")
-            report_progress(
-                on_progress,
-                TrainingReport(
-                    BATCH_STAGE,
-                    epoch=epoch,
-                    epochs=config.epochs,
-                    step=step,
-                    steps=len(starts),
-                    loss=summed / count,
-                    cell=variant,
-                ),
-            )
-        bar.close()
-        scores = score_examples(
-            scorer,
-            valid_feed,
-            valid_examples,
-            [prepared.valid.reply_rows, *valid_negatives],
-            batch_size=batch_size,
+        negatives = [
+            scorer.logits(context, scorer.encode_reply(feed.reply(found))) for found in negative_rows
+        ]
+        loss = (
+            functional.binary_cross_entropy_with_logits(positive, torch.ones_like(positive))
+            + torch.stack(
+                [
+                    functional.binary_cross_entropy_with_logits(value, torch.zeros_like(value))
+                    for value in negatives
+                ]
+            ).mean()
         )
-        true_scores, negative_scores = scores[0], scores[1:]
-        validation_loss = _nce_loss(true_scores, negative_scores)
-        row: dict[str, float] = {
-            "epoch": epoch,
-            "train_loss": round(summed / count, 6),
-            "validation_loss": round(validation_loss, 6),
-            "validation_accuracy": round(
-                float(np.mean([np.mean(true_scores > neg) for neg in negative_scores])), 6
-            ),
-        }
-        names = [
-            name
+        return loss, len(rows)
+
+    def validate(self) -> Validation:
+        from scoring.metrics.maude.feeds import score_examples
+
+        prepared = self.prepared
+        negatives = [
+            (name, rows)
             for name, rows in (
                 ("utterance", prepared.valid_utterance),
                 ("syntactic", prepared.valid_syntactic),
             )
             if rows is not None
         ]
-        for name, neg in zip(names, negative_scores, strict=True):
-            row[f"validation_accuracy_{name}"] = round(float(np.mean(true_scores > neg)), 6)
-        curve.append(row)
-        epoch_seconds.append(_since(epoch_started))
-        report_progress(
-            on_progress,
-            TrainingReport(
-                EPOCH_STAGE,
-                epoch=epoch,
-                epochs=config.epochs,
-                step=len(starts),
-                steps=len(starts),
-                loss=row["train_loss"],
-                validation_accuracy=row["validation_accuracy"],
-                validation_loss=row["validation_loss"],
-                cell=variant,
-            ),
+        scores = score_examples(
+            self.module,
+            self.valid_feed,
+            np.arange(len(prepared.valid), dtype=np.int64),
+            [prepared.valid.reply_rows, *(rows for _, rows in negatives)],
+            batch_size=device_settings(str(self.device)).scorer_batch_size,
         )
-        if progress:
-            tqdm.write(
-                f"{variant} epoch {epoch}: train loss {row['train_loss']:.4f}, validation loss "
-                f"{validation_loss:.4f}, accuracy {row['validation_accuracy']:.4f}"
-            )
-        if validation_loss < best_loss:
-            best_loss, stale = validation_loss, 0
-            best_state = {name: tensor.detach().cpu().clone() for name, tensor in scorer.state_dict().items()}
-        else:
-            stale += 1
-            if stale >= config.patience:
-                break
-    return best_state, curve, epoch_seconds
+        true_scores, negative_scores = scores[0], scores[1:]
+        loss = _nce_loss(true_scores, negative_scores)
+        # reported as in the curve, rounded (early stopping reads the loss)
+        accuracy = round(float(np.mean([np.mean(true_scores > neg) for neg in negative_scores])), 6)
+        columns = {"validation_loss": round(loss, 6), "validation_accuracy": accuracy}
+        for (name, _), neg in zip(negatives, negative_scores, strict=True):
+            columns[f"validation_accuracy_{name}"] = round(float(np.mean(true_scores > neg)), 6)
+        return Validation(accuracy=accuracy, loss=loss, columns=columns)
 
 
 def _nce_loss(true_scores: NDArray[np.float64], negative_scores: Sequence[NDArray[np.float64]]) -> float:
@@ -535,14 +469,7 @@ def _config_json(
             "encoder_frozen": True,
             "tokenizer": tokenizer_name(config.language),
             "vocabulary_size": vectors_size,
-            "encoder": None
-            if encoder is None
-            else {
-                "name": encoder.name,
-                "content_hash": encoder.content_hash,
-                "dimension": encoder.dimension,
-                "language": encoder.language,
-            },
+            "encoder": encoder_record(encoder),
             **training_provenance(
                 config.corpus_description,
                 [QueryReplyPair(" __eot__ ".join(d[:-1]), d[-1]) for d in dialogs],
@@ -556,7 +483,3 @@ def _config_json(
     corpus["training_dialogs"] = len(dialogs)
     corpus["validation_dialogs"] = len(validation_dialogs)
     return settings
-
-
-def _since(started: float) -> float:
-    return round(time.perf_counter() - started, 3)

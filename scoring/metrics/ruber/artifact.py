@@ -13,92 +13,81 @@ An artifact is a folder:
 
 The content hash is sha256 over ``"<file name> <sha256>"`` lines in the fixed order above. torch.save
 writes a random id into its zip archive, so the weights' digest is taken over the tensors themselves
-(name, dtype, shape and little-endian bytes, by name), not over the file's bytes.
+(name, dtype, shape and little-endian bytes, by name), not over the file's bytes. The files, the hash
+and the hash-checked loading are those of every learned metric (:mod:`scoring.metrics.artifacts`).
 """
 
 from __future__ import annotations
 
 import functools
-import hashlib
-import json
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
+from scoring.metrics.artifacts import (
+    CONFIG_FILE,
+    CURVE_FILE,
+    HASH_FILE,
+    TIMINGS_FILE,
+    VECTORS_FILE,
+    VOCABULARY_FILE,
+    ArtifactError,
+    LoadedModel,
+    TrainedArtifact,
+    VerifiedArtifact,
+    artifact_description,
+    files_hash,
+    loaded_weights,
+    missing_files,
+    model_device,
+    state_dict_digest,
+    verified_artifact,
+    write_json,
+    write_shared_files,
+)
 from scoring.metrics.ruber.scores import referenced_scores, vector_pool_scores
 from scoring.metrics.tokenize import tokenize
-from scoring.metrics.word_vectors import WordVectors
 
-CONFIG_FILE = "config.json"
-VOCABULARY_FILE = "vocabulary.json"
-VECTORS_FILE = "word2vec.npy"
+# the shared files' names and writers are also RUBER's (importers of this module use them from here)
+__all__ = [
+    "CONFIG_FILE",
+    "CURVE_FILE",
+    "HASHED_FILES",
+    "HASH_FILE",
+    "TIMINGS_FILE",
+    "VECTORS_FILE",
+    "VOCABULARY_FILE",
+    "WEIGHTS_FILE",
+    "ArtifactError",
+    "RuberArtifact",
+    "RuberModel",
+    "artifact_hash",
+    "clear_ruber_cache",
+    "load_ruber",
+    "read_artifact",
+    "state_dict_digest",
+    "write_json",
+    "write_shared_files",
+]
+
 WEIGHTS_FILE = "unreferenced.pt"
-CURVE_FILE = "training_curve.json"
-TIMINGS_FILE = "timings.json"
-HASH_FILE = "hash.txt"
 HASHED_FILES = (CONFIG_FILE, VOCABULARY_FILE, VECTORS_FILE, WEIGHTS_FILE, CURVE_FILE)
 
 
-class ArtifactError(ValueError):
-    """A RUBER artifact folder that is incomplete or whose files do not match its hash."""
-
-
-@dataclass(frozen=True)
-class RuberArtifact:
-    path: Path
-    content_hash: str
-    config: dict[str, Any]
-    curve: list[dict[str, float]]
-
-
-def write_json(path: Path, data: Any) -> None:
-    path.write_text(json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n", encoding="utf-8")
-
-
-def write_shared_files(
-    output_dir: Path, *, config: Mapping[str, Any], vectors: WordVectors, curve: Any, timings: Any
-) -> None:
-    """The files every learned-metric artifact has besides its weights: config, word2vec vocabulary and
-    vectors (little-endian float32), training curve and timings (RUBER's and BERT-RUBER's alike)."""
-    write_json(output_dir / CONFIG_FILE, config)
-    write_json(output_dir / VOCABULARY_FILE, list(vectors.vocabulary))
-    np.save(output_dir / VECTORS_FILE, np.asarray(vectors.matrix, dtype="<f4"))
-    write_json(output_dir / CURVE_FILE, curve)
-    write_json(output_dir / TIMINGS_FILE, timings)
+class RuberArtifact(TrainedArtifact[list[dict[str, float]]]):
+    """A trained RUBER folder: path, content hash, config and training curve."""
 
 
 def artifact_hash(path: Path) -> str:
     """The content hash of the artifact folder ``path``, computed from its files (see module docstring)."""
-    import torch
-
     path = Path(path)
-    missing = [name for name in HASHED_FILES if not (path / name).is_file()]
+    missing = missing_files(path, HASHED_FILES)
     if missing:
         raise ArtifactError(f"{path}: not a RUBER artifact, missing {', '.join(missing)}")
-    lines = []
-    for name in HASHED_FILES:
-        if name == WEIGHTS_FILE:
-            digest = state_dict_digest(torch.load(path / name, map_location="cpu", weights_only=True))
-        else:
-            digest = hashlib.sha256((path / name).read_bytes()).hexdigest()
-        lines.append(f"{name} {digest}\n")
-    return hashlib.sha256("".join(lines).encode()).hexdigest()
+    return files_hash(path, HASHED_FILES, weights=lambda name: name == WEIGHTS_FILE)
 
 
-def state_dict_digest(state: Mapping[str, Any]) -> str:
-    """sha256 over the tensors of a state dict: name, dtype, shape and little-endian bytes, by name."""
-    digest = hashlib.sha256()
-    for name in sorted(state):
-        array = state[name].detach().cpu().contiguous().numpy()
-        digest.update(f"{name} {array.dtype.str} {list(array.shape)}\n".encode())
-        digest.update(np.ascontiguousarray(array, dtype=array.dtype.newbyteorder("<")).tobytes())
-    return digest.hexdigest()
-
-
-class RuberModel:
+class RuberModel(LoadedModel):
     """A loaded RUBER artifact: batch scoring of raw text (tokenized with the artifact's language).
 
     - :meth:`referenced`: s_R (eqs. 1-2), max over each item's references; ``None`` where the reply or
@@ -107,28 +96,10 @@ class RuberModel:
     - :meth:`vector_pool_unreferenced`: pooled cosine of query and reply; ``None`` like s_R.
     """
 
-    def __init__(
-        self,
-        *,
-        path: Path,
-        config: Mapping[str, Any],
-        vectors: WordVectors,
-        scorer: Any,
-        device: Any,
-        content_hash: str,
-    ) -> None:
-        self.path = path
-        self.config = dict(config)
-        self.vectors = vectors
+    def __init__(self, path: Path, verified: VerifiedArtifact, device: Any, *, scorer: Any) -> None:
+        super().__init__(path, verified, device)
         self.scorer = scorer
-        self.device = device
-        self.content_hash = content_hash
-        self.language: str = str(config.get("language", "en"))
-        self.max_length = int(config["max_length"])
-
-    @property
-    def artifact_hash(self) -> str:
-        return self.content_hash
+        self.max_length = int(self.config["max_length"])
 
     def referenced(
         self, replies: Sequence[str], references_lists: Sequence[Sequence[str]]
@@ -177,35 +148,21 @@ def load_ruber(path: Path | str, *, device: str | None = None) -> RuberModel:
 
 
 def _load_ruber_uncached(path_text: str, device_name: str | None) -> RuberModel:
-    import torch
-
     from scoring.metrics.ruber.unreferenced_model import UnreferencedScorer
 
     path = Path(path_text)
-    content_hash = artifact_hash(path)
-    recorded = (path / HASH_FILE).read_text(encoding="utf-8").strip() if (path / HASH_FILE).is_file() else ""
-    if recorded != content_hash:
-        raise ArtifactError(
-            f"{path}: files do not match {HASH_FILE} ({recorded[:12] or 'none'} != {content_hash[:12]})"
-        )
-    config = json.loads((path / CONFIG_FILE).read_text(encoding="utf-8"))
-    words = json.loads((path / VOCABULARY_FILE).read_text(encoding="utf-8"))
-    matrix = np.load(path / VECTORS_FILE)
-    vectors = WordVectors(
-        {word: row for row, word in enumerate(words)}, matrix, name=f"ruber-word2vec:{content_hash[:12]}"
+    verified = verified_artifact(
+        path, content_hash=artifact_hash, error=ArtifactError, vectors_name="ruber-word2vec"
     )
-    device = torch.device(device_name or ("cuda" if torch.cuda.is_available() else "cpu"))
+    config = verified.config
+    device = model_device(device_name)
     scorer = UnreferencedScorer(
-        vocabulary_size=len(words),
+        vocabulary_size=len(verified.vectors),
         embedding_dim=int(config["word2vec"]["dimension"]),
         hidden_size=int(config["hidden_size"]),
         mlp_hidden=int(config["mlp_hidden"]),
     )
-    scorer.load_state_dict(torch.load(path / WEIGHTS_FILE, map_location="cpu", weights_only=True))
-    scorer.to(device).eval()
-    return RuberModel(
-        path=path, config=config, vectors=vectors, scorer=scorer, device=device, content_hash=content_hash
-    )
+    return RuberModel(path, verified, device, scorer=loaded_weights(scorer, path / WEIGHTS_FILE, device))
 
 
 _load_ruber = functools.lru_cache(maxsize=8)(_load_ruber_uncached)
@@ -218,10 +175,4 @@ def clear_ruber_cache() -> None:
 
 def read_artifact(path: Path) -> RuberArtifact:
     """The description of a saved artifact (config, curve, recorded hash), without loading weights."""
-    path = Path(path)
-    return RuberArtifact(
-        path=path,
-        content_hash=(path / HASH_FILE).read_text(encoding="utf-8").strip(),
-        config=json.loads((path / CONFIG_FILE).read_text(encoding="utf-8")),
-        curve=json.loads((path / CURVE_FILE).read_text(encoding="utf-8")),
-    )
+    return artifact_description(path, RuberArtifact)

@@ -18,14 +18,16 @@ import hashlib
 import itertools
 import json
 import random
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, TypeVar
 
 DAILYDIALOG = "dailydialog"
 PAIRS_JSONL = "pairs-jsonl"
 CORPUS_FORMATS = (DAILYDIALOG, PAIRS_JSONL)
 EOU = "__eou__"
+ItemT = TypeVar("ItemT")
 
 
 class CorpusError(ValueError):
@@ -80,13 +82,21 @@ def split_validation(
 
     The validation part has at least 2 pairs (for negatives) and the training part keeps at least 2.
     """
-    if len(pairs) < 4:
-        raise CorpusError(f"{len(pairs)} pairs cannot be split into training and validation (need 4)")
-    order = list(range(len(pairs)))
+    return seeded_split(pairs, fraction=fraction, seed=seed, items="pairs")
+
+
+def seeded_split(
+    found: Sequence[ItemT], *, fraction: float, seed: int, items: str
+) -> tuple[list[ItemT], list[ItemT]]:
+    """(training, validation) parts of ``found`` (pairs, MaUde's dialogs), each in the corpus's order: a
+    seeded shuffle's first ``fraction`` (at least 2, leaving at least 2) is held out."""
+    if len(found) < 4:
+        raise CorpusError(f"{len(found)} {items} cannot be split into training and validation (need 4)")
+    order = list(range(len(found)))
     random.Random(seed).shuffle(order)
-    size = min(max(2, round(len(pairs) * fraction)), len(pairs) - 2)
-    validation = [pairs[i] for i in sorted(order[:size])]
-    training = [pairs[i] for i in sorted(order[size:])]
+    size = min(max(2, round(len(found) * fraction)), len(found) - 2)
+    validation = [found[i] for i in sorted(order[:size])]
+    training = [found[i] for i in sorted(order[size:])]
     return training, validation
 
 
@@ -142,8 +152,9 @@ def _dailydialog_pairs(path: Path) -> list[QueryReplyPair]:
     return dailydialog_pairs(corpus_lines(path))
 
 
-def jsonl_pairs(path: Path) -> list[QueryReplyPair]:
-    pairs = []
+def jsonl_records(path: Path) -> Iterator[tuple[int, Any]]:
+    """(line number, value) of every non-blank line of a JSON-lines corpus file (pairs, MaUde's dialogs);
+    a line that is not JSON stops the reading with the file and line."""
     for number, line in enumerate(corpus_lines(path), start=1):
         if not line.strip():
             continue
@@ -151,6 +162,12 @@ def jsonl_pairs(path: Path) -> list[QueryReplyPair]:
             record = json.loads(line)
         except json.JSONDecodeError as error:
             raise CorpusError(f"{path}, line {number}: not valid JSON ({error.msg})") from None
+        yield number, record
+
+
+def jsonl_pairs(path: Path) -> list[QueryReplyPair]:
+    pairs = []
+    for number, record in jsonl_records(path):
         if not isinstance(record, dict):
             raise CorpusError(f"{path}, line {number}: expected an object with 'query' and 'reply'")
         for key in ("query", "reply"):

@@ -36,6 +36,10 @@ The paper trains on 1.4M Douban pairs.
 Determinism: fixed seeds (Python, torch, gensim with one worker); timings.json records the thread
 count. On CUDA, GRU kernels may differ in the last bits between runs.
 
+The seeds, the thread setting, early stopping and the artifact's files are BERT-RUBER's and MaUde's too
+(:mod:`scoring.metrics.training_loop`, :mod:`scoring.metrics.artifacts`); the loop itself is RUBER's own
+(embeddings fine-tuned, a batch's mean loss averaged per batch, reports without a cell).
+
 ``on_progress`` (:mod:`scoring.metrics.training_progress`) hears of each word2vec epoch, each batch and
 each epoch's validation figures; raising ``TrainingCancelled`` from it stops the training.
 """
@@ -51,24 +55,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from scoring.metrics.ruber.artifact import (
-    HASH_FILE,
-    WEIGHTS_FILE,
-    RuberArtifact,
-    artifact_hash,
-    write_shared_files,
-)
+from scoring.metrics.artifacts import model_device, write_hash, write_shared_files
+from scoring.metrics.ruber.artifact import WEIGHTS_FILE, RuberArtifact, artifact_hash
 from scoring.metrics.ruber.corpus import CorpusError, QueryReplyPair, training_provenance, utterances
 from scoring.metrics.ruber.ranking import negative_indices
 from scoring.metrics.ruber.word2vec import Word2VecConfig, train_word2vec
 from scoring.metrics.tokenize import tokenize, tokenizer_name
+from scoring.metrics.training_loop import EarlyStopping, seconds_since, seed_generators, training_threads
 from scoring.metrics.training_progress import (
     BATCH_STAGE,
     EPOCH_STAGE,
-    WORD2VEC_STAGE,
     ProgressCallback,
     TrainingReport,
     report_progress,
+    word2vec_progress,
 )
 
 ARTIFACT_FORMAT = 1
@@ -129,8 +129,6 @@ def train_ruber(
 ) -> RuberArtifact:
     """Train word2vec and s_U on ``pairs``, stop early on ``validation_pairs``, save to ``output_dir``;
     ``on_progress`` gets a report per word2vec epoch, batch and epoch (and may raise to stop)."""
-    import torch
-
     if config.negatives not in NEGATIVES:
         raise ValueError(f"unknown negatives {config.negatives!r}; known: {', '.join(NEGATIVES)}")
     if config.negatives == IN_BATCH and config.batch_size < 2:
@@ -139,12 +137,10 @@ def train_ruber(
         raise CorpusError(f"{len(pairs)} training pairs; training needs at least 2")
     if len(validation_pairs) < 2:
         raise CorpusError(f"{len(validation_pairs)} validation pairs; early stopping needs at least 2")
-    device = torch.device(config.device or ("cuda" if torch.cuda.is_available() else "cpu"))
-    threads = torch.get_num_threads()
-    if device.type == "cpu":
-        # torch's default is the physical core count of the machine, not the cores this process may use
-        torch.set_num_threads(config.threads or len(os.sched_getaffinity(0)))
-    try:
+    device = model_device(config.device)
+    # torch's default is the physical core count of the machine, not the cores this process may use
+    threads = (config.threads or len(os.sched_getaffinity(0))) if device.type == "cpu" else None
+    with training_threads(threads):
         return _train(
             pairs,
             validation_pairs,
@@ -154,8 +150,6 @@ def train_ruber(
             progress=progress,
             on_progress=on_progress,
         )
-    finally:
-        torch.set_num_threads(threads)
 
 
 def _train(
@@ -168,7 +162,6 @@ def _train(
     progress: bool,
     on_progress: ProgressCallback | None = None,
 ) -> RuberArtifact:
-    import numpy as np
     import torch
     from tqdm import tqdm
 
@@ -182,8 +175,7 @@ def _train(
 
     output_dir.mkdir(parents=True, exist_ok=True)
     timings: dict[str, Any] = {"threads": torch.get_num_threads()}
-    random.seed(config.seed)
-    np.random.seed(config.seed)
+    seed_generators(config.seed)
     torch.manual_seed(config.seed)
 
     started, cpu_started = time.perf_counter(), time.process_time()
@@ -196,21 +188,18 @@ def _train(
         return found
 
     sentences = [tokenized(text) for text in utterances(pairs)]
-    timings["tokenize_seconds"] = round(time.perf_counter() - started, 3)
-    report_progress(on_progress, TrainingReport(WORD2VEC_STAGE, epochs=config.epochs))
+    timings["tokenize_seconds"] = seconds_since(started)
     vectors = train_word2vec(
         sentences,
         config=config.word2vec,
         seed=config.seed,
-        on_epoch=lambda done, total: report_progress(
-            on_progress, TrainingReport(WORD2VEC_STAGE, epochs=config.epochs, step=done, steps=total)
-        ),
+        on_epoch=word2vec_progress(on_progress, epochs=config.epochs, cells=0),
     )
     if len(vectors) == 0:
         raise CorpusError(
             f"no word occurs {config.word2vec.min_count} times in the corpus; word2vec is empty"
         )
-    timings["word2vec_seconds"] = round(time.perf_counter() - started, 3)
+    timings["word2vec_seconds"] = seconds_since(started)
     timings["word2vec_cpu_seconds"] = round(time.process_time() - cpu_started, 3)
 
     def encode(texts: Sequence[str]) -> list[list[int]]:
@@ -242,9 +231,7 @@ def _train(
     curve: list[dict[str, float]] = []
     epoch_seconds: list[float] = []
     epoch_cpu_seconds: list[float] = []  # CPU time of this process: less noisy on a shared machine
-    best_accuracy = -1.0
-    best_state: dict[str, Any] = {}
-    stale = 0
+    stopping = EarlyStopping(patience=config.patience, higher_is_better=True)
     count = len(pairs)
     for epoch in range(1, config.epochs + 1):
         epoch_started, epoch_cpu_started = time.perf_counter(), time.process_time()
@@ -305,7 +292,7 @@ def _train(
                 "validation_loss": round(valid_loss, 6),
             }
         )
-        epoch_seconds.append(round(time.perf_counter() - epoch_started, 3))
+        epoch_seconds.append(seconds_since(epoch_started))
         epoch_cpu_seconds.append(round(time.process_time() - epoch_cpu_started, 3))
         report_progress(
             on_progress,
@@ -325,25 +312,19 @@ def _train(
                 f"epoch {epoch}: train loss {train_loss:.4f}, validation accuracy {accuracy:.4f} "
                 f"({epoch_seconds[-1]:.0f} s)"
             )
-        if accuracy > best_accuracy:
-            best_accuracy, stale = accuracy, 0
-            best_state = {name: tensor.detach().cpu().clone() for name, tensor in model.state_dict().items()}
-        else:
-            stale += 1
-            if stale >= config.patience:
-                break
+        if stopping.should_stop(accuracy, model):
+            break
     timings["epoch_seconds"] = epoch_seconds
     timings["epoch_cpu_seconds"] = epoch_cpu_seconds
-    timings["total_seconds"] = round(time.perf_counter() - started, 3)
+    timings["total_seconds"] = seconds_since(started)
     timings["total_cpu_seconds"] = round(time.process_time() - cpu_started, 3)
     timings["device"] = str(device)
 
     settings = _config_json(config, pairs, validation_pairs, vocabulary_size=len(vectors))
     settings["best_epoch"] = max(curve, key=lambda row: row["validation_accuracy"])["epoch"]
     write_shared_files(output_dir, config=settings, vectors=vectors, curve=curve, timings=timings)
-    torch.save(best_state, output_dir / WEIGHTS_FILE)
-    content_hash = artifact_hash(output_dir)
-    (output_dir / HASH_FILE).write_text(content_hash + "\n", encoding="utf-8")
+    torch.save(stopping.state, output_dir / WEIGHTS_FILE)
+    content_hash = write_hash(output_dir, artifact_hash)
     return RuberArtifact(path=output_dir, content_hash=content_hash, config=settings, curve=curve)
 
 

@@ -40,15 +40,6 @@ def token_ids(tokens: Sequence[str], vocabulary: Mapping[str, int], *, max_lengt
     return ids[:max_length] or [UNK_ID]
 
 
-def pad_batch(sequences: Sequence[Sequence[int]], device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
-    """A [B, T] padded id tensor on ``device`` and the [B] lengths (on the CPU, as packing wants)."""
-    lengths = torch.tensor([len(sequence) for sequence in sequences], dtype=torch.long)
-    padded = torch.full((len(sequences), int(lengths.max())), PAD_ID, dtype=torch.long)
-    for row, sequence in enumerate(sequences):
-        padded[row, : len(sequence)] = torch.tensor(sequence, dtype=torch.long)
-    return padded.to(device), lengths
-
-
 class UnreferencedScorer(nn.Module):
     """s_U: Bi-GRU sentence vectors, [q ; q^T M r ; r], MLP (tanh hidden, sigmoid output)."""
 

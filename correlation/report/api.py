@@ -1,0 +1,113 @@
+"""REST endpoint for a study's correlation report: the same document as ``study_report --format json``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import serializers
+from rest_framework.exceptions import ValidationError
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from correlation.report.cache import report_current
+from correlation.selectors import studies_reportable_by, study_question_by_name
+from stats.report.document import document_for_question
+from stats.report.types import OptionError, ReportOptions
+
+
+def _interval(help_text: str) -> serializers.ListField:
+    return serializers.ListField(
+        child=serializers.FloatField(allow_null=True), min_length=2, max_length=2, help_text=help_text
+    )
+
+
+class _RowSerializer(serializers.Serializer):
+    question = serializers.CharField()
+    metric = serializers.CharField(help_text="MetricSignature.name, e.g. bleu-2")
+    references = serializers.CharField(
+        help_text='"single", "multi", or "none" for a metric that reads no reference'
+    )
+    signature = serializers.CharField(help_text="the full signature text that makes the score reproducible")
+    group = serializers.CharField(
+        help_text="row block of the paper-style table: Referenced, Unreferenced, Hybrid, Other"
+    )
+    n = serializers.IntegerField(help_text="replies correlated (with a human score and a metric value)")
+    pearson = serializers.FloatField(allow_null=True)
+    pearson_p = serializers.FloatField(allow_null=True)
+    pearson_ci = _interval("95% Fisher-z interval")
+    pearson_ci_bootstrap = _interval("95% percentile interval, paired bootstrap of replies")
+    spearman = serializers.FloatField(allow_null=True)
+    spearman_p = serializers.FloatField(allow_null=True)
+    spearman_ci = _interval("95% Fisher-z interval, Bonett-Wright variance 1.06/(n-3)")
+    spearman_ci_bootstrap = _interval("95% percentile interval, paired bootstrap")
+    kendall = serializers.FloatField(allow_null=True, help_text="Kendall's tau-b")
+    kendall_p = serializers.FloatField(allow_null=True)
+    kendall_ci = _interval("95% Fisher-z interval, variance 0.437/(n-4)")
+    left_out = serializers.DictField(child=serializers.IntegerField(), help_text="{no_metric_score: replies}")
+    note = serializers.CharField(allow_blank=True, help_text="why a statistic is null, e.g. 'too few items'")
+
+
+class StudyReportOutputSerializer(serializers.Serializer):
+    """The report document (docs/report.md describes every section)."""
+
+    document_version = serializers.IntegerField()
+    study = serializers.IntegerField()
+    study_name = serializers.CharField()
+    question = serializers.CharField(allow_null=True, help_text="the question asked for, or null for all")
+    data_version = serializers.IntegerField(help_text="the study's data version the report was computed at")
+    code_version = serializers.CharField()
+    options = serializers.DictField(help_text="filter, normalise, resamples, seed")
+    questions = serializers.ListField(
+        child=serializers.DictField(), help_text="replies, human-scored, left out"
+    )
+    filter = serializers.ListField(
+        child=serializers.DictField(), help_text="per question: the rater filter and what it removed"
+    )
+    human = serializers.ListField(child=serializers.DictField(), help_text="Human (Avg) and Human (Max) rows")
+    agreement = serializers.ListField(
+        child=serializers.DictField(), help_text="per question: alpha, Fleiss, ICC, Cohen, per rater"
+    )
+    rows = _RowSerializer(many=True)
+    per_system = serializers.ListField(child=serializers.DictField())
+    metric_comparisons = serializers.ListField(
+        child=serializers.DictField(), help_text="Williams and bootstrap p per pair"
+    )
+    system_level = serializers.ListField(child=serializers.DictField())
+    quantiles = serializers.ListField(child=serializers.DictField())
+    references_curve = serializers.ListField(child=serializers.DictField())
+    single_vs_multi = serializers.ListField(child=serializers.DictField())
+    diversity = serializers.DictField(allow_null=True)
+    notes = serializers.ListField(child=serializers.CharField())
+
+
+class StudyCorrelationsApi(APIView):
+    """The correlation report of one study (its owner only; 404 for everyone else)."""
+
+    @extend_schema(
+        operation_id="study_correlations",
+        parameters=[
+            OpenApiParameter("question", str, description="a question name; all questions when left out"),
+            OpenApiParameter(
+                "filter", str, description='"study" (default), "none", or a kappa threshold such as 0.3'
+            ),
+            OpenApiParameter("normalise", str, description='"none" (default) or "z" (per-rater z-scores)'),
+            OpenApiParameter("resamples", int, description="bootstrap resamples (default 1000; 0 for none)"),
+            OpenApiParameter("seed", int, description="seed of the bootstrap resamples"),
+        ],
+        responses=StudyReportOutputSerializer,
+    )
+    def get(self, request: Request, study_id: int) -> Response:
+        study = get_object_or_404(studies_reportable_by(user=request.user), pk=study_id)
+        name = request.query_params.get("question") or None
+        if name is not None and study_question_by_name(study=study, name=name) is None:
+            raise ValidationError({"question": [f"no question named {name!r} in this study"]})
+        try:
+            options = ReportOptions.parse(request.query_params)
+        except OptionError as error:
+            field, _, message = str(error).partition(": ")
+            raise ValidationError({field: [message]}) from None
+        document: dict[str, Any] = report_current(study=study, options=options).document or {}
+        return Response(document_for_question(document, name))

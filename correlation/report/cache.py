@@ -1,0 +1,288 @@
+"""Reports that stay fresh: computed once per study data version and report options, kept in the database.
+
+``Study.data_version`` changes with every write that can change a report, so a snapshot is current
+exactly while its version is the study's. The flow:
+
+* :func:`report_for_display` (the page): the current snapshot when it is ready; otherwise never computed
+  in the request, whatever the size (issue 24: a first report that loads models kept the page blank for
+  18 s): the page shows the newest older snapshot marked as updating (or "Computing the report…"), with
+  a progress bar. A small study is then computed by the page's own POST to
+  :func:`report_compute_requested` (no worker needed), which writes its progress on the snapshot as a
+  worker does; a larger one is queued for a worker (``correlation.build_report``).
+* :func:`report_current` (downloads, the API, ``study_report``): the current snapshot, computed now if
+  it is not ready.
+* :func:`report_snapshot_build` (the task): claims a snapshot with a conditional UPDATE (a second
+  delivery of the same message, or a second worker, does nothing while the first one's heartbeat is
+  fresh), computes it with progress and heartbeats, stores it, and drops the snapshots it replaces.
+
+The version is read before the data, and bumps happen after their writes commit, so a snapshot's data is
+never older than its version: a report computed from newer data is stored under the older version and
+recomputed at the next view, never served as current.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import timedelta
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.db.models import F, Q
+from django.utils import timezone
+
+from annotation.models import Study
+from correlation.models import ReportSnapshot, SnapshotStatus
+from correlation.report.loading import report_cost, report_inputs
+from kernel.broker import task_publish
+from stats.report.builder import DOCUMENT_VERSION, build_report
+from stats.report.code_version import code_version
+from stats.report.types import ReportOptions
+
+logger = logging.getLogger(__name__)
+HEARTBEAT_SECONDS = 1.0  # progress is written at most this often
+Progress = Callable[[str, int, int], None]
+
+
+@dataclass(frozen=True)
+class ReportView:
+    """What the page shows: ``shown`` (a ready snapshot, maybe of an older version) and ``current`` (the
+    snapshot of the study's current version, in whatever state)."""
+
+    data_version: int
+    current: ReportSnapshot | None
+    shown: ReportSnapshot | None
+    computed_here: bool = False  # the current one waits for the page's POST (a small study)
+
+    @property
+    def fresh(self) -> bool:
+        return self.shown is not None and self.shown.data_version == self.data_version
+
+
+def study_version(*, study: Study) -> int:
+    return int(Study.objects.filter(pk=study.pk).values_list("data_version", flat=True).get())
+
+
+def report_for_display(*, study: Study, options: ReportOptions) -> ReportView:
+    """The snapshot to show and the one being computed; computes nothing itself (see the module)."""
+    version = study_version(study=study)
+    current = _snapshot(study, options, version)
+    if current is not None and current.status == SnapshotStatus.READY:
+        return ReportView(version, current, current)
+    if current is None:
+        current, created = _get_or_create(study, options, version)
+        small = report_is_small(study=study)
+        if created and not small:
+            _enqueue(current.pk)
+    else:
+        # A small one nobody asked to compute (a client without JavaScript) goes to a worker in the end.
+        current = _requeue_if_lost(current)
+        small = current.status == SnapshotStatus.PENDING and report_is_small(study=study)
+    return ReportView(version, current, _latest_ready(study, options), computed_here=small)
+
+
+def report_is_small(*, study: Study) -> bool:
+    """Whether the study's report is computed in a web request (the page's POST) rather than by a worker."""
+    cost = report_cost(study=study)
+    return (
+        cost.cells <= settings.DIALEVAL_REPORT_INLINE_MAX_CELLS
+        and cost.reference_pairs + cost.diversity_pairs <= settings.DIALEVAL_REPORT_INLINE_MAX_PAIRS
+    )
+
+
+def report_compute_requested(*, study: Study, options: ReportOptions) -> ReportView:
+    """The page asks for the report of the study's current data: a small study's is computed now, in this
+    request, with its progress on the snapshot (the page polls it meanwhile); a larger one stays with the
+    worker. Safe to ask twice: the snapshot is claimed as a worker claims it."""
+    view = report_for_display(study=study, options=options)
+    current = view.current
+    if current is not None and current.status == SnapshotStatus.PENDING and report_is_small(study=study):
+        report_snapshot_build(snapshot_id=current.pk)
+        return report_for_display(study=study, options=options)
+    return view
+
+
+def report_current(
+    *, study: Study, options: ReportOptions, progress: Progress | None = None
+) -> ReportSnapshot:
+    """The ready snapshot of the study's current data, computed now (in this process) when needed."""
+    version = study_version(study=study)
+    current = _snapshot(study, options, version)
+    if current is not None and current.status == SnapshotStatus.READY:
+        return current
+    return report_compute_now(study=study, options=options, version=version, progress=progress)
+
+
+def report_compute_now(
+    *, study: Study, options: ReportOptions, version: int, progress: Progress | None = None
+) -> ReportSnapshot:
+    started = time.perf_counter()
+    document, plots = _compute(study, options, progress)
+    snapshot, _ = _get_or_create(study, options, version)
+    _store_ready(snapshot, options, document, plots, time.perf_counter() - started)
+    snapshot.refresh_from_db()
+    return snapshot
+
+
+def report_snapshot_build(*, snapshot_id: int) -> ReportSnapshot | None:
+    """Compute a queued snapshot (the Celery task's body); ``None`` when another worker holds it or it is
+    already done."""
+    stale = timezone.now() - timedelta(seconds=settings.DIALEVAL_REPORT_STALE_SECONDS)
+    claimed = (
+        ReportSnapshot.objects.filter(pk=snapshot_id)
+        .filter(Q(status=SnapshotStatus.PENDING) | Q(status=SnapshotStatus.RUNNING, heartbeat_at__lt=stale))
+        .update(status=SnapshotStatus.RUNNING, heartbeat_at=timezone.now(), attempts=F("attempts") + 1)
+    )
+    if not claimed:
+        return None
+    snapshot = ReportSnapshot.objects.select_related("study").get(pk=snapshot_id)
+    if snapshot.attempts > settings.DIALEVAL_REPORT_MAX_ATTEMPTS:
+        _finish(snapshot_id, SnapshotStatus.FAILED, error=f"gave up after {snapshot.attempts - 1} attempts")
+        return snapshot
+    options = ReportOptions.from_key(snapshot.options_key)
+    last_write = 0.0
+
+    def progress(stage: str, done: int, total: int) -> None:
+        nonlocal last_write
+        now = time.monotonic()
+        if now - last_write < HEARTBEAT_SECONDS and done < total:
+            return
+        last_write = now
+        ReportSnapshot.objects.filter(pk=snapshot_id, status=SnapshotStatus.RUNNING).update(
+            stage=stage[:120], progress_done=done, progress_total=total, heartbeat_at=timezone.now()
+        )
+
+    started = time.perf_counter()
+    try:
+        document, plots = _compute(snapshot.study, options, progress)
+    except Exception as error:
+        logger.exception("report snapshot %s failed", snapshot_id)
+        _finish(snapshot_id, SnapshotStatus.FAILED, error=f"{type(error).__name__}: {error}"[:2000])
+        raise
+    _store_ready(snapshot, options, document, plots, time.perf_counter() - started)
+    return ReportSnapshot.objects.get(pk=snapshot_id)
+
+
+def report_retry(*, snapshot: ReportSnapshot) -> None:
+    """Queue a failed snapshot again (the page's "try again")."""
+    updated = ReportSnapshot.objects.filter(pk=snapshot.pk, status=SnapshotStatus.FAILED).update(
+        status=SnapshotStatus.PENDING, attempts=0, error="", progress_done=0, stage=""
+    )
+    if updated:
+        _enqueue(snapshot.pk)
+
+
+def _store_ready(
+    snapshot: ReportSnapshot, options: ReportOptions, document: dict, plots: dict, seconds: float
+) -> None:
+    """Mark ``snapshot`` ready with its document, and drop the snapshots it replaces."""
+    document["data_version"] = snapshot.data_version
+    ReportSnapshot.objects.filter(pk=snapshot.pk).update(
+        status=SnapshotStatus.READY,
+        document=document,
+        plots=plots,
+        stage="",
+        error="",
+        compute_seconds=seconds,
+        finished_at=timezone.now(),
+        heartbeat_at=timezone.now(),
+    )
+    _prune(snapshot.study, options, snapshot.data_version)
+
+
+def _compute(study: Study, options: ReportOptions, progress: Progress | None) -> tuple[dict, dict]:
+    inputs = report_inputs(study=study, progress=progress)
+
+    def statistics(done: int, total: int) -> None:
+        if progress is not None:
+            progress("statistics", done, total)
+
+    return build_report(inputs, options, statistics)
+
+
+def snapshot_key(options: ReportOptions) -> str:
+    """The options, the code version and the document version: a deploy that changes how reports are
+    computed recomputes them instead of serving what older code stored."""
+    return f"{options.key};code={code_version()};document={DOCUMENT_VERSION}"
+
+
+def _snapshot(study: Study, options: ReportOptions, version: int) -> ReportSnapshot | None:
+    return ReportSnapshot.objects.filter(
+        study=study, options_key=snapshot_key(options), data_version=version
+    ).first()
+
+
+def _latest_ready(study: Study, options: ReportOptions) -> ReportSnapshot | None:
+    return (
+        ReportSnapshot.objects.filter(
+            study=study, options_key=snapshot_key(options), status=SnapshotStatus.READY
+        )
+        .order_by("-data_version")
+        .first()
+    )
+
+
+def _get_or_create(study: Study, options: ReportOptions, version: int) -> tuple[ReportSnapshot, bool]:
+    try:
+        with transaction.atomic():
+            return ReportSnapshot.objects.get_or_create(
+                study=study, options_key=snapshot_key(options), data_version=version
+            )
+    except IntegrityError:  # created by a concurrent request between the get and the create
+        return ReportSnapshot.objects.get(
+            study=study, options_key=snapshot_key(options), data_version=version
+        ), False
+
+
+def _requeue_if_lost(snapshot: ReportSnapshot) -> ReportSnapshot:
+    """A pending or running snapshot whose worker went silent is queued again (a message lost with a
+    broker restart, a worker killed mid-report)."""
+    if snapshot.status not in (SnapshotStatus.PENDING, SnapshotStatus.RUNNING):
+        return snapshot
+    stale = timezone.now() - timedelta(seconds=settings.DIALEVAL_REPORT_STALE_SECONDS)
+    last_sign = snapshot.heartbeat_at or snapshot.created_at
+    if last_sign < stale:
+        # Back to PENDING with a fresh heartbeat: any worker claims it, and the views that follow wait a
+        # stale period before queuing it again (left RUNNING with an old heartbeat, every poll of the
+        # page queued one more message until a worker was free).
+        touched = ReportSnapshot.objects.filter(
+            pk=snapshot.pk, status=snapshot.status, heartbeat_at=snapshot.heartbeat_at
+        ).update(status=SnapshotStatus.PENDING, heartbeat_at=timezone.now())
+        if touched:
+            logger.warning("report snapshot %s lost its worker; queued again", snapshot.pk)
+            _enqueue(snapshot.pk)
+            snapshot.refresh_from_db()
+    return snapshot
+
+
+REPORT_TASK = "correlation.build_report"  # correlation/tasks.py, sent by name (no import of the tasks module)
+
+
+def _enqueue(snapshot_id: int) -> None:
+    def send() -> None:
+        # No broker: the page still answers at once (kernel.broker), and a later view queues it again.
+        if not task_publish(REPORT_TASK, args=[snapshot_id], queue="cpu"):
+            ReportSnapshot.objects.filter(pk=snapshot_id, status=SnapshotStatus.PENDING).update(
+                error="no worker could be reached (is Redis running?); the report will be queued again",
+                heartbeat_at=timezone.now() - timedelta(seconds=settings.DIALEVAL_REPORT_STALE_SECONDS + 1),
+            )
+
+    transaction.on_commit(send)
+
+
+def _finish(snapshot_id: int, status: str, *, error: str) -> None:
+    ReportSnapshot.objects.filter(pk=snapshot_id).update(
+        status=status, error=error, finished_at=timezone.now()
+    )
+
+
+def _prune(study: Study, options: ReportOptions, version: int) -> None:
+    """Drop what a ready snapshot replaces: older snapshots of the same options, and those that older code
+    computed for the same options."""
+    key = snapshot_key(options)
+    ReportSnapshot.objects.filter(study=study, options_key=key, data_version__lt=version).delete()
+    ReportSnapshot.objects.filter(study=study, options_key__startswith=f"{options.key};code=").exclude(
+        options_key=key
+    ).delete()

@@ -1,0 +1,64 @@
+"""The report document keeps its shape (issue 25): the demo study's document, computed now, holds every field
+of the document stored before the house was reordered, with the same values, in the same order, byte for
+byte when serialised; a field may be added (documents grow, fields are never renamed), none may change.
+
+The stored document (tests/data/report_document_demo.json) was computed by the code before issue 25 from the
+project's own demo sample (annotation/demo_sample.py: 12 contexts x 3 systems, 3 raters, 0-2), scored with
+fast baselines, report options resamples=200, seed=7. ``code_version`` is left out: it names the code.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from annotation.demo_sample import demo_sample_jsonl
+from annotation.importers import ImportFile
+from annotation.services.imports import study_import
+from annotation.services.studies import study_create
+from correlation.report.cache import report_current
+from scoring.services import scoring_run_create, scoring_run_execute
+from stats.report.document import document_as_json
+from stats.report.types import ReportOptions
+from tests.factories import ResearcherFactory
+
+STORED = Path(__file__).resolve().parent.parent / "data" / "report_document_demo.json"
+METRICS = ["bleu-1", "bleu-2", "bleu-4", "rouge-l", "meteor", "embedding-average", "distinct-1", "distinct-2"]
+
+pytestmark = pytest.mark.django_db
+
+
+def _restricted(new: Any, old: Any) -> Any:
+    """``new`` with only the keys ``old`` has (recursively, in ``new``'s order), so that added fields do not
+    count and every old field is compared where it stands."""
+    if isinstance(new, dict) and isinstance(old, dict):
+        return {key: _restricted(value, old[key]) for key, value in new.items() if key in old}
+    if isinstance(new, list) and isinstance(old, list) and len(new) == len(old):
+        return [_restricted(value, before) for value, before in zip(new, old, strict=True)]
+    return new
+
+
+def test_the_demo_studys_document_is_the_stored_one_plus_added_fields(
+    django_capture_on_commit_callbacks,
+) -> None:
+    owner = ResearcherFactory.create(username="alice")
+    study = study_create(owner=owner, name="Demo: sample dialogs", scale="0-2")
+    with django_capture_on_commit_callbacks(execute=True):
+        study_import(
+            study=study,
+            format="jsonl",
+            files=[ImportFile(name="demo-sample.jsonl", data=demo_sample_jsonl())],
+        )
+        run = scoring_run_create(study=study, metrics=METRICS, references="multi", enqueue=False)
+        run = scoring_run_execute(run_id=run.pk)
+    assert run.status == "succeeded", run.error
+    study.refresh_from_db()
+    document = dict(report_current(study=study, options=ReportOptions(resamples=200, seed=7)).document or {})
+    document.pop("code_version", None)
+    stored_text = STORED.read_text(encoding="utf-8")
+    stored = json.loads(stored_text)
+    assert list(document)[: len(stored)] == list(stored)  # every section, where it was
+    assert document_as_json(_restricted(document, stored)) == stored_text
