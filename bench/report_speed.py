@@ -173,7 +173,7 @@ def _statistics_parts(n: int, shape: Shape, meta: bool) -> list[tuple[str, Calla
     from stats.bootstrap import Resamples, bootstrap_correlations
     from stats.report.builder import build_report
     from stats.report.human import human_side
-    from stats.report.metrics import _matrix, metric_section
+    from stats.report.metrics import metric_matrix, metric_section
     from stats.report.types import ReportOptions
 
     options = ReportOptions()
@@ -182,7 +182,7 @@ def _statistics_parts(n: int, shape: Shape, meta: bool) -> list[tuple[str, Calla
     side = human_side(question, inputs.annotators, options, inputs.study_threshold)
     items = np.array(sorted(side.scores))
     x = np.array([side.scores[int(i)] for i in items])
-    values = _matrix(items, list(inputs.signatures), inputs.metric_values)
+    values = metric_matrix(items, list(inputs.signatures), inputs.metric_values)
     systems = np.array([inputs.responses[int(i)].system for i in items])
     pairs = shape.metrics * (shape.metrics - 1) // 2
 
@@ -245,7 +245,7 @@ def meta_statistics(
         system_pairwise_accuracy,
     )
     from stats.report.human import human_scores
-    from stats.report.metrics import _matrix
+    from stats.report.metrics import metric_matrix
 
     question = inputs.questions[0]
     if scores is None:
@@ -253,7 +253,7 @@ def meta_statistics(
     items = np.array(sorted(scores), dtype=np.int64)
     x = np.array([scores[int(i)] for i in items])
     signatures = list(inputs.signatures)
-    values = _matrix(items, signatures, inputs.metric_values)
+    values = metric_matrix(items, signatures, inputs.metric_values)
     replies = [inputs.responses[int(i)] for i in items]
     layout = Layout.of([reply.context for reply in replies], [reply.system for reply in replies])
     result: dict[str, Any] = {}
@@ -410,14 +410,14 @@ def _comparison(n: int, rounds: int) -> list[str]:
 
     from stats.bootstrap import BootstrapDraws, Resamples, bootstrap_correlations, percentile_interval
     from stats.report.human import human_side
-    from stats.report.metrics import _matrix
+    from stats.report.metrics import metric_matrix
     from stats.report.types import ReportOptions
 
     inputs = synthetic_inputs(n)
     side = human_side(inputs.questions[0], inputs.annotators, ReportOptions(), inputs.study_threshold)
     items = np.array(sorted(side.scores))
     x = np.array([side.scores[int(i)] for i in items])
-    values = _matrix(items, list(inputs.signatures), inputs.metric_values)
+    values = metric_matrix(items, list(inputs.signatures), inputs.metric_values)
     draws: dict[str, BootstrapDraws] = {}
     reference_intervals: list[tuple[float, float]] = []
 

@@ -1,5 +1,6 @@
 from django.urls import path, register_converter
 
+from correlation.benchmark import views as benchmark_views
 from correlation.conversations import views as conversations_views
 from correlation.report import views as report_views
 from kernel import url_converters  # noqa: F401  (registers <id:...>)
@@ -19,6 +20,7 @@ register_converter(_FigureName, "figure")
 
 app_name = "correlation"
 urlpatterns = [
+    path("benchmark/", benchmark_views.benchmark_page, name="benchmark"),
     path("<id:study_id>/", report_views.study_report, name="study-report"),
     path("<id:study_id>/status.json", report_views.report_status, name="study-report-status"),
     path("<id:study_id>/figures.json", report_views.report_figures, name="study-report-figures"),

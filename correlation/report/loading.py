@@ -156,10 +156,10 @@ def report_inputs(
         else list(Question.objects.filter(study=study).order_by("position", "id"))
     )
     responses = {
-        response_id: ResponseInfo(text=text, system=system, context=context)
-        for response_id, text, system, context in Response.objects.filter(context__study=study).values_list(
-            "id", "text", "system__name", "context__external_id"
-        )
+        response_id: ResponseInfo(text=text, system=system, context=context, context_id=context_id)
+        for response_id, text, system, context, context_id in Response.objects.filter(
+            context__study=study
+        ).values_list("id", "text", "system__name", "context__external_id", "context_id")
     }
     decisions = study_adjudications(study=study)
     # Replies the researcher excluded are left out of everything, the raters' agreement included.

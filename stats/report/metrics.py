@@ -77,7 +77,7 @@ def metric_section(
     items = np.array(sorted(human), dtype=np.int64)
     x = np.array([human[int(item)] for item in items], dtype=float)
     signatures = list(inputs.signatures)
-    values = _matrix(items, signatures, inputs.metric_values)
+    values = metric_matrix(items, signatures, inputs.metric_values)
     systems = [inputs.responses[int(item)].system for item in items]
     steps = 2 + len(set(systems))
     step = 0
@@ -135,7 +135,7 @@ def metric_section(
     )
 
 
-def _matrix(
+def metric_matrix(
     items: np.ndarray, signatures: Sequence[SignatureInputs], metric_values: Mapping[int, Mapping[int, float]]
 ) -> np.ndarray:
     values = np.full((items.size, len(signatures)), np.nan)

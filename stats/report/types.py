@@ -56,8 +56,8 @@ class ReportOptions:
         normalise = (values.get("normalise") or NORMALISE_NONE).strip()
         if normalise not in (NORMALISE_NONE, NORMALISE_Z):
             raise OptionError(f'normalise: "{normalise}" is not "none" or "z"')
-        resamples = _integer(values.get("resamples"), "resamples", chosen.resamples, 0, MAX_RESAMPLES)
-        seed = _integer(values.get("seed"), "seed", chosen.seed, 0, 2**32 - 1)
+        resamples = integer_option(values.get("resamples"), "resamples", chosen.resamples, 0, MAX_RESAMPLES)
+        seed = integer_option(values.get("seed"), "seed", chosen.seed, 0, 2**32 - 1)
         return cls(filter=raw_filter, normalise=normalise, resamples=resamples, seed=seed)
 
     @classmethod
@@ -87,7 +87,7 @@ class ReportOptions:
         }
 
 
-def _integer(raw: str | None, name: str, default: int, low: int, high: int) -> int:
+def integer_option(raw: str | None, name: str, default: int, low: int, high: int) -> int:
     if raw is None or str(raw).strip() == "":
         return default
     try:
@@ -182,7 +182,13 @@ class DiversityInputs:
 class ResponseInfo:
     text: str
     system: str
-    context: str
+    context: str  # the context's external id ("" when it has none)
+    context_id: int | None = None  # the context's database id: what groups replies by context
+
+    @property
+    def context_key(self) -> int | str:
+        """What identifies the reply's context (its id; the external id where the id is not known)."""
+        return self.context_id if self.context_id is not None else self.context
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ from statistics import fmean
 
 import numpy as np
 
-from stats.report.metrics import _matrix, _system_level_row
+from stats.report.metrics import _system_level_row, metric_matrix
 from stats.report.types import SignatureInputs
 
 
@@ -57,10 +57,10 @@ def test_matrix_equals_the_loop() -> None:
     metric_values[3] = {}
     signatures = [_signature(i) for i in range(5)]  # 4 has no values at all
     np.testing.assert_array_equal(
-        _matrix(items, signatures, metric_values), _old_matrix(items, signatures, metric_values)
+        metric_matrix(items, signatures, metric_values), _old_matrix(items, signatures, metric_values)
     )
     empty = np.array([], dtype=np.int64)
-    assert _matrix(empty, signatures, metric_values).shape == (0, 5)
+    assert metric_matrix(empty, signatures, metric_values).shape == (0, 5)
 
 
 def test_system_means_equal_the_loop() -> None:

@@ -1,0 +1,83 @@
+"""``GET /api/benchmarks/?studies=1,2&metrics=bleu-2,meteor&statistic=pearson&grouping=context``: the
+benchmark table of the requester's studies (404 when any study is not theirs), as ``metric_benchmark
+--format json`` prints it."""
+
+from __future__ import annotations
+
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import serializers
+from rest_framework.exceptions import NotFound, ValidationError
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from correlation.benchmark.selectors import BenchmarkInputError, benchmark_for_request
+from stats.benchmark.options import GROUPINGS, STATISTICS
+
+
+def _interval() -> serializers.ListField:
+    return serializers.ListField(
+        child=serializers.FloatField(), min_length=2, max_length=2, allow_null=True, help_text="95% interval"
+    )
+
+
+class BenchmarkCellSerializer(serializers.Serializer):
+    study = serializers.CharField()
+    value = serializers.FloatField(allow_null=True, help_text="null: no value on this study (see note)")
+    significant = serializers.BooleanField(help_text="p < 0.05 (the table's label says against what)")
+    p_value = serializers.FloatField(allow_null=True, help_text="the flat correlation's test")
+    ci = _interval()
+    n = serializers.IntegerField(help_text="replies (flat), groups used (grouped) or pairs (accuracy)")
+    note = serializers.CharField(allow_blank=True, help_text="why there is no value, e.g. 'not scored'")
+    best = serializers.BooleanField(help_text="the best of its study column")
+
+
+class BenchmarkRowSerializer(serializers.Serializer):
+    metric = serializers.CharField()
+    signature = serializers.CharField(help_text="what matches the metric across studies")
+    cells = BenchmarkCellSerializer(many=True)
+    mean = serializers.FloatField(allow_null=True)
+    mean_rank = serializers.FloatField(allow_null=True, help_text="1: the highest on every study")
+    studies = serializers.IntegerField(help_text="studies where the metric has a value")
+    best_mean = serializers.BooleanField()
+    best_rank = serializers.BooleanField()
+
+
+class BenchmarkOutputSerializer(serializers.Serializer):
+    statistic = serializers.ChoiceField(choices=STATISTICS)
+    grouping = serializers.ChoiceField(choices=GROUPINGS)
+    statistic_label = serializers.CharField(help_text="what the table shows, in words")
+    options = serializers.DictField()
+    studies = serializers.ListField(child=serializers.CharField())
+    rows = BenchmarkRowSerializer(many=True)
+
+
+class BenchmarkApi(APIView):
+    """The benchmark table (a researcher's own studies only; 404 for any other study)."""
+
+    @extend_schema(
+        operation_id="metric_benchmark",
+        parameters=[
+            OpenApiParameter("studies", str, required=True, description="study ids, comma-separated: 1,2,3"),
+            OpenApiParameter(
+                "metrics", str, description="metric names or signatures, comma-separated (default: all)"
+            ),
+            OpenApiParameter("statistic", str, enum=list(STATISTICS), description="default pearson"),
+            OpenApiParameter(
+                "grouping", str, enum=list(GROUPINGS), description="correlations only; default none"
+            ),
+            OpenApiParameter("question", str, description="a question every study has (default: each first)"),
+            OpenApiParameter("resamples", int, description="bootstrap resamples of the intervals (0: none)"),
+            OpenApiParameter("seed", int, description="seed of the bootstrap resamples"),
+        ],
+        responses=BenchmarkOutputSerializer,
+    )
+    def get(self, request: Request) -> Response:
+        params = request.query_params
+        try:
+            table = benchmark_for_request(request.user, params)
+        except BenchmarkInputError as error:
+            raise ValidationError({error.field: [error.message]}) from None
+        if table is None:
+            raise NotFound("No such study.")
+        return Response(table.as_dict())

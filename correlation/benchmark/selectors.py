@@ -1,0 +1,138 @@
+"""Reads for the benchmark across studies: the requester's studies by id, and the table of the chosen metrics
+on them. Each study's column comes from its report inputs (correlation/report/loading.py, without the parts
+that recompute metrics), with the report's default filter, so a cell equals what the study's own report and
+stats/meta compute for it."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from annotation.models import Study
+from correlation.report.loading import report_inputs
+from correlation.selectors import studies_reportable_by
+from stats.benchmark.options import BenchmarkOptions
+from stats.benchmark.study import study_column, study_metrics
+from stats.benchmark.table import BenchmarkTable, MetricKey, benchmark_table
+from stats.report.types import OptionError
+
+MAX_STUDIES = 50
+
+
+class BenchmarkInputError(ValueError):
+    """A request the benchmark cannot answer; ``field`` names the input at fault."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(f"{field}: {message}")
+        self.field, self.message = field, message
+
+
+def study_ids_parse(values: Sequence[str]) -> list[int]:
+    """Study ids from ``studies=1,2`` and/or ``studies=1&studies=2``, in order, each once."""
+    ids: list[int] = []
+    for raw in values:
+        for part in str(raw).split(","):
+            text = part.strip()
+            if not text:
+                continue
+            if not text.isdigit() or len(text) > 18:
+                raise BenchmarkInputError("studies", f'"{text}" is not a study id')
+            if int(text) not in ids:
+                ids.append(int(text))
+    if not ids:
+        raise BenchmarkInputError("studies", "name at least one study (its id)")
+    if len(ids) > MAX_STUDIES:
+        raise BenchmarkInputError("studies", f"at most {MAX_STUDIES} studies, not {len(ids)}")
+    return ids
+
+
+def benchmark_for_request(user: Any, params: Any) -> BenchmarkTable | None:
+    """The table a query string asks for (``studies``, ``metrics``, ``statistic``, ``grouping``,
+    ``question``, ``resamples``, ``seed``; a list parameter repeated or comma-separated); ``None`` when a
+    study is missing or not ``user``'s. Raises :class:`BenchmarkInputError` naming the field at fault."""
+    ids = study_ids_parse(_list(params, "studies"))
+    try:
+        options = BenchmarkOptions.parse(_single(params))
+    except OptionError as error:
+        field, _, message = str(error).partition(": ")
+        raise BenchmarkInputError(field, message) from None
+    studies = benchmark_studies(user=user, ids=ids)
+    if studies is None:
+        return None
+    metrics = [part.strip() for raw in _list(params, "metrics") for part in raw.split(",") if part.strip()]
+    question = (_single(params).get("question") or "").strip() or None
+    return metric_benchmark(studies=studies, options=options, metrics=metrics, question=question)
+
+
+def _list(params: Any, name: str) -> list[str]:
+    return list(params.getlist(name)) if hasattr(params, "getlist") else list(params.get(name) or [])
+
+
+def _single(params: Any) -> Mapping[str, str | None]:
+    return {key: params.get(key) for key in ("statistic", "grouping", "question", "resamples", "seed")}
+
+
+def benchmark_studies(*, user: Any, ids: Sequence[int]) -> list[Study] | None:
+    """The studies of ``ids``, in that order, when ``user`` may read the report of every one; ``None`` when
+    any is missing or not theirs (the caller answers 404, as for one study's report)."""
+    found = {study.pk: study for study in studies_reportable_by(user=user).filter(pk__in=list(ids))}
+    if len(found) != len(set(ids)):
+        return None
+    return [found[study_id] for study_id in ids]
+
+
+def metric_benchmark(
+    *,
+    studies: Sequence[Study],
+    options: BenchmarkOptions,
+    metrics: Sequence[str] = (),
+    question: str | None = None,
+) -> BenchmarkTable:
+    """The table of ``metrics`` (names or signature texts; every metric of the studies when empty) over
+    ``studies``. ``question``: a question name every study has (each study's first question when ``None``)."""
+    inputs = [report_inputs(study=study, recompute=False) for study in studies]
+    if question is not None:
+        lacking = [s.name for s, i in zip(studies, inputs, strict=True) if question not in _questions(i)]
+        if lacking:
+            raise BenchmarkInputError("question", f"no question named {question!r} in {', '.join(lacking)}")
+    known: dict[str, MetricKey] = {}
+    for study_inputs in inputs:
+        for key in study_metrics(study_inputs):
+            known.setdefault(key.text, key)
+    chosen = _chosen_metrics(list(known.values()), metrics)
+    labels = _study_labels(studies)
+    columns = [
+        study_column(study_inputs, options, label=label, question=question)
+        for study_inputs, label in zip(inputs, labels, strict=True)
+    ]
+    return benchmark_table(columns, chosen, options)
+
+
+def _questions(inputs: Any) -> set[str]:
+    return {question.name for question in inputs.questions}
+
+
+def _chosen_metrics(known: list[MetricKey], wanted: Sequence[str]) -> list[MetricKey]:
+    """Every known metric (by name, then signature) when nothing is asked for; else those asked for, in the
+    order asked, a name standing for every signature of that name."""
+    if not wanted:
+        return sorted(known, key=lambda key: (key.name, key.text))
+    chosen: list[MetricKey] = []
+    unknown = []
+    for item in wanted:
+        matches = [key for key in known if item in (key.text, key.name)]
+        if not matches:
+            unknown.append(item)
+        chosen += [key for key in sorted(matches, key=lambda key: key.text) if key not in chosen]
+    if unknown:
+        names = ", ".join(sorted({key.name for key in known})) or "none"
+        raise BenchmarkInputError(
+            "metrics", f"no study here has {', '.join(map(repr, unknown))} (their metrics: {names})"
+        )
+    return chosen
+
+
+def _study_labels(studies: Sequence[Study]) -> list[str]:
+    """Each study's name, with its id where two studies share a name (a superuser's table)."""
+    names = [study.name for study in studies]
+    return [f"{study.name} (#{study.pk})" if names.count(study.name) > 1 else study.name for study in studies]

@@ -1,0 +1,52 @@
+"""The benchmark page: pick studies, metrics and a statistic; see the metric x study table and its heat map,
+with downloads in CSV, JSON and LaTeX. Views translate HTTP; the table is correlation/benchmark/selectors.py's.
+A study that is not the requester's is a 404, as on its report page."""
+
+from __future__ import annotations
+
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import render
+
+from correlation.benchmark.exports import benchmark_csv
+from correlation.benchmark.forms import BenchmarkForm
+from correlation.benchmark.selectors import BenchmarkInputError, benchmark_for_request
+from kernel.permissions import authenticated_user, researcher_required
+from stats.benchmark.figure import benchmark_heatmap
+from stats.benchmark.formats import benchmark_json, benchmark_latex, missing_reasons, significance_rule
+
+DOWNLOADS = {
+    "csv": ("text/csv; charset=utf-8", "metric-benchmark.csv", benchmark_csv),
+    "json": ("application/json", "metric-benchmark.json", benchmark_json),
+    "latex": ("application/x-tex; charset=utf-8", "metric-benchmark.tex", benchmark_latex),
+}
+
+
+@researcher_required
+def benchmark_page(request: HttpRequest) -> HttpResponse:
+    user = authenticated_user(request)
+    form = BenchmarkForm(request.GET or None, user=user)
+    context: dict[str, object] = {"form": form, "table": None, "error": ""}
+    if request.GET.get("studies"):
+        try:
+            table = benchmark_for_request(user, request.GET)
+        except BenchmarkInputError as error:
+            context["error"] = str(error)
+            return render(request, "correlation/benchmark.html", context, status=400)
+        if table is None:
+            raise Http404("No such study.")
+        download = request.GET.get("download", "")
+        if download in DOWNLOADS:
+            content_type, filename, write = DOWNLOADS[download]
+            response = HttpResponse(write(table), content_type=content_type)
+            response["Content-Disposition"] = f'attachment; filename="{filename}"'
+            return response
+        query = request.GET.copy()
+        query.pop("download", None)
+        context.update(
+            table=table,
+            rule=significance_rule(table),
+            reasons=missing_reasons(table),
+            figure=benchmark_heatmap(table),
+            query=query.urlencode(),
+        )
+    return render(request, "correlation/benchmark.html", context)
