@@ -46,9 +46,24 @@ import math
 import re
 import unicodedata
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Literal, TypeVar
 
+from stats.report.document_types import (
+    CorrelationFields,
+    DiversityRow,
+    HumanEntry,
+    MetricRow,
+    QuestionSummary,
+    ReportDocument,
+    SingleVsMultiEntry,
+    Statistic,
+)
 from stats.report.types import EXTERNAL_ORIGIN
+
+Entry = TypeVar("Entry", bound=Mapping[str, object])
+Row = TypeVar("Row")
+Mode = Literal["single", "multi"]
+PaperStatistic = Literal["spearman", "pearson"]  # seed 003's tables: Spearman first
 
 GROUP_ORDER = ("Referenced", "Unreferenced", "Hybrid", "Other")
 INTER_ANNOTATOR = "Inter-annotator"
@@ -201,7 +216,7 @@ def format_p_value(p: float | None, *, below: float = 0.01, digits: int = 4) -> 
 
 
 def correlation_table_latex(
-    document: Mapping[str, Any],
+    document: ReportDocument,
     question: str,
     *,
     study_name: str | None = None,
@@ -213,7 +228,9 @@ def correlation_table_latex(
     rows = _of_question(document.get("rows"), question)
     if not rows and not human:
         return ""
-    statistics = ("pearson", "spearman", "kendall") if kendall else ("pearson", "spearman")
+    statistics: tuple[Statistic, ...] = (
+        ("pearson", "spearman", "kendall") if kendall else ("pearson", "spearman")
+    )
     blocks: list[tuple[str, list[tuple[str, list[str]]]]] = []
     if human:
         blocks.append(
@@ -227,10 +244,10 @@ def correlation_table_latex(
         )
     ordered = sorted(rows, key=_row_order)
     labels = _row_labels(ordered)
-    cells = {id(row): [_paired_cell(row.get(s), row.get(f"{s}_p")) for s in statistics] for row in ordered}
+    cells = {id(row): [_paired_cell(*_value_and_p(row, s)) for s in statistics] for row in ordered}
     for column, stat in enumerate(statistics):
-        for row in _best(ordered, stat):
-            value, p = row.get(stat), row.get(f"{stat}_p")
+        for row in _best([(row, _value_and_p(row, stat)[0]) for row in ordered]):
+            value, p = _value_and_p(row, stat)
             cells[id(row)][column] = _paired_cell(value, p, bold=True)
     for group in _group_order(ordered):
         members = [row for row in ordered if _group(row) == group]
@@ -260,9 +277,7 @@ def correlation_table_latex(
     return "\n".join(lines) + "\n"
 
 
-def single_vs_multi_latex(
-    document: Mapping[str, Any], question: str, *, study_name: str | None = None
-) -> str:
+def single_vs_multi_latex(document: ReportDocument, question: str, *, study_name: str | None = None) -> str:
     """Seed 003 Table 4 for one question; ``""`` when no metric was scored both ways."""
     entries = sorted(
         _of_question(document.get("single_vs_multi"), question),
@@ -279,8 +294,16 @@ def single_vs_multi_latex(
             for entry in entries
         ]
     )
-    columns = [(mode, stat) for mode in ("single", "multi") for stat in ("spearman", "pearson")]
-    best = {column: {id(e) for e in _best(entries, f"{column[0]}_{column[1]}")} for column in columns}
+    columns: list[tuple[Mode, PaperStatistic]] = [
+        ("single", "spearman"),
+        ("single", "pearson"),
+        ("multi", "spearman"),
+        ("multi", "pearson"),
+    ]
+    best = {
+        (mode, stat): {id(e) for e in _best([(e, _mode_value_and_p(e, mode, stat)[0]) for e in entries])}
+        for mode, stat in columns
+    }
     lines = [
         r"\begin{table*}[t]",
         r"\centering",
@@ -295,12 +318,12 @@ def single_vs_multi_latex(
     for entry in entries:
         cells = [labels[id(entry)]]
         for mode, stat in columns:
-            key = f"{mode}_{stat}"
-            cells.append(_bold_if(format_coefficient(entry.get(key)), id(entry) in best[(mode, stat)]))
-            cells.append(_seed_003_p(entry.get(f"{key}_p")))
+            value, p = _mode_value_and_p(entry, mode, stat)
+            cells.append(_bold_if(format_coefficient(value), id(entry) in best[(mode, stat)]))
+            cells.append(_seed_003_p(p))
         lines.append(" & ".join(cells) + r" \\")
     summary = _question_summary(document, question)
-    replies = summary.get("human_scored")
+    replies = summary.get("human_scored") if summary else None
     caption = (
         "Correlation of each metric with the human scores when evaluated with a single reference "
         "(the original reply) and with multiple references (the best-matching reference of each context)"
@@ -311,10 +334,10 @@ def single_vs_multi_latex(
         + (
             " n/a: not computable (too few replies, or constant scores)."
             if any(
-                entry.get(f"{mode}_{stat}{p}") is None
+                value is None
                 for entry in entries
                 for mode, stat in columns
-                for p in ("", "_p")
+                for value in _mode_value_and_p(entry, mode, stat)
             )
             else ""
         )
@@ -329,13 +352,17 @@ def single_vs_multi_latex(
     return "\n".join(lines) + "\n"
 
 
-def diversity_latex(document: Mapping[str, Any], *, study_name: str | None = None) -> str:
+def diversity_latex(document: ReportDocument, *, study_name: str | None = None) -> str:
     """Seed 003 Table 5; ``""`` when the study has no diversity judgments."""
     diversity = document.get("diversity")
     if not diversity or not diversity.get("rows"):
         return ""
     entries = sorted(diversity["rows"], key=lambda row: _metric_rank(str(row.get("metric", ""))))
-    best = {stat: {id(row) for row in _best(entries, stat)} for stat in ("spearman", "pearson")}
+    statistics: tuple[PaperStatistic, ...] = ("spearman", "pearson")
+    best = {
+        stat: {id(row) for row in _best([(row, _diversity_value_and_p(row, stat)[0]) for row in entries])}
+        for stat in statistics
+    }
     lines = [
         r"\begin{table}[t]",
         r"\centering",
@@ -352,9 +379,10 @@ def diversity_latex(document: Mapping[str, Any], *, study_name: str | None = Non
             label += r"$^\dagger$"
             inverted = True
         cells = [label]
-        for stat in ("spearman", "pearson"):
-            cells.append(_bold_if(format_coefficient(row.get(stat)), id(row) in best[stat]))
-            cells.append(_seed_003_p(row.get(f"{stat}_p")))
+        for stat in statistics:
+            value, p = _diversity_value_and_p(row, stat)
+            cells.append(_bold_if(format_coefficient(value), id(row) in best[stat]))
+            cells.append(_seed_003_p(p))
         lines.append(" & ".join(cells) + r" \\")
     human = diversity.get("human_score") or "the raters' diversity score"
     caption = (
@@ -375,17 +403,20 @@ def diversity_latex(document: Mapping[str, Any], *, study_name: str | None = Non
     return "\n".join(lines) + "\n"
 
 
-def report_latex(document: Mapping[str, Any], *, study_name: str | None = None, kendall: bool = False) -> str:
+def report_latex(document: ReportDocument, *, study_name: str | None = None, kendall: bool = False) -> str:
     """Every table of the report (per question: the correlation table and, where there is one, the
     single- vs multi-reference table; then the diversity table), under a comment header."""
     name = study_name if study_name is not None else str(document.get("study_name", ""))
-    options = document.get("options") or {}
+    options = document.get("options")
     header = [
         f'% Correlation report of study "{_comment_text(name)}" (dialeval)',
         f"% data version {_comment_text(document.get('data_version'))}; "
         f"code version {_comment_text(document.get('code_version') or 'unknown')}; "
         f"document version {_comment_text(document.get('document_version'))}",
-        "% options: " + ", ".join(f"{_comment_text(k)}={_comment_text(v)}" for k, v in options.items()),
+        "% options: "
+        + ", ".join(
+            f"{_comment_text(k)}={_comment_text(v)}" for k, v in (options.items() if options else ())
+        ),
         f"% needs {PACKAGES} in the preamble",
     ]
     tables = []
@@ -400,11 +431,11 @@ def report_latex(document: Mapping[str, Any], *, study_name: str | None = None, 
     return "\n".join(header) + "\n" + "".join("\n" + table for table in tables)
 
 
-def _diversity_notes(rows: Sequence[Mapping[str, Any]]) -> str:
+def _diversity_notes(rows: Sequence[DiversityRow]) -> str:
     notes = [
         f"{metric_label(str(row.get('metric', '')))}, {_reason(row['note'])}"
         for row in rows
-        if row.get("note") and any(row.get(stat) is None for stat in ("spearman", "pearson"))
+        if row.get("note") and (row.get("spearman") is None or row.get("pearson") is None)
     ]
     return " Not computable (n/a): " + "; ".join(notes) + "." if notes else ""
 
@@ -420,15 +451,41 @@ _STAT_NAMES = {"pearson": "Pearson", "spearman": "Spearman", "kendall": "Kendall
 _SEED_003_P_RULE = r"$p$-values under 0.001 are shown as $< 0.001$."
 
 
-def _of_question(section: Sequence[Mapping[str, Any]] | None, question: str) -> list[Mapping[str, Any]]:
+def _of_question(section: Sequence[Entry] | None, question: str) -> list[Entry]:
     return [entry for entry in section or [] if entry.get("question") == question]
 
 
-def _group(row: Mapping[str, Any]) -> str:
+def _value_and_p(row: CorrelationFields, stat: Statistic) -> tuple[float | None, float | None]:
+    if stat == "pearson":
+        return row.get("pearson"), row.get("pearson_p")
+    if stat == "spearman":
+        return row.get("spearman"), row.get("spearman_p")
+    return row.get("kendall"), row.get("kendall_p")
+
+
+def _mode_value_and_p(
+    entry: SingleVsMultiEntry, mode: Mode, stat: PaperStatistic
+) -> tuple[float | None, float | None]:
+    if mode == "single":
+        if stat == "spearman":
+            return entry.get("single_spearman"), entry.get("single_spearman_p")
+        return entry.get("single_pearson"), entry.get("single_pearson_p")
+    if stat == "spearman":
+        return entry.get("multi_spearman"), entry.get("multi_spearman_p")
+    return entry.get("multi_pearson"), entry.get("multi_pearson_p")
+
+
+def _diversity_value_and_p(row: DiversityRow, stat: PaperStatistic) -> tuple[float | None, float | None]:
+    if stat == "spearman":
+        return row.get("spearman"), row.get("spearman_p")
+    return row.get("pearson"), row.get("pearson_p")
+
+
+def _group(row: MetricRow) -> str:
     return str(row.get("group") or "Other")
 
 
-def _group_order(rows: Sequence[Mapping[str, Any]]) -> list[str]:
+def _group_order(rows: Sequence[MetricRow]) -> list[str]:
     present = {_group(row) for row in rows}
     return [g for g in GROUP_ORDER if g in present] + sorted(present - set(GROUP_ORDER))
 
@@ -439,7 +496,7 @@ def _metric_rank(name: str) -> tuple[int, str]:
     return rank, name
 
 
-def _row_order(row: Mapping[str, Any]) -> tuple[Any, ...]:
+def _row_order(row: MetricRow) -> tuple[int, str, int, str]:
     return (
         *_metric_rank(str(row.get("metric", ""))),
         _REFERENCE_ORDER.get(str(row.get("references")), 2),
@@ -447,7 +504,7 @@ def _row_order(row: Mapping[str, Any]) -> tuple[Any, ...]:
     )
 
 
-def _row_labels(rows: Sequence[Mapping[str, Any]]) -> dict[int, str]:
+def _row_labels(rows: Sequence[MetricRow]) -> dict[int, str]:
     """Each row's printed name: the metric's, plus its reference mode where the same metric appears with
     one reference and with several, plus the differing signature parts where that still is not unique."""
     modes: dict[str, set[str]] = {}
@@ -497,16 +554,17 @@ def _shortened(part: str) -> str:
     return part
 
 
-def _is_external(row: Mapping[str, Any]) -> bool:
+def _is_external(row: MetricRow) -> bool:
     return row.get("origin") == EXTERNAL_ORIGIN
 
 
-def _best(rows: Sequence[Mapping[str, Any]], stat: str) -> list[Mapping[str, Any]]:
-    """The rows whose ``stat`` is highest as printed; none when fewer than two rows have a value."""
+def _best(rows: Sequence[tuple[Row, float | None]]) -> list[Row]:
+    """Of (row, statistic) pairs, the rows whose statistic is highest as printed; none when fewer than two
+    rows have a value."""
     printed = [
-        (row, float(format_coefficient(row.get(stat))))
-        for row in rows
-        if format_coefficient(row.get(stat)) != NOT_AVAILABLE
+        (row, float(format_coefficient(value)))
+        for row, value in rows
+        if format_coefficient(value) != NOT_AVAILABLE
     ]
     if len(printed) < 2:
         return []
@@ -521,12 +579,14 @@ def _paired_cell(value: float | None, p: float | None, *, bold: bool = False) ->
     return f"{_bold_if(coefficient, bold)} ({format_p_value(p)})"
 
 
-def _human_cell(row: Mapping[str, Any] | None, stat: str) -> str:
+def _human_cell(row: HumanEntry | None, stat: Statistic) -> str:
     if stat == "kendall":
         return NOT_APPLICABLE
     if row is None:
         return NOT_AVAILABLE
-    return _paired_cell(row.get(stat), row.get(f"{stat}_p"))
+    if stat == "pearson":
+        return _paired_cell(row.get("pearson"), row.get("pearson_p"))
+    return _paired_cell(row.get("spearman"), row.get("spearman_p"))
 
 
 def _bold_if(text: str, bold: bool) -> str:
@@ -542,27 +602,28 @@ def _block_cell(name: str, size: int) -> str:
     return name
 
 
-def _question_summary(document: Mapping[str, Any], question: str) -> Mapping[str, Any]:
+def _question_summary(document: ReportDocument, question: str) -> QuestionSummary | None:
     for summary in document.get("questions") or []:
         if summary.get("name") == question:
-            return dict(summary)
-    return {}
+            return summary
+    return None
 
 
-def _study_phrase(document: Mapping[str, Any], study_name: str | None) -> str:
+def _study_phrase(document: ReportDocument, study_name: str | None) -> str:
     name = study_name if study_name is not None else str(document.get("study_name", ""))
     return f"study ``{latex_escape(name)}''"
 
 
 def _correlation_caption(
-    document: Mapping[str, Any],
+    document: ReportDocument,
     question: str,
     study_name: str | None,
-    rows: Sequence[Mapping[str, Any]],
+    rows: Sequence[MetricRow],
     labels: Mapping[int, str],
-    human: Mapping[str, Mapping[str, Any]],
+    human: Mapping[str, HumanEntry],
 ) -> str:
-    replies = _question_summary(document, question).get("human_scored")
+    summary = _question_summary(document, question)
+    replies = summary.get("human_scored") if summary else None
     sentences = [
         "Correlation between automatic metrics and human scores: "
         f"{_study_phrase(document, study_name)}, question ``{latex_escape(question)}''"
@@ -595,14 +656,14 @@ def _correlation_caption(
             "Replies with no score of the metric are left out of its row: " + ", ".join(fewer) + "."
         )
     missing = [
-        f"{latex_escape(label)}, {_reason(row['note'])}"
-        for label, row in human.items()
-        if row.get("note") and any(row.get(stat) is None for stat in ("pearson", "spearman"))
+        f"{latex_escape(label)}, {_reason(human_row['note'])}"
+        for label, human_row in human.items()
+        if human_row.get("note") and (human_row.get("pearson") is None or human_row.get("spearman") is None)
     ]
     missing += [
         f"{labels[id(row)]}, {_reason(row['note'])}"
         for row in rows
-        if row.get("note") and any(row.get(stat) is None for stat in ("pearson", "spearman"))
+        if row.get("note") and (row.get("pearson") is None or row.get("spearman") is None)
     ]
     if missing:
         sentences.append("Not computable (n/a): " + "; ".join(missing) + ".")
@@ -618,7 +679,7 @@ IMPLEMENTATION_DESCRIPTIONS = {
 }
 
 
-def _implementation_sentence(rows: Sequence[Mapping[str, Any]], labels: Mapping[int, str]) -> str:
+def _implementation_sentence(rows: Sequence[MetricRow], labels: Mapping[int, str]) -> str:
     """Which tool computed which baseline ("Computed with nlg-eval (pycocoevalcap; METEOR 1.5): BLEU-4,
     METEOR; with nltk's formulas: ROUGE-L."), so that a reader puts each number beside the right paper's."""
     by_tool: dict[str, list[str]] = {}
@@ -636,13 +697,14 @@ def _implementation_sentence(rows: Sequence[Mapping[str, Any]], labels: Mapping[
     return "Computed with " + "; with ".join(parts) + " (each score's signature names it: impl)."
 
 
-def _filter_sentence(document: Mapping[str, Any], question: str) -> str:
+def _filter_sentence(document: ReportDocument, question: str) -> str:
     entries = _of_question(document.get("filter"), question)
     if not entries:
         return ""
     entry = entries[0]
     if not entry.get("ratings_total"):
-        if _question_summary(document, question).get("imported_means"):
+        summary = _question_summary(document, question)
+        if summary and summary.get("imported_means"):
             return "The human scores are imported means: there are no per-rater scores to filter."
         return "No per-rater ratings."
     description = str(entry.get("description") or "").strip()
@@ -662,7 +724,7 @@ def _filter_sentence(document: Mapping[str, Any], question: str) -> str:
     return sentence
 
 
-def _label(document: Mapping[str, Any], question: str | None, study_name: str | None, table: str) -> str:
+def _label(document: ReportDocument, question: str | None, study_name: str | None, table: str) -> str:
     name = study_name if study_name is not None else str(document.get("study_name", ""))
     study = _slug(name) or f"study-{_slug(str(document.get('study', '')))}"
     parts = ["tab", study] + ([_slug(question) or "question"] if question is not None else []) + [table]

@@ -34,7 +34,8 @@ from typing import Any
 from annotation.models import Study
 from correlation.bundle.inputs import bundle_inputs, counts_text
 from correlation.models import ReportSnapshot
-from stats.report.document import document_as_json
+from stats.report.document import document_as_json, report_document_from_json
+from stats.report.document_types import ReportDocument
 
 BUNDLE_FILES = Path(__file__).resolve().parent / "files"  # copied into every bundle as they are
 Progress = Callable[[str, int, int], None]
@@ -47,7 +48,7 @@ def report_bundle(
     from correlation.report.exports import report_tables_csv
     from stats.latex import report_latex
 
-    document = snapshot.document or {}
+    document = report_document_from_json(snapshot.document)
     plots = snapshot.plots or {}
     inputs = bundle_inputs(study=study, data_version=snapshot.data_version, document=document, plots=plots)
     files: dict[str, bytes] = {
@@ -84,7 +85,7 @@ def bundle_filename(study: Study, snapshot: ReportSnapshot) -> str:
 
 
 def _figure_files(
-    study: Study, document: dict[str, Any], plots: dict[str, Any], progress: Progress | None
+    study: Study, document: ReportDocument, plots: dict[str, Any], progress: Progress | None
 ) -> dict[str, bytes]:
     from stats.figures.report import figure_images, report_figures
 
@@ -102,8 +103,8 @@ def _figure_files(
     return files
 
 
-def _readme(study: Study, snapshot: ReportSnapshot, document: dict[str, Any], counts: dict[str, Any]) -> str:
-    options = document.get("options", {})
+def _readme(study: Study, snapshot: ReportSnapshot, document: ReportDocument, counts: dict[str, Any]) -> str:
+    options = document["options"]
     return f"""Reproducibility bundle of the correlation report of study "{study.name}"
 data version {snapshot.data_version}, code {document.get("code_version", "")}
 options: rater filter {options.get("filter")}, normalisation {options.get("normalise")},

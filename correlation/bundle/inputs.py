@@ -21,6 +21,7 @@ from correlation.report.loading import study_adjudications
 from correlation.selectors import study_metric_signatures
 from kernel.csv_cells import FormulaSafeWriter
 from scoring.models import MetricScore
+from stats.report.document_types import ReportDocument
 
 
 class BundleStale(Exception):
@@ -34,7 +35,7 @@ class BundleInputs:
 
 
 def bundle_inputs(
-    *, study: Study, data_version: int, document: dict[str, Any], plots: dict[str, Any]
+    *, study: Study, data_version: int, document: ReportDocument, plots: dict[str, Any]
 ) -> BundleInputs:
     """The input files of the report ``document`` of ``study`` computed at ``data_version``.
 
@@ -131,7 +132,7 @@ def _metric_scores_csv(study: Study, excluded: frozenset[int]) -> tuple[str, dic
 
 
 def _ratings_csv(
-    study: Study, document: dict[str, Any], excluded: frozenset[int]
+    study: Study, document: ReportDocument, excluded: frozenset[int]
 ) -> tuple[str, dict[str, Any]]:
     removed = {
         (entry["question"], removed["annotator"])

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers
@@ -14,7 +12,7 @@ from rest_framework.views import APIView
 
 from correlation.report.cache import report_current
 from correlation.selectors import studies_reportable_by, study_question_by_name
-from stats.report.document import document_for_question
+from stats.report.document import document_for_question, report_document_from_json
 from stats.report.types import OptionError, ReportOptions
 
 
@@ -109,5 +107,5 @@ class StudyCorrelationsApi(APIView):
         except OptionError as error:
             field, _, message = str(error).partition(": ")
             raise ValidationError({field: [message]}) from None
-        document: dict[str, Any] = report_current(study=study, options=options).document or {}
+        document = report_document_from_json(report_current(study=study, options=options).document)
         return Response(document_for_question(document, name))

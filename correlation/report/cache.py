@@ -27,6 +27,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
+from typing import Any
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
@@ -39,6 +40,7 @@ from correlation.report.loading import report_cost, report_inputs
 from kernel.broker import task_publish
 from stats.report.builder import DOCUMENT_VERSION, build_report
 from stats.report.code_version import code_version
+from stats.report.document_types import ReportDocument
 from stats.report.types import ReportOptions
 
 logger = logging.getLogger(__name__)
@@ -175,7 +177,11 @@ def report_retry(*, snapshot: ReportSnapshot) -> None:
 
 
 def _store_ready(
-    snapshot: ReportSnapshot, options: ReportOptions, document: dict, plots: dict, seconds: float
+    snapshot: ReportSnapshot,
+    options: ReportOptions,
+    document: ReportDocument,
+    plots: dict[str, Any],
+    seconds: float,
 ) -> None:
     """Mark ``snapshot`` ready with its document, and drop the snapshots it replaces."""
     document["data_version"] = snapshot.data_version
@@ -192,7 +198,9 @@ def _store_ready(
     _prune(snapshot.study, options, snapshot.data_version)
 
 
-def _compute(study: Study, options: ReportOptions, progress: Progress | None) -> tuple[dict, dict]:
+def _compute(
+    study: Study, options: ReportOptions, progress: Progress | None
+) -> tuple[ReportDocument, dict[str, Any]]:
     inputs = report_inputs(study=study, progress=progress)
 
     def statistics(done: int, total: int) -> None:

@@ -16,12 +16,30 @@ from __future__ import annotations
 import io
 import json
 import math
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any
+from collections.abc import Iterable, Mapping, Sequence
+from typing import get_args
 
 from kernel.csv_cells import FormulaSafeWriter
+from stats.report.document_types import (
+    AgreementCoefficient,
+    AgreementEntry,
+    DiversitySection,
+    FilterEntry,
+    HumanEntry,
+    MetricComparison,
+    MetricRow,
+    PairwiseSection,
+    PerSystemRow,
+    QuantileEntry,
+    QuestionSummary,
+    ReferencesCurveEntry,
+    ReportDocument,
+    SingleVsMultiEntry,
+    SystemLevelRow,
+    SystemMeans,
+)
 
-Row = Mapping[str, Any]
+Line = Mapping[str, object]  # one line of a CSV file: column -> value
 
 # Each coefficient with its p-value and Fisher-z interval, as two columns per interval.
 _CORRELATION_COLUMNS = (
@@ -97,14 +115,7 @@ SYSTEM_LEVEL_COLUMNS = (
     "note",
     "implementation",
 )
-AGREEMENT_COEFFICIENTS = (
-    "krippendorff_alpha_ordinal",
-    "krippendorff_alpha_interval",
-    "krippendorff_alpha_ordinal_before_filter",
-    "fleiss_kappa",
-    "icc",
-    "cohen_kappa_mean",
-)
+AGREEMENT_COEFFICIENTS: tuple[AgreementCoefficient, ...] = get_args(AgreementCoefficient)
 AGREEMENT_COLUMNS = ("question", "identity", "coefficient", "value", "items", "ratings", "note", "details")
 _COEFFICIENT_FIELDS = ("value", "items", "ratings", "note")
 ANNOTATOR_COLUMNS = (
@@ -183,55 +194,56 @@ QUANTILE_COLUMNS = (
 )
 
 
-def correlation_rows_as_json(rows: Sequence[Row]) -> str:
+def correlation_rows_as_json(rows: Sequence[MetricRow]) -> str:
     # allow_nan=False: a NaN that slipped through would make invalid JSON; fail loudly instead.
     return json.dumps(list(rows), indent=2, ensure_ascii=False, allow_nan=False) + "\n"
 
 
-def correlation_rows_as_csv(rows: Sequence[Row]) -> str:
+def correlation_rows_as_csv(rows: Sequence[MetricRow]) -> str:
     """The utterance-level table, one line per metric signature (``CSV_COLUMNS``). Rows from before the
     report document (no Kendall, no bootstrap, no group) leave those cells empty."""
     return _csv(CSV_COLUMNS, (_metric_row_cells(row) for row in rows))
 
 
-def per_system_rows_as_csv(rows: Sequence[Row]) -> str:
+def per_system_rows_as_csv(rows: Sequence[PerSystemRow]) -> str:
     """The utterance-level table per system: one line per (system, metric signature)."""
     return _csv(PER_SYSTEM_COLUMNS, (_metric_row_cells(row) for row in rows))
 
 
-def human_rows_as_csv(rows: Sequence[Row]) -> str:
+def human_rows_as_csv(rows: Sequence[HumanEntry]) -> str:
     """Human (Avg) and Human (Max) per question (seed 000 Table 2's inter-annotator rows)."""
     return _csv(HUMAN_COLUMNS, rows)
 
 
-def metric_comparisons_as_csv(rows: Sequence[Row]) -> str:
+def metric_comparisons_as_csv(rows: Sequence[MetricComparison]) -> str:
     """One line per pair of metric signatures: Williams' test and the paired bootstrap."""
     return _csv(COMPARISON_COLUMNS, rows)
 
 
-def system_level_as_csv(rows: Sequence[Row]) -> str:
+def system_level_as_csv(rows: Sequence[SystemLevelRow]) -> str:
     """One line per (metric signature, system): the system's mean human score and mean metric value, with
     the signature's correlation across systems; a signature with no system still gets one line."""
 
-    def lines() -> Iterable[Row]:
+    def lines() -> Iterable[Line]:
         for row in rows:
             shared = {
                 **_metric_row_cells(row),
                 "systems": row.get("n"),
             }
-            for system in row.get("systems") or [{}]:
+            systems: Sequence[SystemMeans | None] = row.get("systems") or [None]  # one line without any
+            for system in systems:
                 yield {
                     **shared,
-                    "system": system.get("system"),
-                    "replies": system.get("n"),
-                    "human_mean": system.get("human_mean"),
-                    "metric_mean": system.get("metric_mean"),
+                    "system": system.get("system") if system else None,
+                    "replies": system.get("n") if system else None,
+                    "human_mean": system.get("human_mean") if system else None,
+                    "metric_mean": system.get("metric_mean") if system else None,
                 }
 
     return _csv(SYSTEM_LEVEL_COLUMNS, lines())
 
 
-def agreement_as_csv(sections: Sequence[Row]) -> str:
+def agreement_as_csv(sections: Sequence[AgreementEntry]) -> str:
     """The agreement coefficients of each question, one line per coefficient (value ``None``: the note
     says why it is not computable)."""
     return _csv(
@@ -249,7 +261,7 @@ def agreement_as_csv(sections: Sequence[Row]) -> str:
     )
 
 
-def agreement_annotators_as_csv(sections: Sequence[Row]) -> str:
+def agreement_annotators_as_csv(sections: Sequence[AgreementEntry]) -> str:
     """One line per (question, annotator): ratings, whether they count, their agreement, alpha without
     them, and their correlation with the mean of the others."""
     return _csv(
@@ -258,7 +270,7 @@ def agreement_annotators_as_csv(sections: Sequence[Row]) -> str:
     )
 
 
-def agreement_pairs_as_csv(sections: Sequence[Row]) -> str:
+def agreement_pairs_as_csv(sections: Sequence[AgreementEntry]) -> str:
     """One line per (question, pair of annotators): their Cohen's kappa (the heat map's cells)."""
     return _csv(
         PAIR_COLUMNS,
@@ -266,7 +278,7 @@ def agreement_pairs_as_csv(sections: Sequence[Row]) -> str:
     )
 
 
-def filter_as_csv(entries: Sequence[Row]) -> str:
+def filter_as_csv(entries: Sequence[FilterEntry]) -> str:
     """Which filter each question's human scores used and what it removed."""
     return _csv(
         FILTER_COLUMNS,
@@ -283,39 +295,28 @@ def filter_as_csv(entries: Sequence[Row]) -> str:
     )
 
 
-def questions_as_csv(entries: Sequence[Row]) -> str:
+def questions_as_csv(entries: Sequence[QuestionSummary]) -> str:
     """Per question: its scale, how many replies have a human score and how many were left out."""
-    return _csv(
-        QUESTION_COLUMNS,
-        (
-            {
-                **entry,
-                "scale_min": (entry.get("scale") or [None, None])[0],
-                "scale_max": (entry.get("scale") or [None, None])[1],
-                "no_human_score": (entry.get("left_out") or {}).get("no_human_score"),
-            }
-            for entry in entries
-        ),
-    )
+    return _csv(QUESTION_COLUMNS, (_question_cells(entry) for entry in entries))
 
 
-def single_vs_multi_as_csv(rows: Sequence[Row]) -> str:
+def single_vs_multi_as_csv(rows: Sequence[SingleVsMultiEntry]) -> str:
     """Seed 003 Table 4: each referenced metric with one reference and with all of them."""
     return _csv(SINGLE_VS_MULTI_COLUMNS, rows)
 
 
-def diversity_as_csv(diversity: Row | None) -> str:
+def diversity_as_csv(diversity: DiversitySection | None) -> str:
     """Seed 003 Table 5 (header only when the study has no diversity judgments)."""
-    return _csv(DIVERSITY_COLUMNS, (diversity or {}).get("rows") or [])
+    return _csv(DIVERSITY_COLUMNS, (diversity.get("rows") if diversity else None) or [])
 
 
-def pairwise_as_csv(pairwise: Row | None) -> str:
+def pairwise_as_csv(pairwise: PairwiseSection | None) -> str:
     """The systems' win rates from pairwise judgments (stats/report/pairwise.py), best first."""
-    rows = (pairwise or {}).get("systems") or []
+    rows = (pairwise.get("systems") if pairwise else None) or []
     return _csv(PAIRWISE_COLUMNS, ({**row, "ci_low": row["ci"][0], "ci_high": row["ci"][1]} for row in rows))
 
 
-def references_curve_as_csv(curves: Sequence[Row]) -> str:
+def references_curve_as_csv(curves: Sequence[ReferencesCurveEntry]) -> str:
     """Seed 003 Figure 2's data: one line per (signature, number of references)."""
     return _csv(
         REFERENCES_CURVE_COLUMNS,
@@ -327,7 +328,7 @@ def references_curve_as_csv(curves: Sequence[Row]) -> str:
     )
 
 
-def quantiles_as_csv(entries: Sequence[Row]) -> str:
+def quantiles_as_csv(entries: Sequence[QuantileEntry]) -> str:
     """Seed 000 Figure 1's data: one line per (signature, human-score group)."""
     return _csv(
         QUANTILE_COLUMNS,
@@ -339,36 +340,46 @@ def quantiles_as_csv(entries: Sequence[Row]) -> str:
     )
 
 
-_SECTIONS: tuple[tuple[str, str, Callable[[Any], str]], ...] = (
-    ("questions", "questions", questions_as_csv),
-    ("filter", "filter", filter_as_csv),
-    ("human", "human", human_rows_as_csv),
-    ("correlations", "rows", correlation_rows_as_csv),
-    ("per_system", "per_system", per_system_rows_as_csv),
-    ("metric_comparisons", "metric_comparisons", metric_comparisons_as_csv),
-    ("system_level", "system_level", system_level_as_csv),
-    ("agreement", "agreement", agreement_as_csv),
-    ("agreement_annotators", "agreement", agreement_annotators_as_csv),
-    ("agreement_pairs", "agreement", agreement_pairs_as_csv),
-    ("single_vs_multi", "single_vs_multi", single_vs_multi_as_csv),
-    ("references_curve", "references_curve", references_curve_as_csv),
-    ("quantiles", "quantiles", quantiles_as_csv),
-)
-
-
-def report_tables_csv(document: Row) -> dict[str, str]:
+def report_tables_csv(document: ReportDocument) -> dict[str, str]:
     """Every table of a report document as CSV: table name (a file stem) -> CSV text. Every table is
     there (header only when empty), except ``diversity`` and ``pairwise``, only when the study has such
     judgments."""
-    tables = {name: write(document.get(section) or []) for name, section, write in _SECTIONS}
-    if document.get("diversity"):
-        tables["diversity"] = diversity_as_csv(document["diversity"])
-    if document.get("pairwise"):
-        tables["pairwise"] = pairwise_as_csv(document["pairwise"])
+    agreement = document.get("agreement") or []
+    tables = {
+        "questions": questions_as_csv(document.get("questions") or []),
+        "filter": filter_as_csv(document.get("filter") or []),
+        "human": human_rows_as_csv(document.get("human") or []),
+        "correlations": correlation_rows_as_csv(document.get("rows") or []),
+        "per_system": per_system_rows_as_csv(document.get("per_system") or []),
+        "metric_comparisons": metric_comparisons_as_csv(document.get("metric_comparisons") or []),
+        "system_level": system_level_as_csv(document.get("system_level") or []),
+        "agreement": agreement_as_csv(agreement),
+        "agreement_annotators": agreement_annotators_as_csv(agreement),
+        "agreement_pairs": agreement_pairs_as_csv(agreement),
+        "single_vs_multi": single_vs_multi_as_csv(document.get("single_vs_multi") or []),
+        "references_curve": references_curve_as_csv(document.get("references_curve") or []),
+        "quantiles": quantiles_as_csv(document.get("quantiles") or []),
+    }
+    diversity, pairwise = document.get("diversity"), document.get("pairwise")
+    if diversity:
+        tables["diversity"] = diversity_as_csv(diversity)
+    if pairwise:
+        tables["pairwise"] = pairwise_as_csv(pairwise)
     return tables
 
 
-def _coefficient_cells(coefficient: Row) -> dict[str, Any]:
+def _question_cells(entry: QuestionSummary) -> dict[str, object]:
+    scale: Sequence[int | None] = entry.get("scale") or [None, None]
+    left_out = entry.get("left_out")
+    return {
+        **entry,
+        "scale_min": scale[0],
+        "scale_max": scale[1],
+        "no_human_score": left_out.get("no_human_score") if left_out else None,
+    }
+
+
+def _coefficient_cells(coefficient: Line) -> dict[str, object]:
     """Value, items, ratings and note as columns; what else a coefficient carries (the ICC's type and
     interval, Fleiss' raters per reply, ...) as one JSON object."""
     cells = {field: coefficient.get(field) for field in _COEFFICIENT_FIELDS}
@@ -377,9 +388,9 @@ def _coefficient_cells(coefficient: Row) -> dict[str, Any]:
     return cells
 
 
-def _metric_row_cells(row: Row) -> dict[str, Any]:
+def _metric_row_cells(row: MetricRow | PerSystemRow | SystemLevelRow) -> dict[str, object]:
     """A metric row (utterance, per-system or system level) with its intervals split into columns."""
-    flat = dict(row)
+    flat: dict[str, object] = dict(row)
     for interval in (
         "pearson_ci",
         "spearman_ci",
@@ -387,19 +398,20 @@ def _metric_row_cells(row: Row) -> dict[str, Any]:
         "pearson_ci_bootstrap",
         "spearman_ci_bootstrap",
     ):
-        low, high = _interval(row.get(interval))
+        low, high = _interval(flat.get(interval))
         flat[f"{interval}_low"], flat[f"{interval}_high"] = low, high
-    flat["no_metric_score"] = (row.get("left_out") or {}).get("no_metric_score")
+    left_out = flat.get("left_out")  # system-level rows have none
+    flat["no_metric_score"] = left_out.get("no_metric_score") if isinstance(left_out, Mapping) else None
     return flat
 
 
-def _interval(value: object) -> tuple[Any, Any]:
+def _interval(value: object) -> tuple[object, object]:
     if isinstance(value, Sequence) and not isinstance(value, str) and len(value) == 2:
         return value[0], value[1]
     return None, None
 
 
-def _csv(columns: Sequence[str], rows: Iterable[Row]) -> str:
+def _csv(columns: Sequence[str], rows: Iterable[Line]) -> str:
     buffer = io.StringIO()
     writer = FormulaSafeWriter(buffer, lineterminator="\n")
     writer.writerow(columns)

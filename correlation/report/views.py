@@ -30,7 +30,8 @@ from scoring.selectors import system_metric_table
 from stats.figures.report import FigureExportError, figure_image, reply_texts
 from stats.figures.report import report_figures as figure_specs
 from stats.latex import report_latex
-from stats.report.document import document_as_json
+from stats.report.document import document_as_json, report_document_from_json
+from stats.report.document_types import MetricRow, ReportDocument
 from stats.report.page import question_slice
 from stats.report.types import OptionError, ReportOptions
 
@@ -114,7 +115,7 @@ def report_figures(request: HttpRequest, study_id: int) -> JsonResponse:
     view = report_for_display(study=study, options=options)
     if view.shown is None or question is None:
         raise Http404("no report is ready yet")
-    document, plots = view.shown.document or {}, view.shown.plots or {}
+    document, plots = report_document_from_json(view.shown.document), view.shown.plots or {}
     figures = figure_specs(document, plots, question.name, study.name)
     return JsonResponse(
         {
@@ -139,7 +140,9 @@ def report_figure_image(request: HttpRequest, study_id: int, name: str, fmt: str
     snapshot = report_current(study=study, options=options)
     figures = {
         spec.name: spec
-        for spec in figure_specs(snapshot.document or {}, snapshot.plots or {}, question.name, study.name)
+        for spec in figure_specs(
+            report_document_from_json(snapshot.document), snapshot.plots or {}, question.name, study.name
+        )
     }
     spec = figures.get(name)
     if spec is None:
@@ -162,7 +165,9 @@ def report_document_download(request: HttpRequest, study_id: int) -> HttpRespons
     study = _reportable_study(request, study_id)
     snapshot = report_current(study=study, options=_options(request)[0])
     return _attachment(
-        document_as_json(snapshot.document or {}), "application/json", f"study-{study.pk}-report.json"
+        document_as_json(report_document_from_json(snapshot.document)),
+        "application/json",
+        f"study-{study.pk}-report.json",
     )
 
 
@@ -170,7 +175,7 @@ def report_document_download(request: HttpRequest, study_id: int) -> HttpRespons
 def report_latex_download(request: HttpRequest, study_id: int) -> HttpResponse:
     study = _reportable_study(request, study_id)
     snapshot = report_current(study=study, options=_options(request)[0])
-    text = report_latex(snapshot.document or {}, study_name=study.name)
+    text = report_latex(report_document_from_json(snapshot.document), study_name=study.name)
     return _attachment(text, "application/x-tex", f"study-{study.pk}-tables.tex")
 
 
@@ -178,7 +183,7 @@ def report_latex_download(request: HttpRequest, study_id: int) -> HttpResponse:
 def report_table_download(request: HttpRequest, study_id: int, section: str) -> HttpResponse:
     study = _reportable_study(request, study_id)
     snapshot = report_current(study=study, options=_options(request)[0])
-    tables = report_tables_csv(snapshot.document or {})
+    tables = report_tables_csv(report_document_from_json(snapshot.document))
     if section not in tables:
         raise Http404("no such table")
     return _attachment(tables[section], "text/csv", f"study-{study.pk}-{section}.csv")
@@ -243,7 +248,7 @@ def _page_context(
     view: ReportView,
 ) -> dict[str, Any]:
     shown = view.shown
-    document = shown.document if shown is not None and shown.document else None
+    document = report_document_from_json(shown.document) if shown is not None and shown.document else None
     context: dict[str, Any] = {
         "study": study,
         "questions": questions,
@@ -265,7 +270,7 @@ def _page_context(
     return context
 
 
-def _has_question(document: dict[str, Any], name: str) -> bool:
+def _has_question(document: ReportDocument, name: str) -> bool:
     return any(entry.get("name") == name for entry in document.get("questions") or [])
 
 
@@ -311,13 +316,13 @@ def _option_query(request: HttpRequest) -> str:
     return "&".join(f"{key}={value}" for key, value in keep.items())
 
 
-def _table_rows(request: HttpRequest, study: Study) -> list[dict[str, object]]:
+def _table_rows(request: HttpRequest, study: Study) -> list[MetricRow]:
     # Without ?question= a download holds every question's rows (the "question" column tells them apart).
     name = request.GET.get("question")
     if name and not any(q.name == name for q in study_questions(study=study)):
         raise Http404("no such question in this study")
     options, _ = _options(request)
-    document = report_current(study=study, options=options).document or {}
+    document = report_document_from_json(report_current(study=study, options=options).document)
     return [row for row in document.get("rows", []) if not name or row["question"] == name]
 
 

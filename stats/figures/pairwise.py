@@ -13,8 +13,9 @@ Pure Python: no Django here (import-linter contract).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
+
+from stats.report.document_types import ReportDocument
 
 HEIGHT = 420
 
@@ -44,10 +45,10 @@ def _layout(title: str, subtitle: str) -> dict[str, Any]:
     }
 
 
-def pairwise_win_rate_chart(document: Mapping[str, Any]) -> dict[str, Any] | None:
-    section = document.get("pairwise") or {}
-    systems = section.get("systems") or []
-    if not systems:
+def pairwise_win_rate_chart(document: ReportDocument) -> dict[str, Any] | None:
+    section = document.get("pairwise")
+    systems = (section.get("systems") if section else None) or []
+    if section is None or not systems:
         return None
     labels = _unique([_escaped(row["system"]) for row in systems])
     rates = [row["win_rate"] for row in systems]
@@ -87,10 +88,11 @@ def pairwise_win_rate_chart(document: Mapping[str, Any]) -> dict[str, Any] | Non
     return {"data": [trace], "layout": layout}
 
 
-def pairwise_matrix_figure(document: Mapping[str, Any]) -> dict[str, Any] | None:
-    matrix = (document.get("pairwise") or {}).get("matrix") or {}
-    systems = matrix.get("systems") or []
-    if len(systems) < 2:
+def pairwise_matrix_figure(document: ReportDocument) -> dict[str, Any] | None:
+    section = document.get("pairwise")
+    matrix = section.get("matrix") if section else None
+    systems = (matrix.get("systems") if matrix else None) or []
+    if matrix is None or len(systems) < 2:
         return None
     labels = _unique([_escaped(name) for name in systems])
     trace = {

@@ -44,11 +44,12 @@ from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, TypeVar
 
 import numpy as np
 
 from stats.figures.pairwise import pairwise_matrix_figure, pairwise_win_rate_chart
+from stats.report.document_types import ReferencePointEntry, ReportDocument
 
 PALETTE = (
     "#2d5bd7",
@@ -75,6 +76,8 @@ CLICK_TO_SHOW = "(click to show)"  # a legend hint of the page; exports leave it
 LEGEND_ROW = 20  # pixels per legend row (11 px text)
 LEGEND_GAP = 8  # pixels between a legend below the plot and the figure's bottom edge
 REFERENCE_MODES = ("single", "multi")
+Entry = TypeVar("Entry", bound=Mapping[str, object])
+CurveCoefficient = Literal["pearson", "spearman"]
 
 
 @dataclass(frozen=True)
@@ -115,7 +118,7 @@ def reply_texts(plots: Mapping[str, Any], question: str) -> list[str]:
 
 
 def report_figures(
-    document: Mapping[str, Any], plots: Mapping[str, Any], question: str, study_name: str
+    document: ReportDocument, plots: Mapping[str, Any], question: str, study_name: str
 ) -> list[FigureSpec]:
     """Every figure the data of ``question`` allows, in the order the page shows them; a figure whose
     data is missing is left out."""
@@ -201,19 +204,22 @@ def slug(value: str, fallback: str) -> str:
     return text or f"{fallback}-{_short_hash(value)}"
 
 
-def signature_names(document: Mapping[str, Any], question: str) -> dict[str, SignatureName]:
+def signature_names(document: ReportDocument, question: str) -> dict[str, SignatureName]:
     """A label and a slug per signature of ``question``: metric and reference mode ("bleu-2-multi"), plus
     the parameters that tell apart signatures sharing both (e.g. "bleu-2-multi-tok-none"), plus a short
     hash if even that does not."""
     described: dict[str, tuple[str, str]] = {}
-    for entry in _entries(document, "rows", question):
-        described.setdefault(entry["signature"], (entry["metric"], entry.get("references") or ""))
-    for section in ("system_level", "quantiles", "references_curve"):
-        for entry in _entries(document, section, question):
-            described.setdefault(entry["signature"], (entry["metric"], ""))
-    for entry in _entries(document, "metric_comparisons", question):
-        described.setdefault(entry["first"], (entry["first_metric"], ""))
-        described.setdefault(entry["second"], (entry["second_metric"], ""))
+    for row in _of_question(document.get("rows"), question):
+        described.setdefault(row["signature"], (row["metric"], row.get("references") or ""))
+    for signature, metric in [
+        *((e["signature"], e["metric"]) for e in _of_question(document.get("system_level"), question)),
+        *((e["signature"], e["metric"]) for e in _of_question(document.get("quantiles"), question)),
+        *((e["signature"], e["metric"]) for e in _of_question(document.get("references_curve"), question)),
+    ]:
+        described.setdefault(signature, (metric, ""))
+    for comparison in _of_question(document.get("metric_comparisons"), question):
+        described.setdefault(comparison["first"], (comparison["first_metric"], ""))
+        described.setdefault(comparison["second"], (comparison["second_metric"], ""))
     groups: dict[str, list[str]] = {}
     for signature, (metric, references) in described.items():
         references = references or _parameters(signature).get("refs", "")
@@ -266,7 +272,7 @@ def _short_hash(value: str) -> str:
 
 
 def utterance_scatter(
-    document: Mapping[str, Any], plots: Mapping[str, Any], question: str, signature: str
+    document: ReportDocument, plots: Mapping[str, Any], question: str, signature: str
 ) -> dict[str, Any] | None:
     """One point per reply: the human score with the plots' jitter on x, the metric on y, a trace per
     system. Hover: the reply text (filled by the page, see the module docstring), the system, the raw
@@ -301,11 +307,15 @@ def utterance_scatter(
             }
         )
     label = signature_names(document, question)[signature].label
-    row = next((r for r in _entries(document, "rows", question) if r["signature"] == signature), metric)
+    row = next((r for r in _of_question(document.get("rows"), question) if r["signature"] == signature), None)
+    if row is not None:
+        coefficients, n = _coefficients(row.get("pearson"), row.get("spearman")), row.get("n", len(present))
+    else:  # the plots' own coefficients
+        coefficients, n = _coefficients(metric.get("pearson"), metric.get("spearman")), len(present)
     return {
         "data": traces,
         "layout": _layout(
-            title=f"{plotly_text(label)}<br>{_coefficients(row)}, n = {row.get('n', len(present))}",
+            title=f"{plotly_text(label)}<br>{coefficients}, n = {n}",
             subtitle=note,
             x_title="human score (jittered, N(0, 0.25²))",
             y_title=plotly_text(label),
@@ -314,12 +324,13 @@ def utterance_scatter(
 
 
 def system_scatter(
-    document: Mapping[str, Any], plots: Mapping[str, Any], question: str, signature: str
+    document: ReportDocument, plots: Mapping[str, Any], question: str, signature: str
 ) -> dict[str, Any] | None:
     """One labelled point per system: its mean human score on x, its mean metric value on y, both over
     the replies that have the metric."""
     entry = next(
-        (e for e in _entries(document, "system_level", question) if e["signature"] == signature), None
+        (e for e in _of_question(document.get("system_level"), question) if e["signature"] == signature),
+        None,
     )
     if entry is None or not entry.get("systems"):
         return None
@@ -346,7 +357,8 @@ def system_scatter(
     }
     label = plotly_text(signature_names(document, question)[signature].label)
     layout = _layout(
-        title=f"{label}, system level<br>{_coefficients(entry)}, {len(systems)} systems",
+        title=f"{label}, system level<br>{_coefficients(entry['pearson'], entry['spearman'])}, "
+        f"{len(systems)} systems",
         x_title="mean human score",
         y_title=f"mean {label}",
     )
@@ -383,14 +395,12 @@ def _padded_range(values: Sequence[float | None], *, low: float, high: float) ->
 # --- quantiles (seed 000 Figure 1) and the number of references (seed 003 Figure 2) ---------------------
 
 
-def quantile_plot(
-    document: Mapping[str, Any], plots: Mapping[str, Any], question: str
-) -> dict[str, Any] | None:
+def quantile_plot(document: ReportDocument, plots: Mapping[str, Any], question: str) -> dict[str, Any] | None:
     """A line per metric over the human-score groups: each metric's group means min-max normalised to
     [0, 1] across its groups (a flat metric sits at 0.5); the raw means are on hover."""
     names = signature_names(document, question)
     traces = []
-    for position, entry in enumerate(_entries(document, "quantiles", question)):
+    for position, entry in enumerate(_of_question(document.get("quantiles"), question)):
         groups = entry.get("groups") or []
         if not groups:
             continue
@@ -430,26 +440,27 @@ def min_max_normalised(values: Sequence[float]) -> list[float]:
 
 
 def references_curve(
-    document: Mapping[str, Any], plots: Mapping[str, Any], question: str
+    document: ReportDocument, plots: Mapping[str, Any], question: str
 ) -> dict[str, Any] | None:
     """Mean correlation over random subsets of k references against k, with a +-sd band, per
     multi-reference signature; Pearson shown, Spearman one legend click away (its own legend group)."""
     names = signature_names(document, question)
     traces: list[dict[str, Any]] = []
-    groups = (
+    groups: tuple[tuple[CurveCoefficient, str, bool, str], ...] = (
         ("pearson", "Pearson r", True, "solid"),
         ("spearman", f"Spearman ρ {CLICK_TO_SHOW}", False, "dash"),
     )
     for coefficient, group_title, visible, dash in groups:
         first_in_group = True
-        for position, entry in enumerate(_entries(document, "references_curve", question)):
-            points = [p for p in entry.get("points") or [] if p.get(f"{coefficient}_mean") is not None]
+        for position, curve in enumerate(_of_question(document.get("references_curve"), question)):
+            measured = [(p, *_mean_and_sd(p, coefficient)) for p in curve.get("points") or []]
+            points = [(p, mean, sd) for p, mean, sd in measured if mean is not None]
             if not points:
                 continue
             colour = _colour(position)
-            ks = [p["references"] for p in points]
-            means = [p[f"{coefficient}_mean"] for p in points]
-            sds = [p.get(f"{coefficient}_sd") or 0.0 for p in points]
+            ks = [p["references"] for p, _, _ in points]
+            means = [mean for _, mean, _ in points]
+            sds = [sd or 0.0 for _, _, sd in points]
             common = {"legendgroup": coefficient, "visible": True if visible else "legendonly"}
             traces.append(
                 {
@@ -471,10 +482,10 @@ def references_curve(
                 **common,
                 "type": "scatter",
                 "mode": "lines+markers",
-                "name": plotly_text(names[entry["signature"]].label),
+                "name": plotly_text(names[curve["signature"]].label),
                 "x": ks,
                 "y": means,
-                "customdata": [[sd, p["items"]] for sd, p in zip(sds, points, strict=True)],
+                "customdata": [[sd, p["items"]] for sd, (p, _, _) in zip(sds, points, strict=True)],
                 "line": {"color": colour, "dash": dash},
                 "hovertemplate": f"k = %{{x}}: {coefficient} %{{y:.3f}} ± %{{customdata[0]:.3f}}"
                 "<br>%{customdata[1]} replies with k references",
@@ -497,10 +508,18 @@ def references_curve(
     return {"data": traces, "layout": layout}
 
 
+def _mean_and_sd(
+    point: ReferencePointEntry, coefficient: CurveCoefficient
+) -> tuple[float | None, float | None]:
+    if coefficient == "pearson":
+        return point.get("pearson_mean"), point.get("pearson_sd")
+    return point.get("spearman_mean"), point.get("spearman_sd")
+
+
 # --- human agreement (seed 000 Figure 4(a)/(b); the heat map) -----------------------------------------
 
 
-def figure_4a(document: Mapping[str, Any], plots: Mapping[str, Any], question: str) -> dict[str, Any] | None:
+def figure_4a(document: ReportDocument, plots: Mapping[str, Any], question: str) -> dict[str, Any] | None:
     """The rater whose correlation with the mean of the others is the median one, against that mean,
     both jittered as in RUBER's Figure 4(a)."""
     data = _question_plots(plots, question)
@@ -517,7 +536,8 @@ def figure_4a(document: Mapping[str, Any], plots: Mapping[str, Any], question: s
     return {
         "data": [trace],
         "layout": _layout(
-            title=f"Median-correlated rater ({rater}) against the rest<br>{_coefficients(entry)}",
+            title=f"Median-correlated rater ({rater}) against the rest<br>"
+            f"{_coefficients(entry.get('pearson'), entry.get('spearman'))}",
             subtitle=note,
             x_title="mean of the other raters (jittered)",
             y_title=f"{rater} (jittered)",
@@ -525,7 +545,7 @@ def figure_4a(document: Mapping[str, Any], plots: Mapping[str, Any], question: s
     }
 
 
-def figure_4b(document: Mapping[str, Any], plots: Mapping[str, Any], question: str) -> dict[str, Any] | None:
+def figure_4b(document: ReportDocument, plots: Mapping[str, Any], question: str) -> dict[str, Any] | None:
     """The raters split into two random halves, one half's mean against the other's, with the paper's
     caveat under the plot: averaging shrinks the variance, so this view flatters human agreement."""
     data = _question_plots(plots, question)
@@ -536,7 +556,8 @@ def figure_4b(document: Mapping[str, Any], plots: Mapping[str, Any], question: s
     caveat = "<br>".join(plotly_text(line) for line in textwrap.wrap(entry.get("caveat") or "", CAVEAT_LINE))
     lines = caveat.count("<br>") + 1 if caveat else 0
     layout = _layout(
-        title=f"One random half of the raters against the other<br>{_coefficients(entry)}",
+        title="One random half of the raters against the other<br>"
+        f"{_coefficients(entry.get('pearson'), entry.get('spearman'))}",
         subtitle=note,
         x_title=f"mean of the first half ({len(entry.get('first') or [])} raters)",
         y_title=f"mean of the second half ({len(entry.get('second') or [])} raters)",
@@ -572,7 +593,7 @@ def _reply_points(
 
 
 def agreement_heatmap(
-    document: Mapping[str, Any], plots: Mapping[str, Any], question: str
+    document: ReportDocument, plots: Mapping[str, Any], question: str
 ) -> dict[str, Any] | None:
     """Raters x raters weighted Cohen's kappa on a -1..1 diverging scale (blank: not computable for the
     pair); hover names the pair and the number of replies both rated. Raters the filter left out are
@@ -617,11 +638,11 @@ def agreement_heatmap(
 
 
 def metric_comparison_matrix(
-    document: Mapping[str, Any], plots: Mapping[str, Any], question: str
+    document: ReportDocument, plots: Mapping[str, Any], question: str
 ) -> dict[str, Any] | None:
     """Metric x metric: colour = Pearson r of the row metric minus that of the column metric; a star
     where both Williams' test and the paired bootstrap find the difference significant (``winner``)."""
-    entries = _entries(document, "metric_comparisons", question)
+    entries = _of_question(document.get("metric_comparisons"), question)
     if not entries:
         return None
     names = signature_names(document, question)
@@ -752,8 +773,8 @@ def _sampled(candidates: list[int]) -> tuple[list[int], str | None]:
     return chosen, f"{SCATTER_LIMIT:,} of {len(candidates):,} replies shown; statistics use all"
 
 
-def _coefficients(entry: Mapping[str, Any]) -> str:
-    return f"r = {_number(entry.get('pearson'))}, ρ = {_number(entry.get('spearman'))}"
+def _coefficients(pearson: float | None, spearman: float | None) -> str:
+    return f"r = {_number(pearson)}, ρ = {_number(spearman)}"
 
 
 def _number(value: float | None) -> str:
@@ -783,13 +804,13 @@ def _unique_labels(labels: list[str]) -> list[str]:
     return unique
 
 
-def _entries(document: Mapping[str, Any], section: str, question: str) -> list[dict[str, Any]]:
-    return [entry for entry in document.get(section) or [] if entry.get("question") == question]
+def _of_question(entries: Sequence[Entry] | None, question: str) -> list[Entry]:
+    return [entry for entry in entries or [] if entry.get("question") == question]
 
 
-def _signatures(document: Mapping[str, Any], question: str) -> list[str]:
+def _signatures(document: ReportDocument, question: str) -> list[str]:
     """The question's signatures in the order of its table rows."""
-    return list(dict.fromkeys(row["signature"] for row in _entries(document, "rows", question)))
+    return list(dict.fromkeys(row["signature"] for row in _of_question(document.get("rows"), question)))
 
 
 def _question_plots(plots: Mapping[str, Any], question: str) -> Mapping[str, Any]:

@@ -30,8 +30,20 @@ from typing import Any
 import numpy as np
 
 from stats.correlations import pearson_with_ci, spearman_with_ci
-from stats.curves import reference_count_curve
+from stats.curves import ReferenceCountPoint, reference_count_curve
 from stats.human_ceiling import HumanRow
+from stats.report.document_types import (
+    DiversityRow,
+    DiversitySection,
+    HumanEntry,
+    MetricRow,
+    QuestionLeftOut,
+    QuestionSummary,
+    ReferencePointEntry,
+    ReferencesCurveEntry,
+    ReportDocument,
+    SingleVsMultiEntry,
+)
 from stats.report.human import human_side
 from stats.report.metrics import metric_section
 from stats.report.pairwise import pairwise_section
@@ -43,8 +55,9 @@ DOCUMENT_VERSION = 2  # bump when a field changes meaning; fields are added, nev
 
 def build_report(
     inputs: ReportInputs, options: ReportOptions, progress: Progress | None = None
-) -> tuple[dict[str, Any], dict[str, Any]]:
-    """(document, plots) for every question of the study."""
+) -> tuple[ReportDocument, dict[str, Any]]:
+    """(document, plots) for every question of the study (the document's shape:
+    stats/report/document_types.py)."""
     total = len(inputs.questions) * 4 + 2
     done = 0
 
@@ -54,7 +67,7 @@ def build_report(
         if progress is not None:
             progress(min(done, total), total)
 
-    document: dict[str, Any] = {
+    document: ReportDocument = {
         "document_version": DOCUMENT_VERSION,
         "study": inputs.study_id,
         "study_name": inputs.study_name,
@@ -103,10 +116,10 @@ def build_report(
 
 def _question_summary(
     question: QuestionInputs, scores: dict[int, float], inputs: ReportInputs
-) -> dict[str, Any]:
+) -> QuestionSummary:
     """Counts of one question; ``responses`` counts every reply of the study, the ones the researcher
     excluded too, which ``left_out`` then names (issue 13; the key is there only when there are some)."""
-    left_out = {"no_human_score": len(inputs.responses) - len(scores)}
+    left_out: QuestionLeftOut = {"no_human_score": len(inputs.responses) - len(scores)}
     if inputs.excluded_responses:
         left_out["excluded_by_researcher"] = len(inputs.excluded_responses)
     return {
@@ -121,7 +134,7 @@ def _question_summary(
     }
 
 
-def _human_row(question: str, row: HumanRow) -> dict[str, Any]:
+def _human_row(question: str, row: HumanRow) -> HumanEntry:
     return {
         "question": question,
         "label": row.label,
@@ -136,8 +149,10 @@ def _human_row(question: str, row: HumanRow) -> dict[str, Any]:
     }
 
 
-def _reference_curves(question: str, human: dict[int, float], inputs: ReportInputs) -> list[dict[str, Any]]:
-    curves = []
+def _reference_curves(
+    question: str, human: dict[int, float], inputs: ReportInputs
+) -> list[ReferencesCurveEntry]:
+    curves: list[ReferencesCurveEntry] = []
     by_id = {signature.id: signature for signature in inputs.signatures}
     for entry in inputs.reference_scores:
         signature = by_id.get(entry.signature_id)
@@ -163,48 +178,67 @@ def _reference_curves(question: str, human: dict[int, float], inputs: ReportInpu
                 "items": len(items),
                 "max_references": entry.width,
                 "stored_multi_pearson": stored_pearson,
-                "points": [point.__dict__ for point in points],
+                "points": [_reference_point(point) for point in points],
             }
         )
     return curves
 
 
-def _single_vs_multi(question: str, rows: list[dict[str, Any]], inputs: ReportInputs) -> list[dict[str, Any]]:
+def _reference_point(point: ReferenceCountPoint) -> ReferencePointEntry:
+    return {
+        "references": point.references,
+        "pearson_mean": point.pearson_mean,
+        "pearson_sd": point.pearson_sd,
+        "spearman_mean": point.spearman_mean,
+        "spearman_sd": point.spearman_sd,
+        "items": point.items,
+    }
+
+
+def _single_vs_multi(question: str, rows: list[MetricRow], inputs: ReportInputs) -> list[SingleVsMultiEntry]:
     """Seed 003 Table 4: each referenced metric with one reference and with all of them, side by side."""
     by_text = {signature.text: signature for signature in inputs.signatures}
-    paired: dict[tuple[str, tuple[tuple[str, str], ...]], dict[str, dict[str, Any]]] = {}
+    paired: dict[tuple[str, tuple[tuple[str, str], ...]], dict[str, MetricRow]] = {}
     for row in rows:
         signature = by_text.get(row["signature"])  # None: a metric with no values (no statistics to pair)
         if signature is None or signature.references not in ("single", "multi"):
             continue
         rest = tuple(sorted((k, v) for k, v in signature.parameters.items() if k not in ("refs", "refagg")))
         paired.setdefault((signature.name, rest), {})[signature.references] = row
-    table = []
+    table: list[SingleVsMultiEntry] = []
     for (metric, _), modes in sorted(paired.items()):
         if "single" not in modes or "multi" not in modes:
             continue
+        single, multi = modes["single"], modes["multi"]
         table.append(
             {
                 "question": question,
                 "metric": metric,
-                **{
-                    f"{mode}_{field}": modes[mode][field]
-                    for mode in ("single", "multi")
-                    for field in ("signature", "n", "spearman", "spearman_p", "pearson", "pearson_p")
-                },
+                "single_signature": single["signature"],
+                "single_n": single["n"],
+                "single_spearman": single["spearman"],
+                "single_spearman_p": single["spearman_p"],
+                "single_pearson": single["pearson"],
+                "single_pearson_p": single["pearson_p"],
+                "multi_signature": multi["signature"],
+                "multi_n": multi["n"],
+                "multi_spearman": multi["spearman"],
+                "multi_spearman_p": multi["spearman_p"],
+                "multi_pearson": multi["pearson"],
+                "multi_pearson_p": multi["pearson_p"],
             }
         )
     return table
 
 
-def _diversity_table(inputs: ReportInputs) -> dict[str, Any] | None:
+def _diversity_table(inputs: ReportInputs) -> DiversitySection | None:
     """Seed 003 Table 5: diversity metrics against the raters' diversity scores, per (system, context)."""
     diversity = inputs.diversity
     if diversity is None or not diversity.human:
         return None
     keys = sorted(diversity.human)
     human = {key: math.fsum(values) / len(values) for key, values in diversity.human.items() if values}
-    rows = []
+    rows: list[DiversityRow] = []
     for name, values in sorted(diversity.metrics.items()):
         pairs = [(human[key], values[key]) for key in keys if key in human and key in values]
         x = [pair[0] for pair in pairs]

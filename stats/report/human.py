@@ -23,7 +23,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -52,6 +52,13 @@ from stats.human_ceiling import (
     z_normalised,
 )
 from stats.ratings_by_item import group_by_key
+from stats.report.document_types import (
+    AgreementEntry,
+    AnnotatorAgreement,
+    CoefficientEntry,
+    FilterEntry,
+    RemovedAnnotator,
+)
 from stats.report.types import (
     FILTER_NONE,
     FILTER_STUDY,
@@ -79,8 +86,8 @@ HALVES_CAVEAT = (
 @dataclass(frozen=True)
 class HumanSide:
     scores: dict[int, float]  # response id -> human score
-    filter: dict[str, Any]
-    agreement: dict[str, Any]
+    filter: FilterEntry
+    agreement: AgreementEntry
     human_rows: tuple[HumanRow, HumanRow]
     plots: dict[str, Any]
 
@@ -230,7 +237,7 @@ def _filter_section(
     threshold: float | None,
     removed: dict[int, int],
     normalisation_note: str,
-) -> dict[str, Any]:
+) -> FilterEntry:
     if options.filter == FILTER_NONE:
         description = "no filter: every rating counts"
     else:
@@ -241,6 +248,17 @@ def _filter_section(
             else "no agreement threshold"
         )
         description = f"{rule}, and raters the researcher excluded, are left out"
+    removed_annotators: list[RemovedAnnotator] = [
+        {
+            "annotator": annotators[key].pseudonym,
+            "ratings": count,
+            "agreement": annotators[key].agreement,
+            "reason": "excluded by the researcher"
+            if annotators[key].inclusion == "exclude"
+            else "agreement under the threshold",
+        }
+        for key, count in removed.items()
+    ]
     return {
         "question": question.name,
         "kind": options.filter,
@@ -249,20 +267,7 @@ def _filter_section(
         "annotators_removed": len(removed),
         "ratings_removed": sum(removed.values()),
         "ratings_total": len(question.ratings),
-        "removed": sorted(
-            (
-                {
-                    "annotator": annotators[key].pseudonym,
-                    "ratings": count,
-                    "agreement": annotators[key].agreement,
-                    "reason": "excluded by the researcher"
-                    if annotators[key].inclusion == "exclude"
-                    else "agreement under the threshold",
-                }
-                for key, count in removed.items()
-            ),
-            key=lambda entry: str(entry["annotator"]),
-        ),
+        "removed": sorted(removed_annotators, key=lambda entry: str(entry["annotator"])),
         "normalisation": options.normalise,
         "normalisation_note": normalisation_note,
     }
@@ -277,30 +282,32 @@ def _agreement_section(
     all_by_item: dict[int, list[float]],
     comparisons: list[RaterVsRest],
     points: list[int],
-) -> tuple[dict[str, Any], dict[str, Any]]:
+) -> tuple[AgreementEntry, dict[str, Any]]:
     named_ratings = sum(len(values) for values in kept_named.values())
     anonymous_ratings = sum(len(values) for values in kept_anonymous.values())
-    section: dict[str, Any] = {"question": question.name, "scale": [question.scale_min, question.scale_max]}
+    scale = [question.scale_min, question.scale_max]
     if not question.ratings:
         reason = (
             "only imported means (no per-rater scores): agreement is not computable from them"
             if question.imported_means
             else "no ratings yet"
         )
-        blank = not_computable(reason).as_dict()
-        section.update(
-            identity="none",
-            note=reason,
-            krippendorff_alpha_ordinal=blank,
-            krippendorff_alpha_interval=blank,
-            krippendorff_alpha_ordinal_before_filter=blank,
-            fleiss_kappa=blank,
-            icc=blank,
-            cohen_kappa_mean=blank,
-            annotators=[],
-            pairs=[],
-        )
-        return section, {"raters": [], "heatmap": None}
+        blank = _coefficient_entry(not_computable(reason))
+        nothing: AgreementEntry = {
+            "question": question.name,
+            "scale": scale,
+            "identity": "none",
+            "note": reason,
+            "krippendorff_alpha_ordinal": blank,
+            "krippendorff_alpha_interval": blank,
+            "krippendorff_alpha_ordinal_before_filter": blank,
+            "fleiss_kappa": blank,
+            "icc": blank,
+            "cohen_kappa_mean": blank,
+            "annotators": [],
+            "pairs": [],
+        }
+        return nothing, {"raters": [], "heatmap": None}
     identity = "known" if not anonymous_ratings else ("anonymous" if not named_ratings else "mixed")
     note = ""
     if anonymous_ratings:
@@ -315,7 +322,7 @@ def _agreement_section(
     kept_pairs = [pair for pair in pairs if pair.first in kept_named and pair.second in kept_named]
     loo = leave_one_out_alpha(kept_named, kept_anonymous, points=points) if len(kept_named) > 1 else {}
     versus = {comparison.rater: comparison for comparison in comparisons}
-    rows = []
+    rows: list[AnnotatorAgreement] = []
     for key in sorted(all_named, key=lambda k: annotators[k].pseudonym):
         own_pairs = [p.kappa for p in pairs if key in (p.first, p.second) and p.kappa is not None]
         without = loo.get(key)
@@ -350,19 +357,23 @@ def _agreement_section(
             mean_kappa.note,
             {**mean_kappa.details, "raters_left_out": left_out_of_pairs},
         )
-    section.update(
-        identity=identity,
-        note=note,
-        krippendorff_alpha_ordinal=alpha.as_dict(),
-        krippendorff_alpha_interval=krippendorff_alpha(kept_items, points=points, level="interval").as_dict(),
-        krippendorff_alpha_ordinal_before_filter=krippendorff_alpha(
-            all_by_item, points=points, level="ordinal"
-        ).as_dict(),
-        fleiss_kappa=fleiss_kappa(kept_items, points=points).as_dict(),
-        icc=intraclass_correlation(kept_named, kept_anonymous).as_dict(),
-        cohen_kappa_mean=mean_kappa.as_dict(),
-        annotators=rows,
-        pairs=[
+    section: AgreementEntry = {
+        "question": question.name,
+        "scale": scale,
+        "identity": identity,
+        "note": note,
+        "krippendorff_alpha_ordinal": _coefficient_entry(alpha),
+        "krippendorff_alpha_interval": _coefficient_entry(
+            krippendorff_alpha(kept_items, points=points, level="interval")
+        ),
+        "krippendorff_alpha_ordinal_before_filter": _coefficient_entry(
+            krippendorff_alpha(all_by_item, points=points, level="ordinal")
+        ),
+        "fleiss_kappa": _coefficient_entry(fleiss_kappa(kept_items, points=points)),
+        "icc": _coefficient_entry(intraclass_correlation(kept_named, kept_anonymous)),
+        "cohen_kappa_mean": _coefficient_entry(mean_kappa),
+        "annotators": rows,
+        "pairs": [
             {
                 "first": annotators[pair.first].pseudonym,
                 "second": annotators[pair.second].pseudonym,
@@ -372,7 +383,7 @@ def _agreement_section(
             }
             for pair in pairs
         ],
-    )
+    }
     names = [annotators[key].pseudonym for key in pair_raters]
     index = {key: position for position, key in enumerate(pair_raters)}
     matrix: list[list[float | None]] = [[None] * len(names) for _ in names]
@@ -397,6 +408,12 @@ def _agreement_section(
         "heatmap": {"raters": names, "kappa": matrix, "shared": shared} if len(names) >= 2 else None,
     }
     return section, plots
+
+
+def _coefficient_entry(coefficient: Coefficient) -> CoefficientEntry:
+    """The coefficient as the document holds it; its ``details`` are a free mapping in
+    stats/agreement_coefficients.py, whose keys CoefficientEntry lists."""
+    return cast(CoefficientEntry, coefficient.as_dict())
 
 
 def _most_active(named: dict[int, dict[int, float]]) -> list[int]:

@@ -48,8 +48,21 @@ from stats.correlations import (
     pearson_with_ci,
     spearman_with_ci,
 )
-from stats.curves import quantile_means
+from stats.curves import QuantileGroup, quantile_means
 from stats.figures.points import HOVER_TEXT_LIMIT, JITTER_SD, JITTER_SEED, compact, compact_or_none
+from stats.report.document_types import (
+    ComparisonTests,
+    CorrelationFields,
+    MetricComparison,
+    MetricRow,
+    MetricStatistics,
+    PerSystemRow,
+    QuantileEntry,
+    QuantileGroupEntry,
+    SignatureFields,
+    SystemLevelRow,
+    SystemMeans,
+)
 from stats.report.types import ReportInputs, ReportOptions, SignatureInputs, UnvaluedMetric
 
 FEWER_THAN_THREE_SYSTEMS = "fewer than 3 systems"
@@ -59,11 +72,11 @@ Progress = Callable[[int, int], None]
 
 @dataclass(frozen=True)
 class MetricSection:
-    rows: list[dict[str, Any]]
-    per_system: list[dict[str, Any]]
-    comparisons: list[dict[str, Any]]
-    system_level: list[dict[str, Any]]
-    quantiles: list[dict[str, Any]]
+    rows: list[MetricRow]
+    per_system: list[PerSystemRow]
+    comparisons: list[MetricComparison]
+    system_level: list[SystemLevelRow]
+    quantiles: list[QuantileEntry]
     plots: dict[str, Any]
 
 
@@ -90,7 +103,7 @@ def metric_section(
 
     overall = _bootstrap(x, values, options, options.seed)
     advance()
-    rows = [
+    rows: list[MetricRow] = [
         {
             "question": question,
             **_signature_fields(signature),
@@ -98,7 +111,7 @@ def metric_section(
         }
         for column, signature in enumerate(signatures)
     ]
-    per_system = []
+    per_system: list[PerSystemRow] = []
     for offset, system in enumerate(sorted(set(systems))):
         mask = np.array([name == system for name in systems])
         draws = _bootstrap(x[mask], values[mask], options, options.seed + 1 + offset)
@@ -127,12 +140,22 @@ def metric_section(
                 "question": question,
                 "signature": signature.text,
                 "metric": signature.name,
-                "groups": [group.__dict__ for group in quantile_means(x, values[:, column])],
+                "groups": [_quantile_group(group) for group in quantile_means(x, values[:, column])],
             }
             for column, signature in enumerate(signatures)
         ],
         plots=_scatter_data(question, items, x, values, signatures, inputs, rows),
     )
+
+
+def _quantile_group(group: QuantileGroup) -> QuantileGroupEntry:
+    return {
+        "human_low": group.human_low,
+        "human_high": group.human_high,
+        "human_mean": group.human_mean,
+        "metric_mean": group.metric_mean,
+        "items": group.items,
+    }
 
 
 def metric_matrix(
@@ -162,7 +185,7 @@ def _bootstrap(x: np.ndarray, values: np.ndarray, options: ReportOptions, seed: 
 
 def _statistics(
     x: np.ndarray, column: np.ndarray, draws: BootstrapDraws | None, index: int
-) -> dict[str, Any]:
+) -> MetricStatistics:
     present = np.isfinite(column)
     human, metric = x[present], column[present]
     pearson = pearson_with_ci(human, metric)
@@ -186,27 +209,19 @@ def _comparisons(
     signatures: Sequence[SignatureInputs],
     overall: BootstrapDraws | None,
     options: ReportOptions,
-) -> list[dict[str, Any]]:
+) -> list[MetricComparison]:
     present = np.isfinite(values)
     complete = present.all(axis=0)
     # The usual case: metrics with a value for every reply share one correlation matrix (values and ranks).
     full = _correlation_matrices(x, values[:, complete]) if complete.any() and x.size >= 4 else None
     position = {int(column): index for index, column in enumerate(np.flatnonzero(complete))}
-    result = []
+    result: list[MetricComparison] = []
     for first, second in combinations(range(len(signatures)), 2):
         both = present[:, first] & present[:, second]
         n = int(both.sum())
-        entry: dict[str, Any] = {
-            "question": question,
-            "first": signatures[first].text,
-            "first_metric": signatures[first].name,
-            "second": signatures[second].text,
-            "second_metric": signatures[second].name,
-            "n": n,
-        }
+        pair = (question, signatures[first], signatures[second], n)
         if n < 4:
-            entry.update(_empty_comparison(f"only {n} replies have both metrics"))
-            result.append(entry)
+            result.append(_compared(*pair, _empty_comparison(f"only {n} replies have both metrics")))
             continue
         if full is not None and first in position and second in position:
             pearsons, spearmans = full
@@ -221,28 +236,40 @@ def _comparisons(
         bootstrap_p = paired_difference_p(draws.pearson[0], draws.pearson[1]) if draws else None
         bootstrap_p_spearman = paired_difference_p(draws.spearman[0], draws.spearman[1]) if draws else None
         difference = None if r12 is None or r13 is None else r12 - r13
-        entry.update(
-            {
-                "pearson_difference": difference,
-                "williams_t": pearson_test.t,
-                "williams_p": pearson_test.p_value,
-                "bootstrap_p": bootstrap_p,
-                "spearman_difference": None if s12 is None or s13 is None else s12 - s13,
-                "williams_p_spearman": spearman_test.p_value,
-                "bootstrap_p_spearman": bootstrap_p_spearman,
-                "metrics_pearson": r23,
-                "winner": _winner(
-                    difference,
-                    pearson_test.p_value,
-                    bootstrap_p,
-                    signatures[first].text,
-                    signatures[second].text,
-                ),
-                "note": pearson_test.note,
-            }
-        )
-        result.append(entry)
+        tests: ComparisonTests = {
+            "pearson_difference": difference,
+            "williams_t": pearson_test.t,
+            "williams_p": pearson_test.p_value,
+            "bootstrap_p": bootstrap_p,
+            "spearman_difference": None if s12 is None or s13 is None else s12 - s13,
+            "williams_p_spearman": spearman_test.p_value,
+            "bootstrap_p_spearman": bootstrap_p_spearman,
+            "metrics_pearson": r23,
+            "winner": _winner(
+                difference,
+                pearson_test.p_value,
+                bootstrap_p,
+                signatures[first].text,
+                signatures[second].text,
+            ),
+            "note": pearson_test.note,
+        }
+        result.append(_compared(*pair, tests))
     return result
+
+
+def _compared(
+    question: str, first: SignatureInputs, second: SignatureInputs, n: int, tests: ComparisonTests
+) -> MetricComparison:
+    return {
+        "question": question,
+        "first": first.text,
+        "first_metric": first.name,
+        "second": second.text,
+        "second_metric": second.name,
+        "n": n,
+        **tests,
+    }
 
 
 def _pair_draws(
@@ -275,7 +302,7 @@ def _winner(
     return None
 
 
-def _empty_comparison(note: str) -> dict[str, Any]:
+def _empty_comparison(note: str) -> ComparisonTests:
     return {
         "pearson_difference": None,
         "williams_t": None,
@@ -310,7 +337,7 @@ def _system_level_row(
     x: np.ndarray,
     column: np.ndarray,
     systems: Sequence[str],
-) -> dict[str, Any]:
+) -> SystemLevelRow:
     # Both means run over the same replies, so a system is not flattered by items only one side saw.
     present = np.isfinite(column)
     system_of = np.asarray(systems, dtype=object)
@@ -319,7 +346,7 @@ def _system_level_row(
     # fmean of Python floats: the same exact sums (math.fsum) as over numpy scalars, without their overhead.
     human_means = [fmean(x[rows_of[name]].tolist()) for name in names]
     metric_means = [fmean(column[rows_of[name]].tolist()) for name in names]
-    means = [
+    means: list[SystemMeans] = [
         {"system": name, "human_mean": human_mean, "metric_mean": metric_mean, "n": len(rows_of[name])}
         for name, human_mean, metric_mean in zip(names, human_means, metric_means, strict=True)
     ]
@@ -338,16 +365,18 @@ def _system_level_row(
 
 def _correlation_fields(
     pearson: CorrelationResult, spearman: CorrelationResult, kendall: CorrelationResult
-) -> dict[str, Any]:
+) -> CorrelationFields:
     """Each coefficient with its p-value and Fisher-z interval, under the document's field names."""
     return {
-        field: value
-        for name, result in (("pearson", pearson), ("spearman", spearman), ("kendall", kendall))
-        for field, value in (
-            (name, result.coefficient),
-            (f"{name}_p", result.p_value),
-            (f"{name}_ci", [result.ci_low, result.ci_high]),
-        )
+        "pearson": pearson.coefficient,
+        "pearson_p": pearson.p_value,
+        "pearson_ci": [pearson.ci_low, pearson.ci_high],
+        "spearman": spearman.coefficient,
+        "spearman_p": spearman.p_value,
+        "spearman_ci": [spearman.ci_low, spearman.ci_high],
+        "kendall": kendall.coefficient,
+        "kendall_p": kendall.p_value,
+        "kendall_ci": [kendall.ci_low, kendall.ci_high],
     }
 
 
@@ -359,7 +388,7 @@ def _renamed_note(result: CorrelationResult) -> CorrelationResult:
     )
 
 
-def _signature_fields(signature: SignatureInputs | UnvaluedMetric) -> dict[str, Any]:
+def _signature_fields(signature: SignatureInputs | UnvaluedMetric) -> SignatureFields:
     return {
         "metric": signature.name,
         "references": signature.references,
@@ -370,7 +399,7 @@ def _signature_fields(signature: SignatureInputs | UnvaluedMetric) -> dict[str, 
     }
 
 
-def _unvalued_row(question: str, metric: UnvaluedMetric, replies: int) -> dict[str, Any]:
+def _unvalued_row(question: str, metric: UnvaluedMetric, replies: int) -> MetricRow:
     """The row of a metric with no value for any reply: what a row has, nothing computed, and why."""
     none = CorrelationResult(None, None, None, None, 0, "")
     return {
@@ -399,7 +428,7 @@ def _scatter_data(
     values: np.ndarray,
     signatures: Sequence[SignatureInputs],
     inputs: ReportInputs,
-    rows: Sequence[dict[str, Any]],
+    rows: Sequence[MetricRow],
 ) -> dict[str, Any]:
     """Points for the utterance-level scatter plots (RUBER Figures 4-5): response texts and systems once,
     one value list per metric; the browser builds the traces."""

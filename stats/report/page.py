@@ -6,40 +6,75 @@ rows and the metric rows in the paper's blocks (seed 000 Table 2: Referenced, Un
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import TypedDict, TypeVar
+
+from stats.report.document_types import (
+    AgreementEntry,
+    DiversitySection,
+    FilterEntry,
+    HumanEntry,
+    MetricComparison,
+    MetricRow,
+    PerSystemRow,
+    QuestionSummary,
+    ReferencesCurveEntry,
+    ReportDocument,
+    SingleVsMultiEntry,
+    SystemLevelRow,
+)
 
 GROUP_ORDER = ("Referenced", "Unreferenced", "Hybrid", "Other")
+Entry = TypeVar("Entry", bound=Mapping[str, object])
 
 
-def question_slice(document: dict[str, Any], question: str) -> dict[str, Any]:
+class QuestionSlice(TypedDict):
+    """What the report page's template reads as ``report`` (templates/correlation/report*.html)."""
+
+    summary: QuestionSummary | None
+    filter: FilterEntry | None
+    human: list[HumanEntry]
+    rows: list[MetricRow]
+    blocks: list[tuple[str, list[MetricRow]]]  # the rows by group, in the paper's block order
+    per_system: list[PerSystemRow]
+    comparisons: list[MetricComparison]
+    system_level: list[SystemLevelRow]
+    references_curve: list[ReferencesCurveEntry]
+    single_vs_multi: list[SingleVsMultiEntry]
+    agreement: AgreementEntry | None
+    diversity: DiversitySection | None
+    notes: list[str]
+
+
+def question_slice(document: ReportDocument, question: str) -> QuestionSlice:
     """Every section of ``document`` restricted to ``question`` (``None`` where the section has no entry)."""
 
-    def of(section: str) -> list[dict[str, Any]]:
-        return [entry for entry in document.get(section) or [] if entry.get("question") == question]
+    def of(entries: Sequence[Entry] | None) -> list[Entry]:
+        return [entry for entry in entries or [] if entry.get("question") == question]
 
-    rows = of("rows")
+    rows = of(document.get("rows"))
     summary = next((entry for entry in document.get("questions", []) if entry["name"] == question), None)
-    filters = of("filter")
-    agreements = of("agreement")
+    filters = of(document.get("filter"))
+    agreements = of(document.get("agreement"))
     return {
         "summary": summary,
         "filter": filters[0] if filters else None,
-        "human": of("human"),
+        "human": of(document.get("human")),
         "rows": rows,
         "blocks": _blocks(rows),
-        "per_system": of("per_system"),
-        "comparisons": of("metric_comparisons"),
-        "system_level": of("system_level"),
-        "references_curve": of("references_curve"),
-        "single_vs_multi": of("single_vs_multi"),
+        "per_system": of(document.get("per_system")),
+        "comparisons": of(document.get("metric_comparisons")),
+        "system_level": of(document.get("system_level")),
+        "references_curve": of(document.get("references_curve")),
+        "single_vs_multi": of(document.get("single_vs_multi")),
         "agreement": agreements[0] if agreements else None,
         "diversity": document.get("diversity"),
         "notes": document.get("notes") or [],
     }
 
 
-def _blocks(rows: list[dict[str, Any]]) -> list[tuple[str, list[dict[str, Any]]]]:
-    grouped: dict[str, list[dict[str, Any]]] = {}
+def _blocks(rows: list[MetricRow]) -> list[tuple[str, list[MetricRow]]]:
+    grouped: dict[str, list[MetricRow]] = {}
     for row in rows:
         grouped.setdefault(row.get("group") or "Other", []).append(row)
     ordered = [group for group in GROUP_ORDER if group in grouped]

@@ -22,11 +22,11 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from statistics import fmean
-from typing import Any
 
 from stats.agreement import is_included
 from stats.correlations import HUMAN_CONSTANT, TOO_FEW_ITEMS, spearman_with_ci
 from stats.pairwise import PairwiseRecord, position_bias, win_rate_matrix, win_rates
+from stats.report.document_types import PairwiseMetricAgreement, PairwiseSection
 from stats.report.types import FILTER_NONE, AnnotatorInfo, ReportInputs, ReportOptions
 
 METHOD = (
@@ -59,7 +59,7 @@ def counted_records(
     return counted, left_out
 
 
-def pairwise_section(inputs: ReportInputs, options: ReportOptions) -> dict[str, Any] | None:
+def pairwise_section(inputs: ReportInputs, options: ReportOptions) -> PairwiseSection | None:
     """The document's ``pairwise`` entry (see the module docstring)."""
     if not inputs.pairwise:
         return None
@@ -102,14 +102,14 @@ def pairwise_section(inputs: ReportInputs, options: ReportOptions) -> dict[str, 
 
 def metric_agreement(
     records: Sequence[PairwiseRecord], rates: Mapping[str, float], inputs: ReportInputs
-) -> list[dict[str, Any]]:
+) -> list[PairwiseMetricAgreement]:
     """Per signature: each system's mean metric value over its compared replies, and Spearman's rho of
     those means against the systems' win rates."""
     compared: dict[str, set[int]] = {}
     for record in records:
         compared.setdefault(record.system_a, set()).add(record.response_a)
         compared.setdefault(record.system_b, set()).add(record.response_b)
-    rows = []
+    rows: list[PairwiseMetricAgreement] = []
     for signature in inputs.signatures:
         values = inputs.metric_values.get(signature.id, {})
         means = {}

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 from stats.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED
 from stats.pairwise import PairwiseRecord
+from stats.report.document_types import ReportOptionsFields
 
 FILTER_STUDY = "study"  # the study's agreement threshold and the researcher's per-annotator choices
 FILTER_NONE = "none"  # every rating counts
@@ -78,7 +79,7 @@ class ReportOptions:
             return None
         return float(self.filter)
 
-    def as_dict(self) -> dict[str, object]:
+    def as_dict(self) -> ReportOptionsFields:
         return {
             "filter": self.filter,
             "normalise": self.normalise,

@@ -31,6 +31,7 @@ from annotation.services.checks import check_mark, distractors_generate
 from annotation.services.notes import NoteInvalid, item_note_add
 from correlation.report.loading import study_human_scores
 from stats.report.adjudication import Adjudications, adjudicated
+from stats.report.document_types import QuestionSummary
 from stats.report.types import QuestionInputs, ReportInputs, ResponseInfo
 from tests.annotation.work_builders import annotators, web_member, work_study
 from tests.correlation.builders import Item, add_items, signature
@@ -169,7 +170,7 @@ def rated() -> tuple[Study, list]:
     return study, add_items(study=study, question=question, items=items)
 
 
-def _summary(study: Study) -> dict:
+def _summary(study: Study) -> QuestionSummary:
     [summary] = report_document(study, resamples=0)["questions"]
     return summary
 

@@ -1,9 +1,10 @@
 """Hand-made report documents (the shape ``stats.report.builder.build_report`` returns), for the
-export tests: small, with round numbers, so that an expected LaTeX table or CSV line can be written out."""
+export tests: small, with round numbers, so that an expected LaTeX table or CSV line can be written out.
+Typed as the document is (stats/report/document_types.py), so a renamed key fails mypy here too."""
 
 from __future__ import annotations
 
-from typing import Any
+from stats.report.document_types import HumanEntry, MetricRow, ReportDocument
 
 QUESTION = "appropriateness"
 FILTER_DESCRIPTION = (
@@ -27,13 +28,15 @@ def metric_row(
     kendall_p: float | None = None,
     question: str = QUESTION,
     signature: str | None = None,
-) -> dict[str, Any]:
+) -> MetricRow:
     return {
         "question": question,
         "metric": metric,
         "references": references,
         "signature": signature or f"{metric}|refs:{references}|tok:en-v1|version:0.1.0",
         "group": group,
+        "origin": "builtin",
+        "implementation": "",
         "n": n,
         "pearson": pearson,
         "pearson_p": pearson_p,
@@ -46,6 +49,7 @@ def metric_row(
         "kendall_ci": [None, None] if kendall is None else [kendall - 0.1, kendall + 0.1],
         "pearson_ci_bootstrap": [None, None] if pearson is None else [pearson - 0.12, pearson + 0.08],
         "spearman_ci_bootstrap": [None, None] if spearman is None else [spearman - 0.11, spearman + 0.09],
+        "spearman_bootstrap": None if spearman is None else "exact",
         "left_out": {"no_metric_score": 120 - n},
         "note": note,
     }
@@ -60,7 +64,7 @@ def human_row(
     *,
     note: str = "",
     question: str = QUESTION,
-) -> dict[str, Any]:
+) -> HumanEntry:
     return {
         "question": question,
         "label": label,
@@ -75,7 +79,7 @@ def human_row(
     }
 
 
-def paper_document() -> dict[str, Any]:
+def paper_document() -> ReportDocument:
     """One question, seed 000 Table 2's numbers where they fit, rows deliberately out of block order:
     Human (Max) is above every metric (never bold); ruber-min has the largest absolute Pearson but a
     negative one (not the best); BLEU-2 is scored with one reference and with all; BLEU-4 is constant."""
@@ -94,6 +98,7 @@ def paper_document() -> dict[str, Any]:
                 "human_scored": 120,
                 "ratings": 360,
                 "imported_means": 0,
+                "gold_values": 0,
                 "left_out": {"no_human_score": 5},
             }
         ],
@@ -225,5 +230,32 @@ def paper_document() -> dict[str, Any]:
                 },
             ],
         },
+        "pairwise": None,
+        "notes": [],
+    }
+
+
+def empty_document() -> ReportDocument:
+    """A document with every section and no entry (a study with nothing to report), to fill in."""
+    return {
+        "document_version": 2,
+        "study": 7,
+        "study_name": "Empty",
+        "data_version": 1,
+        "code_version": "0.1.0",
+        "options": {"filter": "study", "normalise": "none", "resamples": 0, "seed": 0},
+        "questions": [],
+        "filter": [],
+        "human": [],
+        "agreement": [],
+        "rows": [],
+        "per_system": [],
+        "metric_comparisons": [],
+        "system_level": [],
+        "quantiles": [],
+        "references_curve": [],
+        "single_vs_multi": [],
+        "diversity": None,
+        "pairwise": None,
         "notes": [],
     }

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import html
 import re
+from collections.abc import Mapping
 from typing import Any
 
 import pytest
@@ -12,12 +13,13 @@ from django.test import Client
 from annotation.models import Question, Study
 from correlation.report.loading import report_inputs
 from stats.report.builder import build_report
+from stats.report.document_types import ReportDocument
 from stats.report.types import ReportOptions
 
 
 def report_document(
     study: Study, question: Question | None = None, *, resamples: int = 200, **options: str
-) -> dict[str, Any]:
+) -> ReportDocument:
     """The report document of ``study`` (every question, or ``question``), with few resamples for speed."""
     inputs = report_inputs(study=study, question=question)
     document, _ = build_report(inputs, ReportOptions.parse({"resamples": str(resamples), **options}))
@@ -45,7 +47,8 @@ def report_plots(study: Study, *, resamples: int = 0, **options: str) -> dict[st
     return plots
 
 
-def entries(document: dict[str, Any], section: str, question: str | None = None) -> list[dict[str, Any]]:
+def entries(document: Mapping[str, Any], section: str, question: str | None = None) -> list[dict[str, Any]]:
+    """A section by name (a test's loop over sections; the code names its sections as keys mypy checks)."""
     return [entry for entry in document[section] if question is None or entry.get("question") == question]
 
 

@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import json
+from typing import get_type_hints
 
 import pytest
 from django.urls import reverse
 from drf_spectacular.generators import SchemaGenerator
+from rest_framework.serializers import ListSerializer, Serializer
 from rest_framework.test import APIClient
 
 from correlation import api_urls
+from correlation.report.api import StudyReportOutputSerializer
+from stats.report.document_types import MetricRow, QuestionDocument
 from tests.correlation.builders import Item, add_items, signature
 from tests.correlation.report_helpers import assert_same_numbers, report_document
 from tests.factories import QuestionFactory, ResearcherFactory, StudyFactory, UserFactory
@@ -157,3 +161,14 @@ def test_the_schema_documents_the_response_fields() -> None:
         "spearman_ci_bootstrap",
     } <= set(row)
     assert row["pearson"]["nullable"] is True
+
+
+def test_the_schema_names_only_keys_of_the_typed_document() -> None:
+    """The serializer documents the payload (stats/report/document_types.py types it for mypy): a field it
+    names that the document does not have would be a schema promising what never comes."""
+    serializer = StudyReportOutputSerializer()
+    assert set(serializer.fields) <= set(get_type_hints(QuestionDocument))
+    rows = serializer.fields["rows"]
+    assert isinstance(rows, ListSerializer)
+    assert isinstance(rows.child, Serializer)
+    assert set(rows.child.fields) <= set(get_type_hints(MetricRow))

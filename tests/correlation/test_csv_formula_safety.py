@@ -67,7 +67,9 @@ def _check_correlation_csv(text: str, study: Study) -> None:
     assert row["question"] == "'" + QUESTION
     assert row["metric"] == "'@bleu-2"
     assert row["signature"] == "'" + expected["signature"]
+    assert expected["pearson"] is not None
     assert expected["pearson"] < 0
+    assert expected["spearman"] is not None
     assert expected["spearman"] < 0
     # numbers are written as numbers, minus sign and every digit kept
     assert row["n"] == str(expected["n"]) == "12"

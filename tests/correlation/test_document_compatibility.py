@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from django.db import connection
 
 from annotation.demo_sample import demo_sample_jsonl
 from annotation.importers import ImportFile
@@ -60,5 +61,12 @@ def test_the_demo_studys_document_is_the_stored_one_plus_added_fields(
     document.pop("code_version", None)
     stored_text = STORED.read_text(encoding="utf-8")
     stored = json.loads(stored_text)
+    if connection.vendor == "postgresql":
+        # jsonb keeps its own key order (shorter keys first), as it did before issue 25: the stored snapshot
+        # and the API's answer come back in that order. The builder's order is checked on SQLite; here every
+        # field and value, byte for byte once both sides are in one order.
+        restricted = _restricted(document, stored)
+        assert json.dumps(restricted, sort_keys=True) == json.dumps(stored, sort_keys=True)
+        return
     assert list(document)[: len(stored)] == list(stored)  # every section, where it was
     assert document_as_json(_restricted(document, stored)) == stored_text

@@ -27,6 +27,7 @@ from stats.report.document import document_as_json
 from stats.report.pairwise import pairwise_section
 from stats.report.types import AnnotatorInfo, ReportInputs, ReportOptions, ResponseInfo, SignatureInputs
 from tests.correlation.builders import bump_data_version
+from tests.correlation.report_documents import empty_document
 from tests.correlation.report_helpers import report_document, report_page
 from tests.factories import (
     AnnotatorFactory,
@@ -230,15 +231,15 @@ def test_the_figures_escape_system_names_and_need_data() -> None:
     assert section is not None
     section["systems"][0]["system"] = "<b>A</b>"
     section["matrix"]["systems"][0] = "<b>A</b>"
-    chart = pairwise_win_rate_chart({"pairwise": section})
-    matrix = pairwise_matrix_figure({"pairwise": section})
+    chart = pairwise_win_rate_chart({**empty_document(), "pairwise": section})
+    matrix = pairwise_matrix_figure({**empty_document(), "pairwise": section})
     assert chart is not None
     assert matrix is not None
     assert chart["data"][0]["x"][0] == "&lt;b&gt;A&lt;/b&gt;"
     assert matrix["data"][0]["y"][0] == "&lt;b&gt;A&lt;/b&gt;"
     assert chart["data"][0]["error_y"]["arrayminus"][0] == pytest.approx(1.0 - section["systems"][0]["ci"][0])
-    assert pairwise_win_rate_chart({"pairwise": None}) is None
-    assert pairwise_matrix_figure({}) is None
+    assert pairwise_win_rate_chart(empty_document()) is None
+    assert pairwise_matrix_figure(empty_document()) is None
 
 
 # --- through the database -------------------------------------------------------------------------------
@@ -281,6 +282,7 @@ def judged_study(researcher):
 def test_the_report_document_carries_the_win_rates(judged_study) -> None:
     document = report_document(judged_study, resamples=0)
     section = document["pairwise"]
+    assert section is not None
     assert [(row["system"], row["win_rate"]) for row in section["systems"]] == [
         ("strong", 1.0),
         ("middle", 0.5),
@@ -315,5 +317,6 @@ def test_study_report_json_and_the_page_show_the_pairwise_section(judged_study, 
     Annotator.objects.filter(study=judged_study).update(report_inclusion="exclude")
     bump_data_version(judged_study)
     section = report_document(judged_study, resamples=0)["pairwise"]
+    assert section is not None
     assert (section["judgments"], section["raters_left_out"], section["systems"]) == (0, 2, [])
     assert Response.objects.filter(context__study=judged_study).count() == 6

@@ -88,6 +88,9 @@ def test_report_at_the_size_of_the_multi_reference_study(shared_data, researcher
         assert row["spearman"] == pytest.approx(scipy_stats.spearmanr(human, metric).statistic)
         assert row["kendall"] == pytest.approx(scipy_stats.kendalltau(human, metric).statistic)
         low, high = row["pearson_ci_bootstrap"]
+        assert low is not None
+        assert high is not None
+        assert row["pearson"] is not None
         assert low < row["pearson"] < high
     by_model: dict[str, list[float]] = defaultdict(list)
     for r in records:
@@ -177,11 +180,12 @@ def test_the_references_curve_rises_with_the_number_of_references_on_multirefeva
     curves = {curve["metric"]: curve for curve in document["references_curve"]}
     assert set(curves) == {"bleu-2", "meteor"}
     for metric, curve in curves.items():
-        means = [point["pearson_mean"] for point in curve["points"]]
+        means = [point["pearson_mean"] for point in curve["points"] if point["pearson_mean"] is not None]
+        assert len(means) == len(curve["points"]), metric
         assert curve["items"] == 500
         assert len(means) >= 4, metric
         assert means[-1] > means[0] + 0.02, (metric, means)  # all references beat one
         assert all(later >= earlier - 0.01 for earlier, later in itertools.pairwise(means)), (metric, means)
         assert means[-1] == pytest.approx(curve["stored_multi_pearson"], abs=1e-9)
-    rows = {(row["metric"], row["references"]) for row in document["single_vs_multi"]}
-    assert rows == set()  # only multi-reference scores here: nothing to put side by side
+    # only multi-reference scores here: nothing to put side by side
+    assert [entry["metric"] for entry in document["single_vs_multi"]] == []

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import csv
 import io
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pytest
@@ -31,6 +31,7 @@ from correlation.report.exports import (
     single_vs_multi_as_csv,
     system_level_as_csv,
 )
+from stats.report.document_types import MetricRow, PerSystemRow, ReportDocument
 from tests.correlation.report_documents import QUESTION, metric_row, paper_document
 
 PAYLOAD = "=cmd|' /C calc'!A0"
@@ -66,11 +67,14 @@ def _read(text: str) -> tuple[list[str], list[dict[str, str]]]:
     return header, [dict(zip(header, row, strict=True)) for row in body]
 
 
-def _full_document() -> dict[str, Any]:
+def _full_document() -> ReportDocument:
     """The paper document with every other section filled in, as build_report fills it."""
     document = paper_document()
     document["per_system"] = [
-        {**metric_row("bleu-2", "single", "Referenced", 0.125, 0.5, -0.25, 0.03, n=60), "system": "hred"},
+        cast(
+            PerSystemRow,
+            {**metric_row("bleu-2", "single", "Referenced", 0.125, 0.5, -0.25, 0.03, n=60), "system": "hred"},
+        ),
     ]
     document["metric_comparisons"] = [
         {
@@ -108,6 +112,9 @@ def _full_document() -> dict[str, Any]:
             "spearman_ci": [None, None],
             "kendall": 1.0,
             "kendall_p": 0.33,
+            "kendall_ci": [None, None],
+            "origin": "builtin",
+            "implementation": "",
             "note": "",
             "systems": [
                 {"system": "hred", "human_mean": 3.1, "metric_mean": 0.21, "n": 100},
@@ -130,6 +137,9 @@ def _full_document() -> dict[str, Any]:
             "spearman_ci": [None, None],
             "kendall": None,
             "kendall_p": None,
+            "kendall_ci": [None, None],
+            "origin": "builtin",
+            "implementation": "",
             "note": "fewer than 3 systems",
             "systems": [],
         },
@@ -279,7 +289,7 @@ def test_rows_from_before_the_report_document_leave_the_new_columns_empty() -> N
         "n": 12, "pearson": 0.5, "pearson_p": 0.1, "pearson_ci": [0.1, 0.8],
         "spearman": 0.4, "spearman_p": 0.2, "spearman_ci": [0.0, 0.7], "note": "",
     }  # fmt: skip
-    _, (line,) = _read(correlation_rows_as_csv([old]))
+    _, (line,) = _read(correlation_rows_as_csv([cast(MetricRow, old)]))  # deliberately an old, partial row
     assert [line[c] for c in PUBLISHED_COLUMNS] == [
         QUESTION, "bleu-2", "single", "bleu-2|refs:single", "12", "0.5", "0.1", "0.1", "0.8", "0.4", "0.2",
         "0.0", "0.7", "",
@@ -290,7 +300,7 @@ def test_rows_from_before_the_report_document_leave_the_new_columns_empty() -> N
 def test_numpy_numbers_are_written_as_numbers() -> None:
     row = metric_row("bleu-2", "single", "Referenced", 0.5, 0.1, 0.4, 0.2)
     row["pearson"] = np.float64(-0.1234567890123456)
-    row["n"] = np.int64(7)
+    row["n"] = np.int64(7)  # type: ignore[typeddict-item]  # a NumPy number where the document has an int
     _, (line,) = _read(correlation_rows_as_csv([row]))
     assert line["pearson"] == "-0.1234567890123456"
     assert line["n"] == "7"

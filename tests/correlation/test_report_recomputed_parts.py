@@ -126,6 +126,7 @@ def test_the_diversity_table_correlates_each_metric_per_system_and_context(resea
 
     document, _ = build_report(report_inputs(study=study), ReportOptions(resamples=0))
     table = document["diversity"]
+    assert table is not None
     assert table["pairs"] == 24
     assert table["judgments"] == 48
     rows = {row["metric"]: row for row in table["rows"]}

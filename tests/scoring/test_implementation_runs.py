@@ -23,6 +23,7 @@ from scoring.metrics import registry
 from scoring.models import MetricScore, MetricSignature, RunStatus, ScoringRun, SystemMetricScore
 from scoring.services import ScoringRequestError, scoring_run_create, scoring_run_execute
 from stats.latex import report_latex
+from stats.report.document import report_document_from_json
 from stats.report.types import ReportOptions
 from tests.factories import (
     DialogContextFactory,
@@ -352,7 +353,9 @@ def test_two_implementations_of_one_metric_are_two_rows_of_the_report_csv_and_la
         with django_capture_on_commit_callbacks(execute=True):  # the data version moves: a new report
             execute(run)
     study.refresh_from_db()
-    document = report_current(study=study, options=ReportOptions(resamples=0)).document or {}
+    document = report_document_from_json(
+        report_current(study=study, options=ReportOptions(resamples=0)).document
+    )
     rows = [row for row in document["rows"] if row["metric"] == "bleu-4"]
     assert sorted(row["implementation"] for row in rows) == ["nlg-eval", "nltk"]
     for row in rows:
@@ -381,7 +384,9 @@ def test_one_implementation_per_metric_adds_no_label() -> None:
     study = build_study()
     execute(scoring_run_create(study=study, metrics=["bleu-4"], implementation="nlg-eval", enqueue=False))
     study.refresh_from_db()
-    document = report_current(study=study, options=ReportOptions(resamples=0)).document or {}
+    document = report_document_from_json(
+        report_current(study=study, options=ReportOptions(resamples=0)).document
+    )
     latex = report_latex(document, study_name="one tool")
     assert "BLEU-4 (nlg-eval)" not in latex
     assert "BLEU-4" in latex

@@ -29,6 +29,7 @@ from stats.figures.report import (
     slug,
 )
 from stats.report.builder import build_report
+from stats.report.document_types import ReportDocument
 from stats.report.types import (
     AnnotatorInfo,
     QuestionInputs,
@@ -117,7 +118,7 @@ def synthetic_inputs(replies: int = REPLIES, *, seed: int = 7) -> ReportInputs:
 
 
 @pytest.fixture(scope="module")
-def report() -> tuple[dict[str, Any], dict[str, Any]]:
+def report() -> tuple[ReportDocument, dict[str, Any]]:
     return build_report(synthetic_inputs(), ReportOptions(resamples=200))
 
 
@@ -188,9 +189,9 @@ def test_slugs_survive_names_without_ascii_and_keep_them_apart() -> None:
     assert len(slug("x" * 500, "study")) <= 80
 
 
-def test_a_figure_without_its_data_is_left_out(report) -> None:
+def test_a_figure_without_its_data_is_left_out(report: tuple[ReportDocument, dict[str, Any]]) -> None:
     document, plots = report
-    trimmed = {
+    trimmed: ReportDocument = {
         **document,
         "metric_comparisons": [],
         "references_curve": [],
@@ -252,7 +253,7 @@ def test_reply_texts_come_escaped_in_item_order(report) -> None:
 
 
 @pytest.fixture(scope="module")
-def large_report() -> tuple[dict[str, Any], dict[str, Any]]:
+def large_report() -> tuple[ReportDocument, dict[str, Any]]:
     return build_report(synthetic_inputs(6_000, seed=11), ReportOptions(resamples=0))
 
 

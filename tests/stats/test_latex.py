@@ -22,6 +22,7 @@ from stats.latex import (
     single_vs_multi_latex,
 )
 from stats.report.builder import build_report
+from stats.report.document_types import ReportDocument
 from stats.report.types import (
     AnnotatorInfo,
     DiversityInputs,
@@ -133,7 +134,7 @@ def test_tables_without_data_are_empty_strings() -> None:
     document["diversity"] = None
     assert single_vs_multi_latex(document, QUESTION) == ""
     assert diversity_latex(document) == ""
-    document["diversity"] = {"pairs": 0, "judgments": 0, "rows": []}
+    document["diversity"] = {"pairs": 0, "judgments": 0, "human_score": "meanings", "rows": []}
     assert diversity_latex(document) == ""
 
 
@@ -154,7 +155,18 @@ def test_the_report_holds_every_table_under_a_comment_header() -> None:
 
 def test_the_report_takes_each_question_in_turn() -> None:
     document = paper_document()
-    document["questions"].append({"name": "fluency", "human_scored": 30})
+    document["questions"].append(
+        {
+            "name": "fluency",
+            "scale": [1, 5],
+            "responses": 30,
+            "human_scored": 30,
+            "ratings": 90,
+            "imported_means": 0,
+            "gold_values": 0,
+            "left_out": {"no_human_score": 0},
+        }
+    )
     document["rows"].append(
         metric_row("bleu-1", "single", "Referenced", 0.3, 0.001, 0.2, 0.3, question="fluency")
     )
@@ -357,6 +369,7 @@ def test_every_outside_text_in_the_tables_is_escaped() -> None:
     document["filter"][0]["description"] = NASTY
     document["rows"].append(metric_row(NASTY, "none", NASTY, 0.1, 0.5, 0.1, 0.5, question=NASTY))
     document["rows"][5]["note"] = "not computable: " + NASTY
+    assert document["diversity"] is not None
     document["diversity"]["rows"].append(
         {"metric": NASTY, "inverted": False, "n": 3, "spearman": None, "spearman_p": None,
          "pearson": None, "pearson_p": None, "note": NASTY},
@@ -400,7 +413,7 @@ def test_a_study_name_without_latin_letters_still_gets_a_label() -> None:
 # -- a document from the real builder ------------------------------------------------------------------------
 
 
-def _built_document() -> dict:
+def _built_document() -> ReportDocument:
     rng = random.Random(5)
     responses = {
         i: ResponseInfo(text=f"reply {i}", system="ab"[i % 2], context=f"c{i // 2}") for i in range(1, 41)
@@ -453,7 +466,7 @@ def test_a_built_document_gives_every_table() -> None:
     rows = {(row["metric"], row["references"]): row for row in document["rows"]}
     expected = rows[("ruber-gmean", "single")]
     assert f"{expected['pearson']:.4f}" in _line_of(table, "RUBER geometric mean")
-    best = max(row["pearson"] for row in document["rows"])
+    best = max(row["pearson"] for row in document["rows"] if row["pearson"] is not None)
     assert rf"\textbf{{{best:.4f}}}" in table
     assert "40 replies with a human score" in table
     pairs = single_vs_multi_latex(document, "appropriateness")
@@ -493,9 +506,9 @@ def test_the_report_compiles_with_pdflatex(tmp_path: Path) -> None:
 def test_a_study_of_imported_means_says_so_instead_of_counting_zero_raters() -> None:
     document = paper_document()
     for row in document["human"]:
-        row.update(pearson=None, pearson_p=None, spearman=None, spearman_p=None, raters=0)
+        row.update({"pearson": None, "pearson_p": None, "spearman": None, "spearman_p": None, "raters": 0})
         row["note"] = "not computable: fewer than two raters with known identity"
-    document["filter"][0].update(ratings_total=0, ratings_removed=0, annotators_removed=0)
+    document["filter"][0].update({"ratings_total": 0, "ratings_removed": 0, "annotators_removed": 0})
     document["questions"][0]["imported_means"] = 120
     table = correlation_table_latex(document, QUESTION, study_name="imported")
     assert "averaged over 0 raters" not in table

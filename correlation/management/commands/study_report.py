@@ -12,7 +12,7 @@ from annotation.selectors.studies import StudyLookupError, study_by_name_or_id
 from correlation.report.cache import report_current
 from correlation.report.exports import correlation_rows_as_csv
 from correlation.selectors import study_question_by_name
-from stats.report.document import document_as_json, document_for_question
+from stats.report.document import document_as_json, document_for_question, report_document_from_json
 from stats.report.types import OptionError, ReportOptions
 
 
@@ -58,7 +58,7 @@ class Command(BaseCommand):
                 bar.refresh()
 
             snapshot = report_current(study=study, options=report_options, progress=progress)
-        document = document_for_question(snapshot.document or {}, name)
+        document = document_for_question(report_document_from_json(snapshot.document), name)
         if options["format"] == "json":
             text = document_as_json(document)
         elif options["format"] == "csv":

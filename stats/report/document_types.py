@@ -1,0 +1,449 @@
+"""The report document's shape, section by section, as TypedDicts: exactly the JSON that
+stats/report/builder.py produces, so that mypy checks every key from the builder to its readers (the
+figures, the LaTeX tables, the CSV exports, the bundle, the API and the page).
+
+TypedDicts, not dataclasses: the document stays the plain dict it is in the database, in the cache, in the
+API and in ``study_report --format json``, byte for byte. A key marked ``NotRequired`` is there only
+sometimes (the docstring of its class says when). Documents read back from JSON (a stored snapshot) become
+a :class:`ReportDocument` once, at the boundary: :func:`stats.report.document.report_document_from_json`.
+
+A new section: a TypedDict of its entries here (one per section, named after it), a key in
+:class:`ReportDocument`, its builder in a module of its own under stats/report/ (as pairwise.py), and
+docs/report.md. Fields are added, never renamed (``DOCUMENT_VERSION`` in builder.py).
+
+Pure Python: no Django here (import-linter contract).
+"""
+
+# No ``from __future__ import annotations`` here: NotRequired must be seen when each class is created, so
+# that ``__required_keys__`` is right at run time too (tests/stats/test_document_types.py reads it).
+from typing import Literal, NotRequired, TypedDict
+
+# -- shared pieces ------------------------------------------------------------------------------------
+
+Interval = list[float | None]  # [low, high]; [None, None] when not computable
+Statistic = Literal["pearson", "spearman", "kendall"]
+
+
+class ReportOptionsFields(TypedDict):
+    """The researcher's choices (stats.report.types.ReportOptions)."""
+
+    filter: str
+    normalise: str
+    resamples: int
+    seed: int
+
+
+class SignatureFields(TypedDict):
+    """Which metric a row is about; ``signature`` is the full text that makes its scores reproducible."""
+
+    metric: str  # an external metric's is "<name> (external)"
+    references: str  # "single", "multi", or "none"
+    signature: str
+    group: str  # Referenced, Unreferenced, Hybrid, Other, External
+    origin: str  # builtin, plugin, external
+    implementation: str  # the tool that computed the scores (nltk, sacrebleu, ...; issue 23)
+
+
+class CorrelationFields(TypedDict):
+    """Each coefficient with its p-value and 95% Fisher-z interval (``None``: not computable, see note)."""
+
+    pearson: float | None
+    pearson_p: float | None
+    pearson_ci: Interval
+    spearman: float | None
+    spearman_p: float | None
+    spearman_ci: Interval
+    kendall: float | None  # Kendall's tau-b
+    kendall_p: float | None
+    kendall_ci: Interval
+
+
+class MetricLeftOut(TypedDict):
+    no_metric_score: int  # replies with a human score and no value of the metric
+
+
+class MetricStatistics(CorrelationFields):
+    """A metric against the human scores over ``n`` replies, with bootstrap intervals."""
+
+    n: int
+    pearson_ci_bootstrap: Interval
+    spearman_ci_bootstrap: Interval
+    spearman_bootstrap: str | None  # how the bootstrap ranked (stats.bootstrap), None without resamples
+    left_out: MetricLeftOut
+    note: str
+
+
+# -- questions, filter, human rows, agreement (stats/report/human.py) ----------------------------------
+
+
+class QuestionLeftOut(TypedDict):
+    """Replies of the question without a human score, and why."""
+
+    no_human_score: int
+    excluded_by_researcher: NotRequired[int]  # only when the researcher excluded replies (issue 13)
+
+
+class QuestionSummary(TypedDict):
+    """``questions``: one entry per question (tagged by ``name``, not ``question``)."""
+
+    name: str
+    scale: list[int]  # [min, max]
+    responses: int  # every reply of the study, the excluded ones too
+    human_scored: int
+    ratings: int
+    imported_means: int
+    gold_values: int  # replies with an adjudicated gold value (issue 13)
+    left_out: QuestionLeftOut
+
+
+class RemovedAnnotator(TypedDict):
+    annotator: str  # pseudonym
+    ratings: int
+    agreement: float | None
+    reason: str
+
+
+class FilterEntry(TypedDict):
+    """``filter``: which rater filter a question's human scores used and what it removed."""
+
+    question: str
+    kind: str  # "study", "none" or a threshold written as a number
+    threshold: float | None
+    description: str
+    annotators_removed: int
+    ratings_removed: int
+    ratings_total: int
+    removed: list[RemovedAnnotator]
+    normalisation: str
+    normalisation_note: str
+
+
+class HumanEntry(TypedDict):
+    """``human``: the Human (Avg) and Human (Max) rows of a question (seed 000 Table 2)."""
+
+    question: str
+    label: str  # "Human (Avg)" or "Human (Max)"
+    pearson: float | None
+    pearson_p: float | None
+    spearman: float | None
+    spearman_p: float | None
+    raters: int
+    pearson_rater: str | None  # Human (Max): whose coefficient it is
+    spearman_rater: str | None
+    note: str
+
+
+class CoefficientEntry(TypedDict):
+    """An agreement coefficient (stats.agreement_coefficients.Coefficient): ``value`` or ``None`` with the
+    reason in ``note``, and the details only some coefficients carry."""
+
+    value: float | None
+    items: int
+    ratings: int
+    note: str
+    # Fleiss' kappa
+    raters_per_item: NotRequired[int]
+    items_left_out: NotRequired[int]
+    # the ICC
+    type: NotRequired[str]
+    model: NotRequired[str]
+    raters: NotRequired[int]
+    ci95: NotRequired[Interval]
+    p: NotRequired[float | None]
+    average_type: NotRequired[str]
+    average_value: NotRequired[float | None]
+    # the mean of the pairs' Cohen's kappas
+    pairs: NotRequired[int]
+    pairs_left_out: NotRequired[int]
+    weights: NotRequired[str]
+    raters_left_out: NotRequired[int]  # raters beyond the most active ones (stats/report/human.py)
+
+
+class AnnotatorAgreement(TypedDict):
+    """One named rater of a question: ratings, whether they count, agreement, alpha without them."""
+
+    annotator: str
+    ratings: int
+    included: bool
+    agreement_kappa: float | None
+    pair_kappa_mean: float | None
+    alpha_without: float | None
+    alpha_change_without: float | None
+    pearson_vs_rest: float | None
+    pearson_vs_rest_p: float | None
+    spearman_vs_rest: float | None
+    spearman_vs_rest_p: float | None
+    shared_replies: int
+
+
+class RaterPairKappa(TypedDict):
+    first: str
+    second: str
+    kappa: float | None
+    items: int
+    note: str
+
+
+AgreementCoefficient = Literal[  # the coefficients of an AgreementEntry, in the document's order
+    "krippendorff_alpha_ordinal",
+    "krippendorff_alpha_interval",
+    "krippendorff_alpha_ordinal_before_filter",
+    "fleiss_kappa",
+    "icc",
+    "cohen_kappa_mean",
+]
+
+
+class AgreementEntry(TypedDict):
+    """``agreement``: how much the raters of a question agree."""
+
+    question: str
+    scale: list[int]
+    identity: str  # "known", "anonymous", "mixed", or "none" (no ratings)
+    note: str
+    krippendorff_alpha_ordinal: CoefficientEntry
+    krippendorff_alpha_interval: CoefficientEntry
+    krippendorff_alpha_ordinal_before_filter: CoefficientEntry
+    fleiss_kappa: CoefficientEntry
+    icc: CoefficientEntry
+    cohen_kappa_mean: CoefficientEntry
+    annotators: list[AnnotatorAgreement]
+    pairs: list[RaterPairKappa]
+
+
+# -- the metrics (stats/report/metrics.py) --------------------------------------------------------------
+
+
+class MetricRow(SignatureFields, MetricStatistics):
+    """``rows``: a metric against the human scores of a question, over every reply."""
+
+    question: str
+    no_values: NotRequired[str]  # only for a metric with no value for any reply: why (issue 14)
+
+
+class PerSystemRow(SignatureFields, MetricStatistics):
+    """``per_system``: a metric against the human scores over one system's replies."""
+
+    question: str
+    system: str
+
+
+class ComparisonTests(TypedDict):
+    """Williams' test and the paired bootstrap of two metrics' correlations with the human score."""
+
+    pearson_difference: float | None  # first's Pearson r minus second's
+    williams_t: float | None
+    williams_p: float | None
+    bootstrap_p: float | None
+    spearman_difference: float | None
+    williams_p_spearman: float | None
+    bootstrap_p_spearman: float | None
+    metrics_pearson: float | None  # the two metrics against each other
+    winner: str | None  # the signature better by both tests (p < 0.05)
+    note: str
+
+
+class MetricComparison(ComparisonTests):
+    """``metric_comparisons``: one pair of metric signatures of a question."""
+
+    question: str
+    first: str  # signature
+    first_metric: str
+    second: str
+    second_metric: str
+    n: int
+
+
+class SystemMeans(TypedDict):
+    system: str
+    human_mean: float
+    metric_mean: float
+    n: int  # replies both means run over
+
+
+class SystemLevelRow(SignatureFields, CorrelationFields):
+    """``system_level``: the systems' mean metric values against their mean human scores (seed 003
+    Figure 1); ``n`` counts systems."""
+
+    question: str
+    n: int
+    note: str
+    systems: list[SystemMeans]
+
+
+class QuantileGroupEntry(TypedDict):
+    """One fifth of the replies, by human score (stats.curves.QuantileGroup)."""
+
+    human_low: float
+    human_high: float
+    human_mean: float
+    metric_mean: float
+    items: int
+
+
+class QuantileEntry(TypedDict):
+    """``quantiles``: seed 000 Figure 1's data for one signature."""
+
+    question: str
+    signature: str
+    metric: str
+    groups: list[QuantileGroupEntry]
+
+
+# -- references, diversity (stats/report/builder.py) ---------------------------------------------------
+
+
+class ReferencePointEntry(TypedDict):
+    """The correlation with k references (stats.curves.ReferenceCountPoint)."""
+
+    references: int
+    pearson_mean: float | None
+    pearson_sd: float | None
+    spearman_mean: float | None
+    spearman_sd: float | None
+    items: int
+
+
+class ReferencesCurveEntry(TypedDict):
+    """``references_curve``: seed 003 Figure 2 for one multi-reference signature."""
+
+    question: str
+    signature: str
+    metric: str
+    items: int
+    max_references: int
+    stored_multi_pearson: float | None
+    points: list[ReferencePointEntry]
+
+
+class SingleVsMultiEntry(TypedDict):
+    """``single_vs_multi``: seed 003 Table 4, one metric with one reference and with all of them."""
+
+    question: str
+    metric: str
+    single_signature: str
+    single_n: int
+    single_spearman: float | None
+    single_spearman_p: float | None
+    single_pearson: float | None
+    single_pearson_p: float | None
+    multi_signature: str
+    multi_n: int
+    multi_spearman: float | None
+    multi_spearman_p: float | None
+    multi_pearson: float | None
+    multi_pearson_p: float | None
+
+
+class DiversityRow(TypedDict):
+    metric: str
+    inverted: bool  # correlated as 1 - value (Self-BLEU)
+    n: int
+    spearman: float | None
+    spearman_p: float | None
+    pearson: float | None
+    pearson_p: float | None
+    note: str
+
+
+class DiversitySection(TypedDict):
+    """``diversity``: seed 003 Table 5 (``None`` in the document without diversity judgments)."""
+
+    pairs: int  # (system, context) pairs
+    judgments: int
+    human_score: str
+    rows: list[DiversityRow]
+
+
+# -- pairwise judgments (stats/report/pairwise.py) -----------------------------------------------------
+
+
+class PairwiseSystem(TypedDict):
+    system: str
+    comparisons: int
+    wins: int
+    losses: int
+    ties: int
+    win_rate: float
+    ci: list[float]  # 95% Wilson interval [low, high]
+
+
+class PairwiseMatrix(TypedDict):
+    systems: list[str]
+    win_rate: list[list[float | None]]  # row system against column system; None: never compared
+    comparisons: list[list[int]]
+
+
+class PairwisePosition(TypedDict):
+    decisive: int
+    left_wins: int
+    left_share: float | None
+    p_value: float | None
+
+
+class PairwiseMetricSystem(TypedDict):
+    system: str
+    metric_mean: float
+    win_rate: float
+
+
+class PairwiseMetricAgreement(TypedDict):
+    signature: str
+    metric: str
+    references: str
+    n: int  # systems
+    spearman: float | None
+    spearman_p: float | None
+    note: str
+    systems: list[PairwiseMetricSystem]
+
+
+class PairwiseSection(TypedDict):
+    """``pairwise``: system win rates from pairwise judgments (``None`` in the document without any)."""
+
+    method: str
+    judgments: int
+    judgments_total: int
+    pairs: int
+    raters: int
+    raters_left_out: int
+    systems: list[PairwiseSystem]
+    matrix: PairwiseMatrix
+    position: PairwisePosition
+    metrics: list[PairwiseMetricAgreement]
+
+
+# -- the document ----------------------------------------------------------------------------------------
+
+
+class ReportDocument(TypedDict):
+    """The whole report of a study (docs/report.md describes every section). The lists hold every
+    question's entries, each tagged with its question."""
+
+    document_version: int
+    study: int
+    study_name: str
+    data_version: int
+    code_version: str
+    options: ReportOptionsFields
+    questions: list[QuestionSummary]
+    filter: list[FilterEntry]
+    human: list[HumanEntry]
+    agreement: list[AgreementEntry]
+    rows: list[MetricRow]
+    per_system: list[PerSystemRow]
+    metric_comparisons: list[MetricComparison]
+    system_level: list[SystemLevelRow]
+    quantiles: list[QuantileEntry]
+    references_curve: list[ReferencesCurveEntry]
+    single_vs_multi: list[SingleVsMultiEntry]
+    diversity: DiversitySection | None
+    pairwise: PairwiseSection | None
+    notes: list[str]
+
+
+class QuestionDocument(ReportDocument):
+    """The document as the API and ``study_report`` give it (stats.report.document.document_for_question):
+    ``question`` names the question its sections are limited to, ``None`` for all of them."""
+
+    question: str | None
