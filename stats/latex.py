@@ -249,16 +249,24 @@ def correlation_table_latex(
         for row in _best([(row, _value_and_p(row, stat)[0]) for row in ordered]):
             value, p = _value_and_p(row, stat)
             cells[id(row)][column] = _paired_cell(value, p, bold=True)
+    # Issue 26: the significance cluster of each metric (documents from before it have no rank).
+    ranked = any("rank" in row for row in rows)
+    if ranked:
+        for row in ordered:
+            rank = row.get("rank")
+            cells[id(row)].append(str(rank) if rank is not None else "--")
+        blocks = [(name, [(label, [*row_cells, ""]) for label, row_cells in block]) for name, block in blocks]
     for group in _group_order(ordered):
         members = [row for row in ordered if _group(row) == group]
         blocks.append((latex_escape(group), [(labels[id(row)], cells[id(row)]) for row in members]))
 
     header = [r"\multicolumn{2}{l}{Metrics}"] + [f"{_STAT_NAMES[stat]} ($p$-value)" for stat in statistics]
+    header += ["Rank"] if ranked else []
     lines = [
         r"\begin{table*}[t]",
         r"\centering",
         r"\small",
-        r"\begin{tabular}{ll" + "c" * len(statistics) + "}",
+        r"\begin{tabular}{ll" + "c" * (len(statistics) + int(ranked)) + "}",
         r"\toprule",
         " & ".join(header) + r" \\",
     ]
@@ -270,7 +278,10 @@ def correlation_table_latex(
     lines += [
         r"\bottomrule",
         r"\end{tabular}",
-        r"\caption{" + _correlation_caption(document, question, study_name, rows, labels, human) + "}",
+        r"\caption{"
+        + _correlation_caption(document, question, study_name, rows, labels, human)
+        + (_rank_sentence(document, question) if ranked else "")
+        + "}",
         r"\label{" + _label(document, question, study_name, "correlation") + "}",
         r"\end{table*}",
     ]
@@ -429,6 +440,21 @@ def report_latex(document: ReportDocument, *, study_name: str | None = None, ken
     if not tables:
         header.append("% no tables: the report has no rows yet")
     return "\n".join(header) + "\n" + "".join("\n" + table for table in tables)
+
+
+def _rank_sentence(document: ReportDocument, question: str) -> str:
+    """What the Rank column is (stats/report/meta.py's significance clusters)."""
+    clusters = _of_question(document.get("significance_clusters"), question)
+    if not clusters:
+        return ""
+    entry = clusters[0]
+    if entry["note"]:
+        return f" Rank: none ({latex_escape(entry['note'])})."
+    return (
+        f" Rank: significance cluster by {latex_escape(entry['statistic'])}; a new cluster starts where a metric"
+        f" is worse than the best of the current one ({latex_escape(entry['test'])} permutation test,"
+        f" {entry['permutations']} permutations, $p < {entry['alpha']:g}$)."
+    )
 
 
 def _diversity_notes(rows: Sequence[DiversityRow]) -> str:

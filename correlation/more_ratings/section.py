@@ -5,59 +5,22 @@ without importing this app."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from django.template.loader import render_to_string
 
 from annotation.models import Study
 from correlation.report.loading import report_inputs
-from stats.meta import Projection
-from stats.report.rating_plan import question_rating_plan
+from stats.report.document_types import MoreRatingsEntry
+from stats.report.rating_plan import more_ratings_entry
 
 ANNOTATION_SLOT = "study-annotation"  # templates/annotation/progress.html: {% page_sections ... study %}
-NO_RATINGS = "no ratings yet"
 
 
-@dataclass(frozen=True)
-class QuestionPlan:
-    question: str
-    note: str
-    noise: str  # the variance components in a sentence ("" when unknown)
-    systems: list[str]
-    differences: list[str]
-    metrics: list[str]
-
-
-def study_rating_plans(*, study: Study) -> list[QuestionPlan]:
+def study_rating_plans(*, study: Study) -> list[MoreRatingsEntry]:
     """Each question's plan, from the ratings the report counts with the study's own filter."""
     inputs = report_inputs(study=study, recompute=False)
-    plans = []
-    for question in inputs.questions:
-        if not question.ratings:
-            plans.append(QuestionPlan(question.name, NO_RATINGS, "", [], [], []))
-            continue
-        plan = question_rating_plan(inputs, question)
-        components = plan.components
-        noise = (
-            f"From {components.ratings} ratings of {components.items} replies: a reply's true score varies "
-            f"with variance {components.item_variance:.2f} and one rating around it with "
-            f"{components.noise_variance:.2f}."
-            if components is not None
-            else ""
-        )
-        plans.append(
-            QuestionPlan(
-                question=question.name,
-                note=plan.note,
-                noise=noise,
-                systems=_sentences(plan.projections, "system mean"),
-                differences=_sentences(plan.projections, "system difference"),
-                metrics=_sentences(plan.projections, "metric correlation")
-                + _sentences(plan.projections, "metric difference"),
-            )
-        )
-    return plans
+    return [more_ratings_entry(inputs, question) for question in inputs.questions]
 
 
 def rating_plan_html(context: Any, study: Study) -> str:
@@ -67,11 +30,3 @@ def rating_plan_html(context: Any, study: Study) -> str:
         {"study": study, "plans": study_rating_plans(study=study)},
         request=context.get("request"),
     )
-
-
-def _sentences(projections: tuple[Projection, ...], kind: str) -> list[str]:
-    return [
-        f"{projection.sentence[:1].upper()}{projection.sentence[1:]}."
-        for projection in projections
-        if projection.kind == kind
-    ]

@@ -46,6 +46,16 @@ class _RowSerializer(serializers.Serializer):
     kendall_ci = _interval("95% Fisher-z interval, variance 0.437/(n-4)")
     left_out = serializers.DictField(child=serializers.IntegerField(), help_text="{no_metric_score: replies}")
     note = serializers.CharField(allow_blank=True, help_text="why a statistic is null, e.g. 'too few items'")
+    rank = serializers.IntegerField(
+        allow_null=True,
+        required=False,
+        help_text="significance cluster (1 = best); see significance_clusters",
+    )
+    grouped = serializers.DictField(
+        required=False,
+        help_text="with ?grouping=context or system: Pearson, Spearman, Kendall within each group averaged over "
+        "groups, their bootstrap intervals over groups, groups used and left out, note",
+    )
 
 
 class StudyReportOutputSerializer(serializers.Serializer):
@@ -57,7 +67,7 @@ class StudyReportOutputSerializer(serializers.Serializer):
     question = serializers.CharField(allow_null=True, help_text="the question asked for, or null for all")
     data_version = serializers.IntegerField(help_text="the study's data version the report was computed at")
     code_version = serializers.CharField()
-    options = serializers.DictField(help_text="filter, normalise, resamples, seed")
+    options = serializers.DictField(help_text="filter, normalise, resamples, seed, grouping")
     questions = serializers.ListField(
         child=serializers.DictField(), help_text="replies, human-scored, left out"
     )
@@ -79,6 +89,22 @@ class StudyReportOutputSerializer(serializers.Serializer):
     single_vs_multi = serializers.ListField(child=serializers.DictField())
     diversity = serializers.DictField(allow_null=True)
     notes = serializers.ListField(child=serializers.CharField())
+    pairwise_accuracy = serializers.ListField(
+        child=serializers.DictField(),
+        required=False,
+        help_text="per metric: accuracy of system pairs (Kocmi et al.) and acc_eq within contexts with tie "
+        "calibration (epsilon), with bootstrap intervals",
+    )
+    significance_clusters = serializers.ListField(
+        child=serializers.DictField(),
+        required=False,
+        help_text="per question: how the rows' rank was assigned",
+    )
+    more_ratings = serializers.ListField(
+        child=serializers.DictField(),
+        required=False,
+        help_text="per question: how many more ratings, in sentences",
+    )
 
 
 class StudyCorrelationsApi(APIView):
@@ -94,6 +120,11 @@ class StudyCorrelationsApi(APIView):
             OpenApiParameter("normalise", str, description='"none" (default) or "z" (per-rater z-scores)'),
             OpenApiParameter("resamples", int, description="bootstrap resamples (default 1000; 0 for none)"),
             OpenApiParameter("seed", int, description="seed of the bootstrap resamples"),
+            OpenApiParameter(
+                "grouping",
+                str,
+                description='grouped correlations: "none" (default), "context" (item-grouped) or "system"',
+            ),
         ],
         responses=StudyReportOutputSerializer,
     )

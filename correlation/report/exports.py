@@ -21,6 +21,7 @@ from typing import get_args
 
 from kernel.csv_cells import FormulaSafeWriter
 from stats.report.document_types import (
+    AccuracyFields,
     AgreementCoefficient,
     AgreementEntry,
     DiversitySection,
@@ -28,6 +29,8 @@ from stats.report.document_types import (
     HumanEntry,
     MetricComparison,
     MetricRow,
+    MoreRatingsEntry,
+    PairwiseAccuracyEntry,
     PairwiseSection,
     PerSystemRow,
     QuantileEntry,
@@ -40,6 +43,22 @@ from stats.report.document_types import (
 )
 
 Line = Mapping[str, object]  # one line of a CSV file: column -> value
+GROUPED_COLUMNS = (
+    "grouping",
+    "grouped_pearson",
+    "grouped_pearson_ci_low",
+    "grouped_pearson_ci_high",
+    "grouped_spearman",
+    "grouped_spearman_ci_low",
+    "grouped_spearman_ci_high",
+    "grouped_kendall",
+    "grouped_kendall_ci_low",
+    "grouped_kendall_ci_high",
+    "grouped_groups",
+    "grouped_groups_total",
+    "grouped_left_out",
+    "grouped_note",
+)
 
 # Each coefficient with its p-value and Fisher-z interval, as two columns per interval.
 _CORRELATION_COLUMNS = (
@@ -66,6 +85,9 @@ CSV_COLUMNS = (
     "group",
     "no_metric_score",
     "implementation",
+    # issue 26: the significance cluster and, with a grouping, the grouped correlation
+    "rank",
+    *GROUPED_COLUMNS,
 )
 PER_SYSTEM_COLUMNS = ("question", "system", *CSV_COLUMNS[1:])
 HUMAN_COLUMNS = (
@@ -97,6 +119,12 @@ COMPARISON_COLUMNS = (
     "metrics_pearson",
     "winner",
     "note",
+    "permutation_statistic",
+    "perm_both_p",
+    "perm_both_permutations",
+    "perm_inputs_p",
+    "perm_inputs_permutations",
+    "permutation_note",
 )
 SYSTEM_LEVEL_COLUMNS = (
     "question",
@@ -181,6 +209,25 @@ REFERENCES_CURVE_COLUMNS = (
     "spearman_sd",
     "point_items",
 )
+_ACCURACY_FIELDS = (
+    "value",
+    "ci_low",
+    "ci_high",
+    "epsilon",
+    "calibrated",
+    "accuracy_at_zero",
+    "pairs",
+    "note",
+)
+PAIRWISE_ACCURACY_COLUMNS = (
+    "question",
+    "metric",
+    "references",
+    "signature",
+    *(f"system_{field}" for field in (*_ACCURACY_FIELDS, "systems")),
+    *(f"context_{field}" for field in (*_ACCURACY_FIELDS, "groups")),  # groups: contexts averaged over
+)
+MORE_RATINGS_COLUMNS = ("question", "kind", "sentence")
 QUANTILE_COLUMNS = (
     "question",
     "metric",
@@ -316,6 +363,45 @@ def pairwise_as_csv(pairwise: PairwiseSection | None) -> str:
     return _csv(PAIRWISE_COLUMNS, ({**row, "ci_low": row["ci"][0], "ci_high": row["ci"][1]} for row in rows))
 
 
+def pairwise_accuracy_as_csv(entries: Sequence[PairwiseAccuracyEntry]) -> str:
+    """Pairwise accuracy per metric (issue 26): of systems (Kocmi et al.) and within contexts (acc_eq with
+    tie calibration), each with its interval, epsilon and pairs."""
+
+    def cells(level: str, fields: AccuracyFields) -> dict[str, object]:
+        low, high = _interval(fields.get("ci"))
+        flat: dict[str, object] = {f"{level}_{key}": value for key, value in fields.items()}
+        flat[f"{level}_ci_low"], flat[f"{level}_ci_high"] = low, high
+        return flat
+
+    return _csv(
+        PAIRWISE_ACCURACY_COLUMNS,
+        (
+            {**entry, **cells("system", entry["system"]), **cells("context", entry["context"])}
+            for entry in entries
+        ),
+    )
+
+
+def more_ratings_as_csv(entries: Sequence[MoreRatingsEntry]) -> str:
+    """How many more ratings (issue 26): one line per sentence, its kind (noise, system, difference, metric,
+    note)."""
+    return _csv(
+        MORE_RATINGS_COLUMNS,
+        (
+            {"question": entry["question"], "kind": kind, "sentence": sentence}
+            for entry in entries
+            for kind, sentences in (
+                ("note", [entry["note"]] if entry["note"] else []),
+                ("noise", [entry["noise"]] if entry["noise"] else []),
+                ("system", entry["systems"]),
+                ("difference", entry["differences"]),
+                ("metric", entry["metrics"]),
+            )
+            for sentence in sentences
+        ),
+    )
+
+
 def references_curve_as_csv(curves: Sequence[ReferencesCurveEntry]) -> str:
     """Seed 003 Figure 2's data: one line per (signature, number of references)."""
     return _csv(
@@ -360,6 +446,10 @@ def report_tables_csv(document: ReportDocument) -> dict[str, str]:
         "references_curve": references_curve_as_csv(document.get("references_curve") or []),
         "quantiles": quantiles_as_csv(document.get("quantiles") or []),
     }
+    if "pairwise_accuracy" in document:  # issue 26's sections, in documents from it on
+        tables["pairwise_accuracy"] = pairwise_accuracy_as_csv(document["pairwise_accuracy"])
+    if "more_ratings" in document:
+        tables["more_ratings"] = more_ratings_as_csv(document["more_ratings"])
     diversity, pairwise = document.get("diversity"), document.get("pairwise")
     if diversity:
         tables["diversity"] = diversity_as_csv(diversity)
@@ -402,6 +492,17 @@ def _metric_row_cells(row: MetricRow | PerSystemRow | SystemLevelRow) -> dict[st
         flat[f"{interval}_low"], flat[f"{interval}_high"] = low, high
     left_out = flat.get("left_out")  # system-level rows have none
     flat["no_metric_score"] = left_out.get("no_metric_score") if isinstance(left_out, Mapping) else None
+    grouped = flat.get("grouped")  # issue 26, with a grouping only
+    if isinstance(grouped, Mapping):
+        for key, value in grouped.items():
+            flat["grouping" if key == "grouping" else f"grouped_{key}"] = value
+        for interval in ("pearson_ci", "spearman_ci", "kendall_ci"):
+            low, high = _interval(grouped.get(interval))
+            flat[f"grouped_{interval}_low"], flat[f"grouped_{interval}_high"] = low, high
+        reasons = grouped.get("left_out") or {}
+        flat["grouped_left_out"] = (
+            "; ".join(f"{reason}: {count}" for reason, count in reasons.items()) or None
+        )
     return flat
 
 

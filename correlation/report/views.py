@@ -33,7 +33,7 @@ from stats.latex import report_latex
 from stats.report.document import document_as_json, report_document_from_json
 from stats.report.document_types import MetricRow, ReportDocument
 from stats.report.page import question_slice
-from stats.report.types import OptionError, ReportOptions
+from stats.report.types import OPTION_KEYS, OptionError, ReportOptions
 
 AGREEMENT_ROWS = (
     ("Krippendorff's α (ordinal)", "krippendorff_alpha_ordinal"),
@@ -310,9 +310,7 @@ def _filter_choices(study: Study, options: ReportOptions) -> list[tuple[str, str
 
 
 def _option_query(request: HttpRequest) -> str:
-    keep = {
-        key: request.GET[key] for key in ("filter", "normalise", "resamples", "seed") if request.GET.get(key)
-    }
+    keep = {key: request.GET[key] for key in OPTION_KEYS if request.GET.get(key)}
     return "&".join(f"{key}={value}" for key, value in keep.items())
 
 

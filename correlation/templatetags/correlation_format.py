@@ -48,7 +48,8 @@ def significance(p: float | None) -> str:
 @register.filter
 def sort_key(value: float | None) -> str:
     """A ``data-sort`` value for report.js's table sorting (empty sorts last)."""
-    return "" if value is None else repr(float(value))
+    # "": a key the entry lacks (a document from before the key existed) reads as the empty string
+    return "" if value is None or value == "" else repr(float(value))
 
 
 @register.filter

@@ -20,12 +20,12 @@ from stats.report.document_types import ReportDocument
 HEIGHT = 420
 
 
-def _escaped(value: object) -> str:
+def escaped(value: object) -> str:
     """As stats.figures.report.plotly_text (kept here so this module imports no figure machinery)."""
     return str(value).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
-def _unique(labels: list[str]) -> list[str]:
+def unique(labels: list[str]) -> list[str]:
     """Plotly merges equal category labels; names that escape alike stay apart with a counter."""
     seen: dict[str, int] = {}
     unique = []
@@ -50,7 +50,7 @@ def pairwise_win_rate_chart(document: ReportDocument) -> dict[str, Any] | None:
     systems = (section.get("systems") if section else None) or []
     if section is None or not systems:
         return None
-    labels = _unique([_escaped(row["system"]) for row in systems])
+    labels = unique([escaped(row["system"]) for row in systems])
     rates = [row["win_rate"] for row in systems]
     trace = {
         "type": "bar",
@@ -94,7 +94,7 @@ def pairwise_matrix_figure(document: ReportDocument) -> dict[str, Any] | None:
     systems = (matrix.get("systems") if matrix else None) or []
     if matrix is None or len(systems) < 2:
         return None
-    labels = _unique([_escaped(name) for name in systems])
+    labels = unique([escaped(name) for name in systems])
     trace = {
         "type": "heatmap",
         "x": labels,

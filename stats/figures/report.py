@@ -49,6 +49,7 @@ from typing import Any, Literal, TypeVar
 import numpy as np
 
 from stats.figures.pairwise import pairwise_matrix_figure, pairwise_win_rate_chart
+from stats.figures.ranking import metric_ranking_chart
 from stats.report.document_types import ReferencePointEntry, ReportDocument
 
 PALETTE = (
@@ -168,6 +169,12 @@ def report_figures(
             "agreement-heatmap",
             "Agreement between raters",
             agreement_heatmap(document, plots, question),
+            False,
+        ),
+        (
+            "metric-ranks",
+            "Metrics ranked, with significance clusters",
+            metric_ranking_chart(document, question),
             False,
         ),
         (

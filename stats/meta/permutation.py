@@ -479,6 +479,10 @@ class _PairsPlan(_Plan):
 
 
 def _standardised(values: np.ndarray) -> np.ndarray:
+    if (
+        values.size == 0
+    ):  # no reply scored by both metrics: nothing to scale (the test says why it is not run)
+        return values
     spread = float(values.std())
     centred = values - values.mean()
     return centred / spread if spread > 0 else centred

@@ -13,6 +13,9 @@ entries tagged with their question:
 * ``diversity`` (seed 003 Table 5), when diversity judgments exist;
 * ``pairwise``: system win rates from pairwise judgments, when there are some
   (stats/report/pairwise.py);
+* issue 26 (stats/report/meta.py): a ``rank`` (significance cluster) and, with a grouping, a ``grouped``
+  correlation in every metric row; permutation p-values in every comparison; ``pairwise_accuracy``,
+  ``significance_clusters`` and ``more_ratings``;
 * ``questions``: per question, how many replies have a human score, how many were left out and why (no
   human score; excluded by the researcher), and how many carry an adjudicated gold value.
 
@@ -45,6 +48,7 @@ from stats.report.document_types import (
     SingleVsMultiEntry,
 )
 from stats.report.human import human_side
+from stats.report.meta import add_to_metric_section, meta_section
 from stats.report.metrics import metric_section
 from stats.report.pairwise import pairwise_section
 from stats.report.types import QuestionInputs, ReportInputs, ReportOptions
@@ -88,13 +92,19 @@ def build_report(
         "diversity": None,
         "pairwise": None,
         "notes": list(inputs.reference_notes),
+        "pairwise_accuracy": [],
+        "significance_clusters": [],
+        "more_ratings": [],
     }
     plots: dict[str, Any] = {"questions": {}}
     for question in inputs.questions:
         side = human_side(question, inputs.annotators, options, inputs.study_threshold)
         advance()
         metrics = metric_section(question.name, side.scores, inputs, options)
-        advance(3)
+        advance(2)
+        meta = meta_section(question, side.scores, inputs, options, metrics)  # stats/report/meta.py
+        add_to_metric_section(metrics, meta)
+        advance()
         document["questions"].append(_question_summary(question, side.scores, inputs))
         document["filter"].append(side.filter)
         document["human"].extend(_human_row(question.name, row) for row in side.human_rows)
@@ -106,6 +116,9 @@ def build_report(
         document["quantiles"].extend(metrics.quantiles)
         document["references_curve"].extend(_reference_curves(question.name, side.scores, inputs))
         document["single_vs_multi"].extend(_single_vs_multi(question.name, metrics.rows, inputs))
+        document["pairwise_accuracy"].extend(meta.accuracy)
+        document["significance_clusters"].append(meta.clusters)
+        document["more_ratings"].append(meta.more_ratings)
         plots["questions"][question.name] = {**metrics.plots, **side.plots}
     advance()
     document["diversity"] = _diversity_table(inputs)

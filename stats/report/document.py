@@ -40,6 +40,12 @@ def document_for_question(document: ReportDocument, question: str | None) -> Que
     result["quantiles"] = _of_question(document.get("quantiles"), question)
     result["references_curve"] = _of_question(document.get("references_curve"), question)
     result["single_vs_multi"] = _of_question(document.get("single_vs_multi"), question)
+    if "pairwise_accuracy" in document:  # issue 26's sections, in documents from it on
+        result["pairwise_accuracy"] = _of_question(document["pairwise_accuracy"], question)
+    if "significance_clusters" in document:
+        result["significance_clusters"] = _of_question(document["significance_clusters"], question)
+    if "more_ratings" in document:
+        result["more_ratings"] = _of_question(document["more_ratings"], question)
     return result
 
 

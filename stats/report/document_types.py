@@ -31,6 +31,7 @@ class ReportOptionsFields(TypedDict):
     normalise: str
     resamples: int
     seed: int
+    grouping: NotRequired[str]  # none, context or system (issue 26); documents from before it lack it: none
 
 
 class SignatureFields(TypedDict):
@@ -214,11 +215,34 @@ class AgreementEntry(TypedDict):
 # -- the metrics (stats/report/metrics.py) --------------------------------------------------------------
 
 
+class GroupedCorrelationFields(TypedDict):
+    """A metric's grouped correlation (stats/report/meta.py, stats.meta.grouped_correlations): within each
+    context's (or system's) replies, averaged over the groups with 2 or more replies whose human and metric
+    scores both vary; intervals: the percentile bootstrap over groups. ``None`` values: ``note`` says why."""
+
+    grouping: str  # "context" or "system"
+    pearson: float | None
+    pearson_ci: Interval
+    spearman: float | None
+    spearman_ci: Interval
+    kendall: float | None  # Kendall's tau-b
+    kendall_ci: Interval
+    groups: int  # groups averaged over
+    groups_total: int  # every group of the grouping among the replies with a human score
+    left_out: dict[str, int]  # groups not used, by reason (fewer than 2 replies, constant scores)
+    note: str
+
+
 class MetricRow(SignatureFields, MetricStatistics):
     """``rows``: a metric against the human scores of a question, over every reply."""
 
     question: str
     no_values: NotRequired[str]  # only for a metric with no value for any reply: why (issue 14)
+    # issue 26 (stats/report/meta.py); documents from before it lack them. ``grouped``: only when the
+    # report's grouping is not none. ``rank``: the metric's significance cluster (1 = best; None: no
+    # statistic or no permutations), as ``significance_clusters`` describes.
+    grouped: NotRequired[GroupedCorrelationFields]
+    rank: NotRequired[int | None]
 
 
 class PerSystemRow(SignatureFields, MetricStatistics):
@@ -226,6 +250,7 @@ class PerSystemRow(SignatureFields, MetricStatistics):
 
     question: str
     system: str
+    grouped: NotRequired[GroupedCorrelationFields]  # as in MetricRow, over the system's replies
 
 
 class ComparisonTests(TypedDict):
@@ -244,7 +269,9 @@ class ComparisonTests(TypedDict):
 
 
 class MetricComparison(ComparisonTests):
-    """``metric_comparisons``: one pair of metric signatures of a question."""
+    """``metric_comparisons``: one pair of metric signatures of a question. From issue 26 on, also Deutsch et
+    al. (2021)'s permutation tests of the two metrics' statistic (stats.meta.permutation_tests): two-sided
+    p-values, ``None`` where not run (``permutation_note`` says why)."""
 
     question: str
     first: str  # signature
@@ -252,6 +279,12 @@ class MetricComparison(ComparisonTests):
     second: str
     second_metric: str
     n: int
+    permutation_statistic: NotRequired[str]  # e.g. "Pearson, grouped by context"
+    perm_both_p: NotRequired[float | None]  # PERM-BOTH: each reply's two scores swapped independently
+    perm_both_permutations: NotRequired[int]  # run (early stopping as the WMT metrics task)
+    perm_inputs_p: NotRequired[float | None]  # PERM-INPUTS: every reply of a context swapped together
+    perm_inputs_permutations: NotRequired[int]
+    permutation_note: NotRequired[str]
 
 
 class SystemMeans(TypedDict):
@@ -288,6 +321,71 @@ class QuantileEntry(TypedDict):
     signature: str
     metric: str
     groups: list[QuantileGroupEntry]
+
+
+# -- meta-evaluation (stats/report/meta.py, issue 26) -------------------------------------------------
+
+
+class SignificanceClusterEntry(TypedDict):
+    """``significance_clusters``: how a question's metric rows got their ``rank``, as the WMT metrics task
+    ranks metrics (stats.meta.significance_clusters): ordered by ``statistic``, a new cluster starts where a
+    metric is significantly worse (one-sided ``test`` p < ``alpha``) than the best of the current cluster."""
+
+    question: str
+    statistic: str
+    test: str
+    permutations: int
+    alpha: float
+    order: list[str]  # signatures, best first (those with a rank)
+    note: str
+
+
+class TieCountsEntry(TypedDict):
+    """Pairs by outcome at the accuracy's epsilon (Deutsch et al. 2023, Table 1)."""
+
+    concordant: int
+    discordant: int
+    ties_human: int
+    ties_metric: int
+    ties_both: int
+
+
+class AccuracyFields(TypedDict):
+    """One pairwise accuracy (stats.meta.PairwiseAccuracy): ``value`` is acc_eq at ``epsilon`` (the tie
+    threshold; 0 and not calibrated: Kocmi et al.'s accuracy); ``ci`` the bootstrap over contexts
+    (``ci_method`` says how); ``None`` values: ``note`` says why."""
+
+    value: float | None
+    epsilon: float | None
+    calibrated: bool
+    accuracy_at_zero: float | None
+    pairs: int
+    groups: int  # contexts averaged over (1 at system level)
+    systems: int  # systems compared (system level)
+    counts: TieCountsEntry | None
+    ci: Interval
+    ci_method: str
+    note: str
+
+
+class PairwiseAccuracyEntry(SignatureFields):
+    """``pairwise_accuracy``: a metric's pairwise accuracy of a question, at system level (Kocmi et al. 2021)
+    and within contexts (acc_eq with tie calibration, Deutsch, Foster and Freitag 2023)."""
+
+    question: str
+    system: AccuracyFields
+    context: AccuracyFields
+
+
+class MoreRatingsEntry(TypedDict):
+    """``more_ratings``: how many more ratings a question needs (stats/report/rating_plan.py), in sentences."""
+
+    question: str
+    note: str  # why there is no estimate ("" when there is one)
+    noise: str  # the variance components in a sentence ("" when unknown)
+    systems: list[str]  # each system's mean
+    differences: list[str]  # each system beside the next in the order of their means
+    metrics: list[str]  # each metric's correlation, and the best two metrics
 
 
 # -- references, diversity (stats/report/builder.py) ---------------------------------------------------
@@ -440,6 +538,10 @@ class ReportDocument(TypedDict):
     diversity: DiversitySection | None
     pairwise: PairwiseSection | None
     notes: list[str]
+    # issue 26 (stats/report/meta.py); documents from before it lack them
+    pairwise_accuracy: NotRequired[list[PairwiseAccuracyEntry]]
+    significance_clusters: NotRequired[list[SignificanceClusterEntry]]
+    more_ratings: NotRequired[list[MoreRatingsEntry]]
 
 
 class QuestionDocument(ReportDocument):

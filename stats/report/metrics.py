@@ -106,7 +106,7 @@ def metric_section(
     rows: list[MetricRow] = [
         {
             "question": question,
-            **_signature_fields(signature),
+            **signature_fields(signature),
             **_statistics(x, values[:, column], overall, column),
         }
         for column, signature in enumerate(signatures)
@@ -120,7 +120,7 @@ def metric_section(
                 {
                     "question": question,
                     "system": system,
-                    **_signature_fields(signature),
+                    **signature_fields(signature),
                     **_statistics(x[mask], values[mask, column], draws, column),
                 }
             )
@@ -355,7 +355,7 @@ def _system_level_row(
     kendall = _renamed_note(kendall_with_ci(human_means, metric_means))
     return {
         "question": question,
-        **_signature_fields(signature),
+        **signature_fields(signature),
         "n": len(means),
         **_correlation_fields(pearson, spearman, kendall),
         "note": _joined_notes(pearson, spearman),
@@ -388,7 +388,7 @@ def _renamed_note(result: CorrelationResult) -> CorrelationResult:
     )
 
 
-def _signature_fields(signature: SignatureInputs | UnvaluedMetric) -> SignatureFields:
+def signature_fields(signature: SignatureInputs | UnvaluedMetric) -> SignatureFields:
     return {
         "metric": signature.name,
         "references": signature.references,
@@ -404,7 +404,7 @@ def _unvalued_row(question: str, metric: UnvaluedMetric, replies: int) -> Metric
     none = CorrelationResult(None, None, None, None, 0, "")
     return {
         "question": question,
-        **_signature_fields(metric),
+        **signature_fields(metric),
         "n": 0,
         **_correlation_fields(none, none, none),
         "pearson_ci_bootstrap": [None, None],

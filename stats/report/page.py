@@ -16,10 +16,13 @@ from stats.report.document_types import (
     HumanEntry,
     MetricComparison,
     MetricRow,
+    MoreRatingsEntry,
+    PairwiseAccuracyEntry,
     PerSystemRow,
     QuestionSummary,
     ReferencesCurveEntry,
     ReportDocument,
+    SignificanceClusterEntry,
     SingleVsMultiEntry,
     SystemLevelRow,
 )
@@ -44,6 +47,10 @@ class QuestionSlice(TypedDict):
     agreement: AgreementEntry | None
     diversity: DiversitySection | None
     notes: list[str]
+    grouping: str | None  # the grouped columns' grouping (context, system); None: no grouped columns
+    pairwise_accuracy: list[PairwiseAccuracyEntry]  # issue 26: empty in documents from before it
+    clusters: SignificanceClusterEntry | None
+    more_ratings: list[MoreRatingsEntry]  # the question's plan (none in documents from before issue 26)
 
 
 def question_slice(document: ReportDocument, question: str) -> QuestionSlice:
@@ -56,6 +63,7 @@ def question_slice(document: ReportDocument, question: str) -> QuestionSlice:
     summary = next((entry for entry in document.get("questions", []) if entry["name"] == question), None)
     filters = of(document.get("filter"))
     agreements = of(document.get("agreement"))
+    clusters = of(document.get("significance_clusters"))
     return {
         "summary": summary,
         "filter": filters[0] if filters else None,
@@ -70,7 +78,16 @@ def question_slice(document: ReportDocument, question: str) -> QuestionSlice:
         "agreement": agreements[0] if agreements else None,
         "diversity": document.get("diversity"),
         "notes": document.get("notes") or [],
+        "grouping": _grouping(document),
+        "pairwise_accuracy": of(document.get("pairwise_accuracy")),
+        "clusters": clusters[0] if clusters else None,
+        "more_ratings": of(document.get("more_ratings")),
     }
+
+
+def _grouping(document: ReportDocument) -> str | None:
+    grouping = document.get("options", {}).get("grouping", "none")
+    return None if grouping == "none" else grouping
 
 
 def _blocks(rows: list[MetricRow]) -> list[tuple[str, list[MetricRow]]]:

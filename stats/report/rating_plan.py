@@ -13,10 +13,13 @@ import math
 
 import numpy as np
 
-from stats.meta import RatingPlan, StudyRatings, rating_plan
+from stats.meta import Projection, RatingPlan, StudyRatings, rating_plan
+from stats.report.document_types import MoreRatingsEntry
 from stats.report.human import counted_ratings
 from stats.report.metrics import metric_matrix
 from stats.report.types import QuestionInputs, ReportInputs, ReportOptions
+
+NO_RATINGS = "no ratings yet"
 
 
 def question_rating_plan(
@@ -49,6 +52,53 @@ def question_rating_plan(
         system_pairs=_neighbour_systems(systems, means),
         metric_pairs=_best_two_metrics(metrics, means),
     )
+
+
+def more_ratings_entry(
+    inputs: ReportInputs, question: QuestionInputs, options: ReportOptions | None = None
+) -> MoreRatingsEntry:
+    """The plan of ``question`` in sentences, as the report and the annotation page show it."""
+    if not question.ratings:
+        return _entry(question.name, NO_RATINGS, "", [], [], [])
+    plan = question_rating_plan(inputs, question, options)
+    components = plan.components
+    noise = (
+        f"From {components.ratings} ratings of {components.items} replies: a reply's true score varies "
+        f"with variance {components.item_variance:.2f} and one rating around it with "
+        f"{components.noise_variance:.2f}."
+        if components is not None
+        else ""
+    )
+    return _entry(
+        question.name,
+        plan.note,
+        noise,
+        _sentences(plan.projections, "system mean"),
+        _sentences(plan.projections, "system difference"),
+        _sentences(plan.projections, "metric correlation")
+        + _sentences(plan.projections, "metric difference"),
+    )
+
+
+def _entry(
+    question: str, note: str, noise: str, systems: list[str], differences: list[str], metrics: list[str]
+) -> MoreRatingsEntry:
+    return {
+        "question": question,
+        "note": note,
+        "noise": noise,
+        "systems": systems,
+        "differences": differences,
+        "metrics": metrics,
+    }
+
+
+def _sentences(projections: tuple[Projection, ...], kind: str) -> list[str]:
+    return [
+        f"{projection.sentence[:1].upper()}{projection.sentence[1:]}."
+        for projection in projections
+        if projection.kind == kind
+    ]
 
 
 def _metric_names(inputs: ReportInputs) -> list[str]:

@@ -19,7 +19,12 @@ FILTER_STUDY = "study"  # the study's agreement threshold and the researcher's p
 FILTER_NONE = "none"  # every rating counts
 NORMALISE_NONE = "none"
 NORMALISE_Z = "z"  # per-annotator z-scores before averaging
+# Grouping of every correlation table's grouped column (issue 26; stats/meta/grouped.py): none (the flat
+# correlation only), by context ("item-grouped"), by system.
+GROUPING_NONE, GROUPING_CONTEXT, GROUPING_SYSTEM = "none", "context", "system"
+GROUPINGS = (GROUPING_NONE, GROUPING_CONTEXT, GROUPING_SYSTEM)
 MAX_RESAMPLES = 10_000
+OPTION_KEYS = ("filter", "normalise", "resamples", "seed", "grouping")  # query parameters and flags
 
 
 class OptionError(ValueError):
@@ -32,12 +37,15 @@ class ReportOptions:
 
     ``filter``: "study" (the study's agreement threshold and per-annotator overrides), "none", or a
     threshold written as a number ("0.3": the study's overrides, with this threshold instead).
+    ``grouping``: none, context or system (:data:`GROUPINGS`); the key names it only when it is not none, so
+    the keys of reports cached before it existed still name the same report.
     """
 
     filter: str = FILTER_STUDY
     normalise: str = NORMALISE_NONE
     resamples: int = DEFAULT_RESAMPLES
     seed: int = DEFAULT_SEED
+    grouping: str = GROUPING_NONE
 
     @classmethod
     def parse(cls, values: Mapping[str, str | None]) -> ReportOptions:
@@ -59,7 +67,10 @@ class ReportOptions:
             raise OptionError(f'normalise: "{normalise}" is not "none" or "z"')
         resamples = integer_option(values.get("resamples"), "resamples", chosen.resamples, 0, MAX_RESAMPLES)
         seed = integer_option(values.get("seed"), "seed", chosen.seed, 0, 2**32 - 1)
-        return cls(filter=raw_filter, normalise=normalise, resamples=resamples, seed=seed)
+        grouping = (values.get("grouping") or GROUPING_NONE).strip()
+        if grouping not in GROUPINGS:
+            raise OptionError(f'grouping: "{grouping}" is not "none", "context" or "system"')
+        return cls(filter=raw_filter, normalise=normalise, resamples=resamples, seed=seed, grouping=grouping)
 
     @classmethod
     def from_key(cls, key: str) -> ReportOptions:
@@ -69,7 +80,8 @@ class ReportOptions:
 
     @property
     def key(self) -> str:
-        return f"filter={self.filter};normalise={self.normalise};resamples={self.resamples};seed={self.seed}"
+        key = f"filter={self.filter};normalise={self.normalise};resamples={self.resamples};seed={self.seed}"
+        return key if self.grouping == GROUPING_NONE else f"{key};grouping={self.grouping}"
 
     def threshold(self, study_threshold: float | None) -> float | None:
         """The agreement threshold this filter applies (``None``: nobody is excluded by agreement)."""
@@ -85,6 +97,7 @@ class ReportOptions:
             "normalise": self.normalise,
             "resamples": self.resamples,
             "seed": self.seed,
+            "grouping": self.grouping,
         }
 
 

@@ -13,7 +13,16 @@ from dataclasses import dataclass, field
 
 from django.db.models import F
 
-from annotation.models import Annotator, ImportedMeanRating, Question, Rating, Response, Study, System
+from annotation.models import (
+    Annotator,
+    DialogContext,
+    ImportedMeanRating,
+    Question,
+    Rating,
+    Response,
+    Study,
+    System,
+)
 from scoring.models import MetricScore, MetricSignature
 from tests.factories import DialogContextFactory, ResponseFactory
 
@@ -27,6 +36,7 @@ class Item:
     imported: float | None = None
     scores: Mapping[str, float] = field(default_factory=dict)  # signature text -> value
     text: str = "i am fine , thank you ."
+    context: str | None = None  # items naming the same context share it; None: a context of its own
 
 
 def signature(name: str = "bleu-2", refs: str = "single", extra: str = "") -> MetricSignature:
@@ -41,11 +51,16 @@ def signature(name: str = "bleu-2", refs: str = "single", extra: str = "") -> Me
 def add_items(*, study: Study, question: Question, items: Sequence[Item]) -> list[Response]:
     signatures = {s.text: s for s in MetricSignature.objects.all()}
     responses = []
+    contexts: dict[str, DialogContext] = {}
     for item in items:
         system, _ = System.objects.get_or_create(study=study, name=item.system)
-        response = ResponseFactory.create(
-            context=DialogContextFactory.create(study=study), system=system, text=item.text
-        )
+        if item.context is None:
+            context = DialogContextFactory.create(study=study)
+        else:
+            if item.context not in contexts:
+                contexts[item.context] = DialogContextFactory.create(study=study)
+            context = contexts[item.context]
+        response = ResponseFactory.create(context=context, system=system, text=item.text)
         for index, rating in enumerate(item.ratings):
             annotator, _ = Annotator.objects.get_or_create(study=study, pseudonym=f"rater-{index}")
             Rating.objects.create(annotator=annotator, response=response, question=question, value=rating)

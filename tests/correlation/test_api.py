@@ -127,6 +127,7 @@ def test_the_schema_documents_the_response_fields() -> None:
     operation = schema["paths"]["/studies/{study_id}/correlations/"]["get"]
     assert sorted(p["name"] for p in operation["parameters"] if p["in"] == "query") == [
         "filter",
+        "grouping",
         "normalise",
         "question",
         "resamples",

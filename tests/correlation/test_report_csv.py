@@ -232,6 +232,11 @@ def test_the_published_columns_come_first_and_in_order() -> None:
         "pearson_ci_bootstrap_low", "pearson_ci_bootstrap_high",
         "spearman_ci_bootstrap_low", "spearman_ci_bootstrap_high",
         "group", "no_metric_score", "implementation",
+        "rank", "grouping",
+        "grouped_pearson", "grouped_pearson_ci_low", "grouped_pearson_ci_high",
+        "grouped_spearman", "grouped_spearman_ci_low", "grouped_spearman_ci_high",
+        "grouped_kendall", "grouped_kendall_ci_low", "grouped_kendall_ci_high",
+        "grouped_groups", "grouped_groups_total", "grouped_left_out", "grouped_note",
     )  # fmt: skip
 
 

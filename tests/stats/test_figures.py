@@ -67,6 +67,7 @@ EXPECTED_NAMES = [
     "figure-4a",
     "figure-4b",
     "agreement-heatmap",
+    "metric-ranks",
     "metric-comparisons",
 ]
 URL_SAFE = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
@@ -197,6 +198,7 @@ def test_a_figure_without_its_data_is_left_out(report: tuple[ReportDocument, dic
         "references_curve": [],
         "quantiles": [],
         "system_level": [],
+        "significance_clusters": [],
     }
     question_plots = {**_question_plots(report), "heatmap": None, "figure_4a": None, "figure_4b": None}
     names = [

@@ -13,7 +13,7 @@ from correlation.report.cache import report_current
 from correlation.report.exports import correlation_rows_as_csv
 from correlation.selectors import study_question_by_name
 from stats.report.document import document_as_json, document_for_question, report_document_from_json
-from stats.report.types import OptionError, ReportOptions
+from stats.report.types import OPTION_KEYS, OptionError, ReportOptions
 
 
 class Command(BaseCommand):
@@ -35,6 +35,11 @@ class Command(BaseCommand):
         parser.add_argument("--normalise", default="none", choices=["none", "z"], help="per-rater z-scores")
         parser.add_argument("--resamples", default="1000", help="bootstrap resamples (0: none)")
         parser.add_argument("--seed", default="", help="seed of the bootstrap resamples")
+        parser.add_argument(
+            "--grouping",
+            default="none",
+            help='grouped correlations: "none" (default), "context" (item-grouped) or "system"',
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         try:
@@ -45,9 +50,7 @@ class Command(BaseCommand):
         if name and study_question_by_name(study=study, name=name) is None:
             raise CommandError(f"study {study.name!r} has no question named {name!r}")
         try:
-            report_options = ReportOptions.parse(
-                {key: options[key] for key in ("filter", "normalise", "resamples", "seed")}
-            )
+            report_options = ReportOptions.parse({key: options[key] for key in OPTION_KEYS})
         except OptionError as error:
             raise CommandError(str(error)) from None
         with tqdm(total=100, desc="report", unit="%", disable=None, file=self.stderr._out) as bar:

@@ -1,0 +1,69 @@
+"""The metric ranking figure (issue 26): each metric's ranked statistic as a bar, best first, coloured by
+its significance cluster, the rank on the bar and on hover (stats/report/meta.py: Pearson's r at the
+report's grouping; the rank is the WMT-style significance cluster).
+
+Metric names travel as data only, escaped (stats/figures/report.py's rule).
+
+Pure Python: no Django here (import-linter contract).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from stats.figures.pairwise import HEIGHT, escaped, unique
+from stats.report.document_types import MetricRow, ReportDocument
+
+CLUSTER_COLOURS = ("#2d5bd7", "#e07b39", "#3a9d5d", "#b5443c", "#7a5cb8", "#8c6d46", "#c65fa5", "#6f6f6f")
+
+
+def metric_ranking_chart(document: ReportDocument, question: str) -> dict[str, Any] | None:
+    """``None`` when the question's rows have no rank (documents from before issue 26, no permutations)."""
+    clusters = next(
+        (entry for entry in document.get("significance_clusters") or [] if entry["question"] == question),
+        None,
+    )
+    rows = {row["signature"]: row for row in document.get("rows") or [] if row["question"] == question}
+    if clusters is None or not clusters["order"]:
+        return None
+    ordered = [rows[signature] for signature in clusters["order"] if signature in rows]
+    values = [_statistic(row) for row in ordered]
+    ranks = [row.get("rank") for row in ordered]
+    labels = unique([escaped(row["metric"]) for row in ordered])
+    trace = {
+        "type": "bar",
+        "x": labels,
+        "y": values,
+        "text": [f"rank {rank}" if rank is not None else "" for rank in ranks],
+        "textposition": "outside",
+        "customdata": [[rank, escaped(row["signature"])] for rank, row in zip(ranks, ordered, strict=True)],
+        "marker": {"color": [CLUSTER_COLOURS[((rank or 1) - 1) % len(CLUSTER_COLOURS)] for rank in ranks]},
+        "hovertemplate": "%{x}<br>%{y:.3f}<br>rank %{customdata[0]}<br>%{customdata[1]}<extra></extra>",
+    }
+    subtitle = escaped(
+        f"bars best first, coloured by significance cluster ({clusters['test']} permutation test, "
+        f"p < {clusters['alpha']:g})"
+    )
+    return {
+        "data": [trace],
+        "layout": {
+            "title": {
+                "text": f"Metrics ranked by {escaped(clusters['statistic'])}",
+                "font": {"size": 14},
+                "subtitle": {"text": subtitle, "font": {"size": 11}},
+            },
+            "height": HEIGHT,
+            "margin": {"l": 70, "r": 20, "t": 80, "b": 110},
+            "plot_bgcolor": "white",
+            "hovermode": "closest",
+            "showlegend": False,
+            "legend": {"orientation": "h", "y": -0.3, "yanchor": "top"},
+            "xaxis": {"tickangle": -40, "automargin": True},
+            "yaxis": {"title": {"text": escaped(clusters["statistic"])}, "zeroline": True},
+        },
+    }
+
+
+def _statistic(row: MetricRow) -> float | None:
+    grouped = row.get("grouped")
+    return grouped["pearson"] if grouped is not None else row["pearson"]
