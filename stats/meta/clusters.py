@@ -49,12 +49,7 @@ def significance_clusters(
     worse)`` is the one-sided p-value that ``better`` beats ``worse``."""
     if rule not in ("best", "any"):
         raise ValueError(f'rule must be "best" or "any", not {rule!r}')
-    order = tuple(
-        sorted(
-            (i for i, value in enumerate(values) if value is not None),
-            key=lambda i: (-float(values[i] or 0.0), i),
-        )
-    )
+    order = ranking_order(values)
     ranks: list[int | None] = [None] * len(values)
     tested: dict[tuple[int, int], float | None] = {}
 
@@ -76,6 +71,22 @@ def significance_clusters(
                 rank, start = rank + 1, position
         ranks[metric] = rank
     return Clusters(tuple(ranks), order, tested, rule, alpha)
+
+
+def ranking_order(values: Sequence[float | None]) -> tuple[int, ...]:
+    """The metrics with a statistic, best first (ties by position): the order clusters are formed in."""
+    return tuple(
+        sorted(
+            (i for i, value in enumerate(values) if value is not None),
+            key=lambda i: (-float(values[i] or 0.0), i),
+        )
+    )
+
+
+def ranked_pairs(values: Sequence[float | None]) -> list[tuple[int, int]]:
+    """Every (better, worse) pair of metrics by :func:`ranking_order`: the tests a clustering may ask for."""
+    order = ranking_order(values)
+    return [(better, worse) for position, better in enumerate(order) for worse in order[position + 1 :]]
 
 
 def ranks_from_matrix(

@@ -18,7 +18,10 @@ Statistics (:class:`Statistic`):
 
 * ``pearson``, ``spearman`` with grouping none, context or system (stats/meta/grouped.py): the statistic of
   a swapped matrix is a function of per-group sums that are linear in the swap mask (sum of w*z, w*h*z,
-  w*z^2), so a block of permutations costs one matrix product per metric, shared by every pair. For
+  w*z^2), so a block of permutations costs one matrix product per metric, shared by every pair. Where each
+  swap unit lies in one group and groups have few units (within contexts: PERM-BOTH swaps a context's few
+  replies, PERM-INPUTS the context whole), each group's r under each of its 2^k swap patterns is tabled once
+  per pair and a permutation's statistic is gathered from the tables (stats/meta/swap_patterns.py). For
   Spearman the scores are first replaced by their (within-group) average ranks, and the swapped statistic
   is Pearson's r of the swapped ranks: at the identity it is Spearman's rho exactly, and no permutation
   re-ranks (re-ranking 1,000 permutations of 10,000 replies per pair costs seconds). This is a deviation from
@@ -41,7 +44,10 @@ Differences equal up to 1e-12 count as equal, so that rounding never decides.
 Early stopping as the WMT metrics task runs mt-metrics-eval (its ``Task`` defaults: blocks of 100
 permutations, stop when the running share is under 0.02 or over 0.5); ``EarlyStop(block=permutations)``
 turns it off. Permutation masks come from one seeded generator in a fixed order, the same for every pair of
-metrics (common random numbers), so a pair's p-value does not depend on which other pairs were tested.
+metrics (common random numbers), so a pair's p-value does not depend on which other pairs were tested. A pair
+asked in both directions is run once: the reverse's swapped differences are the negated ones on the same
+masks, counted with its own early stop, so both results are those of separate runs (the report's clusters
+take their one-sided tests from its comparisons' run this way).
 
 Pure numpy/scipy: no Django here (import-linter contract).
 """
@@ -59,6 +65,7 @@ from stats.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED, row_product
 from stats.meta.grouped import group_ranks
 from stats.meta.groups import Groups, within_group_pairs
 from stats.meta.pairwise_accuracy import agreement, best_accuracies, calibrate_ties
+from stats.meta.swap_patterns import SwapPatterns
 
 StatisticName = Literal["pearson", "spearman", "system_accuracy", "reply_accuracy"]
 Grouping = Literal["none", "context", "system"]
@@ -245,11 +252,12 @@ class _Plan:
     present: np.ndarray  # the replies this plan uses
     observed_undefined: str = ""
     sums: dict[tuple[int, int, int, int], np.ndarray]
+    cells: dict[tuple[int, int, int], np.ndarray]  # each block's swap patterns, where a plan has them
     blocks: dict[tuple[int, int], _MaskBlocks]
 
     def mask_blocks(self, seed: int, rows: int) -> _MaskBlocks:
         if not hasattr(self, "blocks"):
-            self.blocks, self.sums = {}, {}
+            self.blocks, self.sums, self.cells = {}, {}, {}
         if (seed, rows) not in self.blocks:
             self.blocks[(seed, rows)] = _MaskBlocks(np.random.default_rng(seed), self.units)
         return self.blocks[(seed, rows)]
@@ -265,6 +273,19 @@ class _Plan:
     def metric(self, column: int) -> _MetricSums:  # pragma: no cover - interface
         raise NotImplementedError
 
+    def pair(self, first: int, second: int) -> object:
+        """What :meth:`deltas` needs of a pair of metrics, made once per test."""
+        return (first, second)
+
+    def deltas(self, pair: object, block: _Block) -> np.ndarray:
+        """The swapped differences first - second in every permutation of ``block``."""
+        assert isinstance(pair, tuple)
+        first, second = pair
+        a, b = self.statistic(
+            self.metric(first), self.metric(second), (block.metric_sums(first), block.metric_sums(second))
+        )
+        return a - b
+
     def statistic(
         self, first: _MetricSums, second: _MetricSums, sums: tuple[np.ndarray, np.ndarray] | None
     ) -> tuple[np.ndarray, np.ndarray]:  # pragma: no cover
@@ -277,6 +298,7 @@ class _MetricSums:
 
     fixed: np.ndarray
     matrix: np.ndarray | sparse.csr_matrix
+    by_unit: np.ndarray | None = None  # sums x groups x units within a group, where swap patterns are used
 
 
 def _plan(
@@ -358,6 +380,7 @@ class _CorrelationPlan(_Plan):
         self.unit_of = unit_codes[self.replies]
         self.groups_count = count
         self.cache: dict[int, _MetricSums] = {}
+        self.patterns = SwapPatterns.of(codes, self.unit_of, count, self.units)
 
     def metric(self, column: int) -> _MetricSums:
         if column not in self.cache:
@@ -369,10 +392,51 @@ class _CorrelationPlan(_Plan):
             quantities = np.concatenate([z, self.centred * z, z * z])
             columns = np.concatenate([codes, codes + count, codes + 2 * count])
             fixed = np.bincount(columns, quantities, 3 * count)
-            units = np.tile(self.unit_of, 3)
-            matrix = _sum_matrix(units, columns, quantities, (self.units, 3 * count))
-            self.cache[column] = _MetricSums(fixed, matrix)
+            if self.patterns is not None:  # no product with masks: sums by group and unit (see pair)
+                width = self.patterns.width
+                cells = np.concatenate([codes * width + self.patterns.local] * 3)
+                cells += np.repeat(np.arange(3) * count * width, z.size)
+                by_unit = np.bincount(cells, quantities, 3 * count * width).reshape(3, count, width)
+                self.cache[column] = _MetricSums(fixed, np.zeros((0, 0)), by_unit)
+            else:
+                units = np.tile(self.unit_of, 3)
+                matrix = _sum_matrix(units, columns, quantities, (self.units, 3 * count))
+                self.cache[column] = _MetricSums(fixed, matrix)
         return self.cache[column]
+
+    def pair(self, first: int, second: int) -> object:
+        """With swap patterns (:mod:`stats.meta.swap_patterns`): each group's r of both metrics under each
+        of its patterns, from the same sums as :meth:`statistic` (fixed sums plus the swapped units'
+        differences), the table that every permutation's statistic is gathered from."""
+        if self.patterns is None:
+            return (first, second)
+        a, b = self.metric(first), self.metric(second)
+        assert a.by_unit is not None
+        assert b.by_unit is not None
+        g = self.groups_count
+        swapped = (b.by_unit - a.by_unit) @ self.patterns.bits().T  # 3 x groups x patterns
+        r_a, valid_a = self._r(a.fixed.reshape(3, g, 1) + swapped)
+        r_b, valid_b = self._r(b.fixed.reshape(3, g, 1) - swapped)
+        if valid_a.all() and valid_b.all():
+            return _PatternTable((r_a - r_b).reshape(-1), None)
+        tables = np.stack([r_a, valid_a, r_b, valid_b]).reshape(4, -1).astype(np.float64)
+        return _PatternTable(None, tables)
+
+    def deltas(self, pair: object, block: _Block) -> np.ndarray:
+        if not isinstance(pair, _PatternTable):
+            return super().deltas(pair, block)
+        cells = block.pattern_cells()
+        if pair.difference is not None:  # every group counts in every permutation
+            return pair.difference[cells].sum(axis=1) / self.groups_count
+        assert pair.tables is not None
+        r_a, used_a, r_b, used_b = pair.tables[:, cells].sum(axis=2)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(used_a > 0, r_a / used_a, np.nan) - np.where(used_b > 0, r_b / used_b, np.nan)
+
+    def _r(self, sums: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """groups x patterns: r within each group (0 where undefined), and where it is defined."""
+        count, human_sq = self.count[:, None], self.human_sq[:, None]
+        return _group_r(sums[0], sums[1], sums[2], human_sq, count)
 
     def statistic(
         self, first: _MetricSums, second: _MetricSums, sums: tuple[np.ndarray, np.ndarray] | None
@@ -385,15 +449,32 @@ class _CorrelationPlan(_Plan):
 
     def _mean_r(self, sums: np.ndarray) -> np.ndarray:
         g = self.groups_count
-        s_y, s_xy, s_yy = sums[:, :g], sums[:, g : 2 * g], sums[:, 2 * g :]
-        variance = s_yy - s_y * s_y / self.count
-        with np.errstate(invalid="ignore", divide="ignore"):
-            r = s_xy / np.sqrt(self.human_sq * variance)
-        valid = (self.human_sq > 1e-12) & (self.count >= 2) & (variance > 1e-12 * np.maximum(s_yy, 1.0))
-        r = np.where(valid, np.clip(r, -1.0, 1.0), 0.0)
+        r, valid = _group_r(sums[:, :g], sums[:, g : 2 * g], sums[:, 2 * g :], self.human_sq, self.count)
         used = valid.sum(axis=1)
         with np.errstate(invalid="ignore", divide="ignore"):
             return np.where(used > 0, r.sum(axis=1) / used, np.nan)
+
+
+def _group_r(
+    s_y: np.ndarray, s_xy: np.ndarray, s_yy: np.ndarray, human_sq: np.ndarray, count: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Pearson's r in each group from its sums of the standardised metric y (s_y, s_yy) and of y times the
+    group-centred human score (s_xy), and the human's sum of squares: 0 where undefined, and where defined."""
+    variance = s_yy - s_y * s_y / count
+    with np.errstate(invalid="ignore", divide="ignore"):
+        r = s_xy / np.sqrt(human_sq * variance)
+    valid = (human_sq > 1e-12) & (count >= 2) & (variance > 1e-12 * np.maximum(s_yy, 1.0))
+    return np.where(valid, np.clip(r, -1.0, 1.0), 0.0), valid
+
+
+@dataclass(frozen=True)
+class _PatternTable:
+    """A pair's table by group and swap pattern (cells as :meth:`SwapPatterns.cells` numbers them): the
+    difference of the two metrics' r where every group's r is always defined, else both r and whether it is
+    defined (rows r_first, defined_first, r_second, defined_second)."""
+
+    difference: np.ndarray | None
+    tables: np.ndarray | None
 
 
 class _SystemPlan(_Plan):
@@ -492,15 +573,67 @@ def _standardised(values: np.ndarray) -> np.ndarray:
 
 
 @dataclass
-class _Tally:
-    first: int
-    second: int
+class _Count:
+    """One direction of a pair's test: how many swapped differences reached the observed one."""
+
     observed: float
-    statistics: tuple[float, float]
     greater: int = 0
     larger: int = 0
     used: int = 0
     done: bool = False
+
+    def add(self, delta: np.ndarray, drawn: int, early_stop: EarlyStop | None) -> None:
+        defined = np.isfinite(delta)
+        self.greater += int(np.sum(delta[defined] >= self.observed - EQUAL))
+        self.larger += int(np.sum(np.abs(delta[defined]) >= abs(self.observed) - EQUAL))
+        self.used += int(defined.sum())
+        if early_stop is not None and drawn % early_stop.block == 0 and self.used:
+            share = self.greater / self.used
+            self.done = share < early_stop.below or share > early_stop.above
+
+
+@dataclass
+class _Tally:
+    """A pair's test, and the reverse pair's (second against first) when it was asked for too: the reverse's
+    swapped differences are the negated ones on the very same masks, so one run counts both, each stopping by
+    its own rule, exactly as two runs would."""
+
+    first: int
+    second: int
+    statistics: tuple[float, float]
+    forward: _Count
+    reverse: _Count | None = None
+    pair: object = None
+
+    @property
+    def active(self) -> bool:
+        return not self.forward.done or (self.reverse is not None and not self.reverse.done)
+
+    def add(self, delta: np.ndarray, drawn: int, early_stop: EarlyStop | None) -> None:
+        if not self.forward.done:
+            self.forward.add(delta, drawn, early_stop)
+        if self.reverse is not None and not self.reverse.done:
+            self.reverse.add(-delta, drawn, early_stop)
+
+    def results(self) -> dict[tuple[int, int], PermutationResult]:
+        a, b = self.statistics
+        results = {(self.first, self.second): _result(self.first, self.second, self.forward, a, b)}
+        if self.reverse is not None:
+            results[(self.second, self.first)] = _result(self.second, self.first, self.reverse, b, a)
+        return results
+
+
+def _result(first: int, second: int, count: _Count, a: float, b: float) -> PermutationResult:
+    return PermutationResult(
+        first=first,
+        second=second,
+        delta=count.observed,
+        p_value=(count.greater + 1) / (count.used + 1),
+        p_two_sided=(count.larger + 1) / (count.used + 1),
+        permutations=count.used,
+        statistic_first=a,
+        statistic_second=b,
+    )
 
 
 def _run(
@@ -510,9 +643,15 @@ def _run(
     seed: int,
     early_stop: EarlyStop | None,
 ) -> dict[tuple[int, int], PermutationResult]:
+    """The tests of ``pairs`` on one plan; a pair whose reverse is in ``pairs`` too is counted with it."""
     results: dict[tuple[int, int], PermutationResult] = {}
-    tallies = []
+    tallies: dict[tuple[int, int], _Tally] = {}
     for first, second in pairs:
+        if (first, second) in tallies or (second, first) in tallies:
+            tally = tallies.get((second, first))
+            if tally is not None and first != second and tally.reverse is None:
+                tally.reverse = _Count(-tally.forward.observed)
+            continue
         if plan.observed_undefined:
             results[(first, second)] = PermutationResult(
                 first, second, None, None, None, 0, note=plan.observed_undefined
@@ -522,68 +661,68 @@ def _run(
         if not (np.isfinite(a[0]) and np.isfinite(b[0])):
             note = "not computable: a statistic is undefined on the replies both metrics scored"
             results[(first, second)] = PermutationResult(first, second, None, None, None, 0, note=note)
+            results[(second, first)] = PermutationResult(second, first, None, None, None, 0, note=note)
             continue
-        tallies.append(_Tally(first, second, float(a[0] - b[0]), (float(a[0]), float(b[0]))))
+        tallies[(first, second)] = _Tally(
+            first, second, (float(a[0]), float(b[0])), _Count(float(a[0] - b[0]))
+        )
     step = early_stop.block if early_stop is not None else permutations
     cap = max(1, min(step, BLOCK_CELLS // max(1, plan.units)))
     # The largest block that divides the early-stopping block, so that every check falls on a block's end.
     rows = next(size for size in range(cap, 0, -1) if step % size == 0)
     blocks = plan.mask_blocks(seed, rows)
     drawn, index = 0, 0
-    while drawn < permutations and any(not tally.done for tally in tallies):
+    while drawn < permutations and any(tally.active for tally in tallies.values()):
         size = min(rows, permutations - drawn)
         drawn += size
-        masks: _Masks | None = None
-        block_sums: dict[int, np.ndarray] = {}
-        for tally in tallies:
-            if tally.done:
-                continue
-            for column in (tally.first, tally.second):
-                if column in block_sums:
-                    continue
-                key = (seed, rows, index, column)
-                cached = plan.sums.get(key)
-                if cached is None:
-                    if masks is None:
-                        masks = _Masks(blocks.block(index, size))
-                    cached = masks.times(plan.metric(column).matrix)
-                    if plan.keeps_sums(cached):
-                        plan.sums[key] = cached
-                        # Narrow sums are cheap: every other metric's of this block too, while the masks are
-                        # at hand (a chain of tests then draws each block's masks once).
-                        for other in plan.columns():
-                            if (seed, rows, index, other) not in plan.sums:
-                                plan.sums[(seed, rows, index, other)] = masks.times(plan.metric(other).matrix)
-                block_sums[column] = cached
-            swapped_first, swapped_second = plan.statistic(
-                plan.metric(tally.first),
-                plan.metric(tally.second),
-                (block_sums[tally.first], block_sums[tally.second]),
-            )
-            delta = swapped_first - swapped_second
-            defined = np.isfinite(delta)
-            tally.greater += int(np.sum(delta[defined] >= tally.observed - EQUAL))
-            tally.larger += int(np.sum(np.abs(delta[defined]) >= abs(tally.observed) - EQUAL))
-            tally.used += int(defined.sum())
-            if early_stop is not None and drawn % early_stop.block == 0 and tally.used:
-                share = tally.greater / tally.used
-                tally.done = share < early_stop.below or share > early_stop.above
+        block = _Block(plan, blocks, (seed, rows, index), size)
+        for tally in tallies.values():
+            if tally.active:
+                if tally.pair is None:
+                    tally.pair = plan.pair(tally.first, tally.second)
+                tally.add(plan.deltas(tally.pair, block), drawn, early_stop)
         index += 1
-        if drawn >= permutations:
-            break
-    for tally in tallies:
-        used = max(tally.used, 0)
-        results[(tally.first, tally.second)] = PermutationResult(
-            first=tally.first,
-            second=tally.second,
-            delta=tally.observed,
-            p_value=(tally.greater + 1) / (used + 1),
-            p_two_sided=(tally.larger + 1) / (used + 1),
-            permutations=used,
-            statistic_first=tally.statistics[0],
-            statistic_second=tally.statistics[1],
-        )
+    for tally in tallies.values():
+        results.update(tally.results())
     return results
+
+
+class _Block:
+    """One block of permutations as a plan's tests see it: its masks, unpacked when first needed, and the
+    metrics' swapped sums on it (kept on the plan while narrow, see :data:`KEPT_SUM_COLUMNS`)."""
+
+    def __init__(self, plan: _Plan, blocks: _MaskBlocks, key: tuple[int, int, int], size: int) -> None:
+        self.plan, self.blocks, self.key, self.size = plan, blocks, key, size
+        self.masks: _Masks | None = None
+        self.sums: dict[int, np.ndarray] = {}
+
+    def metric_sums(self, column: int) -> np.ndarray:
+        """permutations x sums: the metric's sums over the swapped units of every permutation."""
+        plan = self.plan
+        if column not in self.sums:
+            cached = plan.sums.get((*self.key, column))
+            if cached is None:
+                if self.masks is None:
+                    self.masks = _Masks(self.blocks.block(self.key[2], self.size))
+                cached = self.masks.times(plan.metric(column).matrix)
+                if plan.keeps_sums(cached):
+                    plan.sums[(*self.key, column)] = cached
+                    # Narrow sums are cheap: every other metric's of this block too, while the masks are
+                    # at hand (a chain of tests then draws each block's masks once).
+                    for other in plan.columns():
+                        if (*self.key, other) not in plan.sums:
+                            plan.sums[(*self.key, other)] = self.masks.times(plan.metric(other).matrix)
+            self.sums[column] = cached
+        return self.sums[column]
+
+    def pattern_cells(self) -> np.ndarray:
+        """permutations x groups: each group's swap pattern (as a table cell), kept on the plan by block."""
+        plan = self.plan
+        patterns = getattr(plan, "patterns", None)
+        assert patterns is not None
+        if self.key not in plan.cells:
+            plan.cells[self.key] = patterns.cells(self.blocks.bits(self.key[2], self.size))
+        return plan.cells[self.key]
 
 
 class _MaskBlocks:
@@ -595,6 +734,14 @@ class _MaskBlocks:
         self.packed: list[tuple[int, np.ndarray]] = []
 
     def block(self, index: int, rows: int) -> np.ndarray:
+        """units x rows of 0.0/1.0."""
+        return _unpacked(self.raw(index, rows), rows, self.units)
+
+    def bits(self, index: int, rows: int) -> np.ndarray:
+        """units x rows of 0/1 (uint8): the same masks as :meth:`block`."""
+        return np.unpackbits(self.raw(index, rows))[: rows * self.units].reshape(self.units, rows)
+
+    def raw(self, index: int, rows: int) -> np.ndarray:
         if index > len(self.packed):
             raise ValueError("blocks of masks are drawn in order")
         if index == len(self.packed):
@@ -603,7 +750,7 @@ class _MaskBlocks:
         size, raw = self.packed[index]
         if size != rows:
             raise ValueError("a block of masks was first drawn with another size")
-        return _unpacked(raw, rows, self.units)
+        return raw
 
 
 _BITS = np.unpackbits(np.arange(256, dtype=np.uint8)[:, None], axis=1).astype(np.float64)

@@ -34,13 +34,12 @@ from stats.meta import (
     PairwiseAccuracy,
     Statistic,
     grouped_correlations,
-    permutation_p_values,
     permutation_tests,
     reply_pairwise_accuracy,
     significance_clusters,
     system_pairwise_accuracy,
 )
-from stats.meta.clusters import SIGNIFICANCE
+from stats.meta.clusters import SIGNIFICANCE, ranked_pairs
 from stats.meta.grouped import COEFFICIENTS
 from stats.meta.permutation import PERM_BOTH, PERM_INPUTS, Grouping, PermutationResult
 from stats.report.document_types import (
@@ -112,7 +111,8 @@ def meta_section(
         if grouped is not None
         else [row["pearson"] for row in metrics.rows[: values.shape[1]]]
     )
-    clusters, cluster_note = _clusters(x, values, layout, statistic, ranked, options)
+    permutations, both = _permutations(x, values, layout, statistic, ranked, options)
+    clusters, cluster_note = _clusters(both, ranked, options)
     return MetaSection(
         grouped=grouped,
         per_system_grouped=per_system,
@@ -126,7 +126,7 @@ def meta_section(
             "order": [signatures[column].text for column in clusters.order] if clusters is not None else [],
             "note": cluster_note,
         },
-        permutations=_permutations(x, values, layout, statistic, statistic_label(grouping), options),
+        permutations=[_permutation_fields(statistic_label(grouping), *fields) for fields in permutations],
         accuracy=_accuracy(question.name, x, values, layout, signatures, options),
         more_ratings=more_ratings_entry(inputs, question, options),
     )
@@ -200,21 +200,17 @@ def _grouped_interval_note(result: GroupedCorrelation, total: int) -> str:
 
 
 def _clusters(
-    x: np.ndarray,
-    values: np.ndarray,
-    layout: Layout,
-    statistic: Statistic,
+    tests: Mapping[tuple[int, int], PermutationResult],
     ranked: Sequence[float | None],
     options: ReportOptions,
 ) -> tuple[Clusters | None, str]:
+    """Clusters by PERM-BOTH's one-sided p-values: those of the comparisons' run, which also tested every
+    pair in its ranked direction (:func:`_permutations`)."""
     if options.resamples == 0:
         return None, NO_PERMUTATIONS
     if not any(value is not None for value in ranked):
         return None, "no metric has the statistic"
-    tests = permutation_p_values(
-        x, values, layout, statistic, scheme=PERM_BOTH, permutations=options.resamples, seed=options.seed
-    )
-    return significance_clusters(ranked, lambda better, worse: tests(better, worse).p_value), ""
+    return significance_clusters(ranked, lambda better, worse: tests[(better, worse)].p_value), ""
 
 
 def _permutations(
@@ -222,29 +218,46 @@ def _permutations(
     values: np.ndarray,
     layout: Layout,
     statistic: Statistic,
-    label: str,
+    ranked: Sequence[float | None],
     options: ReportOptions,
-) -> list[dict[str, object]]:
+) -> tuple[
+    list[tuple[PermutationResult | None, PermutationResult | None, str]],
+    dict[tuple[int, int], PermutationResult],
+]:
+    """Per pair of columns (in itertools.combinations order): its PERM-BOTH and PERM-INPUTS results and a
+    note; and PERM-BOTH's results by (first, second), with every pair also in its ranked direction (better,
+    worse), for the clusters. A pair and its reverse are counted in one run on the same masks (see
+    stats/meta/permutation.py's ``_Tally``): the reverse costs only the blocks its own early stop needs."""
     pairs = list(combinations(range(values.shape[1]), 2))
     if options.resamples == 0 or not pairs:
-        return [_permutation_fields(label, None, None, NO_PERMUTATIONS) for _ in pairs]
-    runs = [
-        permutation_tests(
-            x,
-            values,
-            layout,
-            statistic,
-            pairs,
-            scheme=scheme,
-            permutations=options.resamples,
-            seed=options.seed,
-        )
-        for scheme in (PERM_BOTH, PERM_INPUTS)
-    ]
+        return [(None, None, NO_PERMUTATIONS) for _ in pairs], {}
+    asked = set(pairs)
+    reverse = [pair for pair in ranked_pairs(ranked) if pair not in asked]
+    both = permutation_tests(
+        x,
+        values,
+        layout,
+        statistic,
+        pairs + reverse,
+        scheme=PERM_BOTH,
+        permutations=options.resamples,
+        seed=options.seed,
+    )
+    inputs = permutation_tests(
+        x,
+        values,
+        layout,
+        statistic,
+        pairs,
+        scheme=PERM_INPUTS,
+        permutations=options.resamples,
+        seed=options.seed,
+    )
+    by_pair = {(result.first, result.second): result for result in both}
     return [
-        _permutation_fields(label, both, inputs, both.note or inputs.note)
-        for both, inputs in zip(*runs, strict=True)
-    ]
+        (on_both, on_inputs, on_both.note or on_inputs.note)
+        for on_both, on_inputs in zip(both[: len(pairs)], inputs, strict=True)
+    ], by_pair
 
 
 def _permutation_fields(

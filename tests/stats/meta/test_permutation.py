@@ -82,7 +82,11 @@ def test_observed_delta_flat_pearson_is_scipy() -> None:
     assert result.delta == pytest.approx(expected, abs=1e-12)
 
 
-def _study(seed: int = 0, contexts: int = 30, systems: int = 4) -> tuple[np.ndarray, np.ndarray, Layout]:
+def _study(
+    seed: int = 0, contexts: int = 30, systems: int = 4, degenerate: bool = False
+) -> tuple[np.ndarray, np.ndarray, Layout]:
+    """``degenerate``: the human scores of two contexts are constant, and so are the first metric's in a
+    third, so that some groups' correlations are undefined in some permutations and not in others."""
     rng = np.random.default_rng(seed)
     n = contexts * systems
     context = np.repeat(np.arange(contexts), systems)
@@ -91,6 +95,9 @@ def _study(seed: int = 0, contexts: int = 30, systems: int = 4) -> tuple[np.ndar
     human = np.round(truth + rng.normal(0, 0.6, n))
     metrics = np.stack([truth + rng.normal(0, s, n) for s in (0.8, 1.0, 1.6)], axis=1)
     metrics[rng.choice(n, 6, replace=False), 1] = np.nan  # missing cells
+    if degenerate:
+        human[: 2 * systems] = 3.0
+        metrics[2 * systems : 3 * systems, 0] = 0.5
     return human, metrics, Layout.of(list(context), list(system))
 
 
@@ -119,10 +126,13 @@ def _plain_correlation(human: np.ndarray, metric: np.ndarray, codes: np.ndarray)
 @pytest.mark.parametrize("name", ["pearson", "spearman"])
 @pytest.mark.parametrize("grouping", ["none", "context", "system"])
 @pytest.mark.parametrize("scheme", ["both", "inputs"])
+@pytest.mark.parametrize("degenerate", [False, True])
 def test_swapped_correlations_equal_a_plain_loop(
-    name: StatisticName, grouping: Grouping, scheme: Scheme
+    name: StatisticName, grouping: Grouping, scheme: Scheme, degenerate: bool
 ) -> None:
-    human, metrics, layout = _study(contexts=16)
+    """Within contexts the statistic is gathered from tables of swap patterns (stats/meta/swap_patterns.py),
+    elsewhere computed from swapped sums: both against the plain loop, with groups that drop out or not."""
+    human, metrics, layout = _study(contexts=16, degenerate=degenerate)
     first, second, permutations, seed = 0, 1, 120, 4
     result = permutation_tests(
         human,
@@ -310,6 +320,30 @@ def test_a_pair_tested_alone_or_with_others_gets_the_same_p_value() -> None:
     assert together[1] == alone
     lazy = permutation_p_values(human, metrics, layout, Statistic("pearson", "context"))
     assert lazy(0, 2) == alone
+
+
+@pytest.mark.parametrize(
+    "statistic",
+    [
+        Statistic("pearson", "context"),
+        Statistic("spearman", "none"),
+        Statistic("pearson", "system"),
+        Statistic("system_accuracy"),
+        Statistic("reply_accuracy"),
+    ],
+)
+@pytest.mark.parametrize("scheme", ["both", "inputs"])
+def test_a_pair_and_its_reverse_run_together_as_they_run_apart(statistic: Statistic, scheme: Scheme) -> None:
+    """Both directions are counted in one run (the reverse's differences are the negated ones on the same
+    masks), each with its own early stop: the same results as separate runs, pair by pair."""
+    human, metrics, layout = _study(seed=9, degenerate=True)
+    pairs = [(0, 1), (2, 0), (1, 0), (0, 2), (1, 2)]
+    together = permutation_tests(human, metrics, layout, statistic, pairs, scheme=scheme, seed=3)
+    for pair, result in zip(pairs, together, strict=True):
+        alone = permutation_tests(human, metrics, layout, statistic, [pair], scheme=scheme, seed=3)[0]
+        assert (result.first, result.second) == pair
+        assert result == alone
+    assert together[0].delta == -together[2].delta  # type: ignore[operator]
 
 
 def test_notes_when_a_test_cannot_be_run() -> None:
