@@ -99,18 +99,52 @@ def grouped_correlations(
     ``human``: one score per reply (NaN: no human score); ``metrics``: (replies x metrics), NaN where a
     metric has no value; ``groups``: each reply's context or system (:meth:`Groups.single` for "none").
     """
+    return grouped_coefficients(
+        human, metrics, groups, (coefficient,), resamples=resamples, seed=seed, confidence=confidence
+    )[coefficient]
+
+
+def grouped_coefficients(
+    human: np.ndarray | Sequence[float],
+    metrics: np.ndarray,
+    groups: Groups,
+    coefficients: Sequence[Coefficient] = COEFFICIENTS,
+    *,
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
+    confidence: float = 0.95,
+) -> dict[Coefficient, list[GroupedCorrelation]]:
+    """:func:`grouped_correlations` of several coefficients, each exactly as alone; the resamples over groups
+    are drawn once for all of them (and not at all when no group of any metric can be used)."""
     x = np.asarray(human, dtype=np.float64)
     values = np.asarray(metrics, dtype=np.float64)
     if values.ndim == 1:
         values = values[:, None]
     if values.shape[0] != x.size or groups.n != x.size:
         raise ValueError(f"{x.size} human scores, {values.shape[0]} metric rows and {groups.n} group codes")
-    if coefficient not in COEFFICIENTS:
-        raise ValueError(f"coefficient must be one of {', '.join(COEFFICIENTS)}, not {coefficient!r}")
-    per_group = [
-        group_correlations(x, values[:, column], groups, coefficient) for column in range(values.shape[1])
-    ]
-    draws = _bootstrap(per_group, groups.count, resamples, seed) if groups.count > 1 else None
+    for coefficient in coefficients:
+        if coefficient not in COEFFICIENTS:
+            raise ValueError(f"coefficient must be one of {', '.join(COEFFICIENTS)}, not {coefficient!r}")
+    tables = {
+        coefficient: [
+            group_correlations(x, values[:, column], groups, coefficient) for column in range(values.shape[1])
+        ]
+        for coefficient in coefficients
+    }
+    usable = any(table.used.any() for per_group in tables.values() for table in per_group)
+    draws = _bootstrap(tables, groups.count, resamples, seed) if groups.count > 1 and usable else {}
+    return {
+        coefficient: _results(coefficient, per_group, draws.get(coefficient), confidence)
+        for coefficient, per_group in tables.items()
+    }
+
+
+def _results(
+    coefficient: Coefficient,
+    per_group: Sequence[GroupCorrelations],
+    draws: np.ndarray | None,
+    confidence: float,
+) -> list[GroupedCorrelation]:
     results = []
     for column, table in enumerate(per_group):
         used = table.used
@@ -223,18 +257,29 @@ def _kendall(human: np.ndarray, metric: np.ndarray, present: np.ndarray, groups:
 
 
 def _bootstrap(
-    per_group: Sequence[GroupCorrelations], count: int, resamples: int, seed: int
-) -> np.ndarray | None:
-    """(metrics x resamples): the mean of the drawn groups' coefficients, each weighted by how often it was
-    drawn; NaN where a resample drew no usable group."""
-    if resamples <= 0 or not per_group:
-        return None
-    used = np.stack([table.used for table in per_group], axis=1).astype(np.float64)
-    values = np.stack([np.where(table.used, table.values, 0.0) for table in per_group], axis=1)
-    draws = np.full((len(per_group), resamples), np.nan)
+    tables: dict[Coefficient, list[GroupCorrelations]], count: int, resamples: int, seed: int
+) -> dict[Coefficient, np.ndarray]:
+    """Per coefficient, (metrics x resamples): the mean of the drawn groups' coefficients, each weighted by how
+    often it was drawn; NaN where a resample drew no usable group. Every coefficient sees the same resamples,
+    drawn once, and its own product (the same as when it is bootstrapped alone)."""
+    if resamples <= 0:
+        return {}
+    sums = {
+        coefficient: (
+            np.stack([np.where(table.used, table.values, 0.0) for table in per_group], axis=1),
+            np.stack([table.used for table in per_group], axis=1).astype(np.float64),
+        )
+        for coefficient, per_group in tables.items()
+        if per_group
+    }
+    draws = {
+        coefficient: np.full((values.shape[1], resamples), np.nan)
+        for coefficient, (values, _) in sums.items()
+    }
     done = 0
     for block in Resamples(n=count, count=resamples, seed=seed).blocks():
-        with np.errstate(invalid="ignore", divide="ignore"):
-            draws[:, done : done + block.shape[0]] = ((block @ values) / (block @ used)).T
+        for coefficient, (values, used) in sums.items():
+            with np.errstate(invalid="ignore", divide="ignore"):
+                draws[coefficient][:, done : done + block.shape[0]] = ((block @ values) / (block @ used)).T
         done += block.shape[0]
     return draws

@@ -419,7 +419,7 @@ class _CorrelationPlan(_Plan):
         r_b, valid_b = self._r(b.fixed.reshape(3, g, 1) - swapped)
         if valid_a.all() and valid_b.all():
             return _PatternTable((r_a - r_b).reshape(-1), None)
-        tables = np.stack([r_a, valid_a, r_b, valid_b]).reshape(4, -1).astype(np.float64)
+        tables = np.stack([r_a, valid_a, r_b, valid_b], axis=-1).reshape(-1, 4).astype(np.float64)
         return _PatternTable(None, tables)
 
     def deltas(self, pair: object, block: _Block) -> np.ndarray:
@@ -427,9 +427,9 @@ class _CorrelationPlan(_Plan):
             return super().deltas(pair, block)
         cells = block.pattern_cells()
         if pair.difference is not None:  # every group counts in every permutation
-            return pair.difference[cells].sum(axis=1) / self.groups_count
+            return np.take(pair.difference, cells).sum(axis=0) / self.groups_count
         assert pair.tables is not None
-        r_a, used_a, r_b, used_b = pair.tables[:, cells].sum(axis=2)
+        r_a, used_a, r_b, used_b = np.take(pair.tables, cells, axis=0).sum(axis=0).T
         with np.errstate(invalid="ignore", divide="ignore"):
             return np.where(used_a > 0, r_a / used_a, np.nan) - np.where(used_b > 0, r_b / used_b, np.nan)
 
@@ -471,7 +471,7 @@ def _group_r(
 class _PatternTable:
     """A pair's table by group and swap pattern (cells as :meth:`SwapPatterns.cells` numbers them): the
     difference of the two metrics' r where every group's r is always defined, else both r and whether it is
-    defined (rows r_first, defined_first, r_second, defined_second)."""
+    defined (columns r_first, defined_first, r_second, defined_second: one gather reads all four)."""
 
     difference: np.ndarray | None
     tables: np.ndarray | None

@@ -69,11 +69,12 @@ class SwapPatterns:
         return ((np.arange(self.patterns)[:, None] >> np.arange(self.width)) & 1).astype(np.float64)
 
     def cells(self, bits: np.ndarray) -> np.ndarray:
-        """permutations x groups: the table entry (group * patterns + pattern) of every group in every
-        permutation, from ``bits`` (units x permutations of 0/1, as drawn)."""
+        """groups x permutations: the table entry (group * patterns + pattern) of every group in every
+        permutation, from ``bits`` (units x permutations of 0/1, as drawn). Group by group, so that a gather
+        from a table reads each group's entries while they are in the cache."""
         padded = np.concatenate([bits, np.zeros((1, bits.shape[1]), dtype=bits.dtype)])
         codes = np.zeros((self.members.shape[0], bits.shape[1]), dtype=np.int64)
         for j in range(self.width):
             codes |= padded[self.members[:, j]].astype(np.int64) << j
         codes += (np.arange(self.members.shape[0]) * self.patterns)[:, None]
-        return np.ascontiguousarray(codes.T)
+        return codes

@@ -1,7 +1,7 @@
 """The meta-evaluation half of a report, for one question (issue 26): the statistics of stats/meta on the
 replies the metric half correlates (stats/report/metrics.py), with the same human scores.
 
-* Grouped correlations (stats.meta.grouped_correlations), when the report's ``grouping`` is context or
+* Grouped correlations (stats.meta.grouped_coefficients), when the report's ``grouping`` is context or
   system: a ``grouped`` entry in every metric row and per-system row (Pearson, Spearman, Kendall within
   each group, averaged over the groups with 2 or more replies whose scores vary; intervals: the bootstrap
   over groups; how many groups were used and left out, and why).
@@ -33,14 +33,13 @@ from stats.meta import (
     Layout,
     PairwiseAccuracy,
     Statistic,
-    grouped_correlations,
     permutation_tests,
     reply_pairwise_accuracy,
     significance_clusters,
     system_pairwise_accuracy,
 )
 from stats.meta.clusters import SIGNIFICANCE, ranked_pairs
-from stats.meta.grouped import COEFFICIENTS
+from stats.meta.grouped import COEFFICIENTS, grouped_coefficients
 from stats.meta.permutation import PERM_BOTH, PERM_INPUTS, Grouping, PermutationResult
 from stats.report.document_types import (
     AccuracyFields,
@@ -157,12 +156,7 @@ def grouped_fields(
     x: np.ndarray, values: np.ndarray, groups: Groups, grouping: str, options: ReportOptions
 ) -> list[GroupedCorrelationFields]:
     """Every column's grouped Pearson, Spearman and Kendall with their intervals over groups."""
-    results = {
-        coefficient: grouped_correlations(
-            x, values, groups, coefficient=coefficient, resamples=options.resamples, seed=options.seed
-        )
-        for coefficient in COEFFICIENTS
-    }
+    results = grouped_coefficients(x, values, groups, resamples=options.resamples, seed=options.seed)
     return [
         _grouped_entry(
             grouping, groups.count, *(results[coefficient][column] for coefficient in COEFFICIENTS)

@@ -17,6 +17,7 @@ from stats.meta.grouped import (
     TOO_FEW,
     Coefficient,
     group_ranks,
+    grouped_coefficients,
     grouped_correlations,
 )
 from stats.meta.groups import Groups, pair_count, within_group_pairs
@@ -217,6 +218,18 @@ def test_the_interval_is_the_percentile_bootstrap_over_groups() -> None:
         assert expected is not None
         assert result[column].ci is not None
         assert result[column].ci == pytest.approx(expected, abs=1e-12)
+
+
+def test_several_coefficients_at_once_are_each_as_alone() -> None:
+    """grouped_coefficients draws the resamples once for every coefficient: the same values and intervals as
+    grouped_correlations of each coefficient on its own, to the last bit."""
+    human, metrics, contexts, _ = _study(9, 40, 4)
+    together = grouped_coefficients(human, metrics, contexts, resamples=150, seed=4)
+    assert list(together) == ["pearson", "spearman", "kendall"]
+    for coefficient, results in together.items():
+        alone = grouped_correlations(human, metrics, contexts, coefficient=coefficient, resamples=150, seed=4)
+        assert results == alone
+        assert all(result.ci is not None for result in results)
 
 
 def test_notes_when_nothing_can_be_computed() -> None:

@@ -17,12 +17,12 @@ def test_units_within_small_groups_have_patterns_and_their_cells_are_the_units_b
     assert patterns.local.tolist() == [0, 1, 0, 1, 2, 0, 2]
     bits = rng.integers(0, 2, size=(7, 40)).astype(np.uint8)
     cells = patterns.cells(bits)
-    assert cells.shape == (40, 3)
-    assert (cells[:, 2] % patterns.patterns).max() == 1  # group 2's one unit: the other bits never set
+    assert cells.shape == (3, 40)
+    assert (cells[2] % patterns.patterns).max() == 1  # group 2's one unit: the other bits never set
     table = patterns.bits()
     for permutation in range(40):
         for group in range(3):
-            cell = cells[permutation, group]
+            cell = cells[group, permutation]
             assert cell // patterns.patterns == group
             pattern = table[cell % patterns.patterns]
             replies = np.flatnonzero(group_of == group)
