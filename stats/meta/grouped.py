@@ -35,6 +35,7 @@ Pure numpy/scipy: no Django here (import-linter contract).
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
@@ -148,7 +149,8 @@ def _results(
     results = []
     for column, table in enumerate(per_group):
         used = table.used
-        left_out = {reason: sum(1 for r in table.reasons if r == reason) for reason in REASONS}
+        counted = Counter(table.reasons)
+        left_out = {reason: counted[reason] for reason in REASONS}
         interval = percentile_interval(draws[column], confidence) if draws is not None else None
         if used.any():
             value = float(np.clip(np.mean(table.values[used]), -1.0, 1.0))
