@@ -184,7 +184,7 @@ def group_correlations(
             if coefficient == "spearman":
                 x, y = group_ranks(human, keep, groups), group_ranks(metric, keep, groups)
             result[usable] = _pearson(x, y, keep, groups)[usable]
-    return GroupCorrelations(np.clip(result, -1.0, 1.0), tuple(str(r) for r in reasons))
+    return GroupCorrelations(np.clip(result, -1.0, 1.0), tuple(reasons.tolist()))
 
 
 def group_ranks(values: np.ndarray, present: np.ndarray, groups: Groups) -> np.ndarray:
