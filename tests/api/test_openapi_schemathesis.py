@@ -6,8 +6,9 @@ scripts/test_postgres.sh leaves it out: it checks the answers' shapes, not the d
 study with replies, a system, an import and a scoring run, owned by a researcher who has also joined it
 as an annotator, so that one token reaches every endpoint; their ids are offered to schemathesis as a
 dictionary beside the random ones it generates, so requests get past the 404 of a random id. Its settings
-(tests/api/schemathesis.toml) say which operations check their input beyond the schema. The broker is an address where nothing listens: a run or a training the fuzzer
-starts waits, as it would while Redis is down.
+(tests/api/schemathesis.toml) say which operations check their input beyond the schema. The broker is an
+address where nothing listens: a run or a training the fuzzer starts waits, as it would while Redis is
+down.
 """
 
 from __future__ import annotations
