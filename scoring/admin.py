@@ -19,8 +19,17 @@ from scoring.models import (
 
 @admin.register(ScoringRun)
 class ScoringRunAdmin(admin.ModelAdmin):
-    list_display = ["id", "study", "status", "progress_done", "progress_total", "created_at", "finished_at"]
-    list_filter = ["status"]
+    list_display = [
+        "id",
+        "study",
+        "purpose",
+        "status",
+        "progress_done",
+        "progress_total",
+        "created_at",
+        "finished_at",
+    ]
+    list_filter = ["status", "purpose"]
 
 
 @admin.register(MetricSignature)

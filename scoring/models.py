@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 
-from annotation.models import Response, Study, System
+from annotation.models import DialogContext, Response, Study, System
 from scoring.metrics.signature import signature_implementation
 from scoring.metrics.tokenize import DEFAULT_TOKENIZER, WHITESPACE_TOKENIZER
 
@@ -108,6 +108,16 @@ class ChunkKind(models.TextChoices):
     REPLIES = "replies", "one metric family over a slice of the study's replies"
     SYSTEMS = "systems", "system-level metrics over every system"
     WHOLE_SET = "whole-set", "whole-set metrics (blends) from the stored raw scores"
+    PER_REFERENCE = (
+        "per-reference",
+        "a multi-reference metric against each reference of a slice of replies, for the references curve",
+    )
+    DIVERSITY = "diversity", "diversity metrics per (system, context), for the diversity table"
+
+
+class RunPurpose(models.TextChoices):
+    SCORES = "scores", "the metric scores a researcher asked for"
+    REPORT = "report", "per-reference and per-(system, context) values a correlation report reads"
 
 
 class ReferencesMode(models.TextChoices):
@@ -260,6 +270,12 @@ class ScoringRun(models.Model):
     """
 
     study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="scoring_runs")
+    purpose = models.CharField(
+        max_length=10,
+        choices=RunPurpose.choices,
+        default=RunPurpose.SCORES,
+        help_text="a report's runs (scoring.services.report_scores) are not listed with the researcher's",
+    )
     request_key = models.CharField(max_length=64, null=True, blank=True, db_index=True)
     recompute = models.BooleanField(
         default=False, help_text="score every reply again, not only those without a score of the signature"
@@ -363,10 +379,23 @@ class ScoringChunk(models.Model):
     stage = models.PositiveSmallIntegerField(
         default=0, help_text="1: waits until every stage-0 chunk is done"
     )
-    kind = models.CharField(max_length=10, choices=ChunkKind.choices, default=ChunkKind.REPLIES)
+    kind = models.CharField(max_length=20, choices=ChunkKind.choices, default=ChunkKind.REPLIES)
     queue = models.CharField(max_length=20, default="cpu", help_text="the Celery queue that computes it")
     metrics = models.JSONField(default=list)
-    response_ids = models.JSONField(default=list, help_text="the replies of a 'replies' chunk")
+    response_ids = models.JSONField(
+        default=list, help_text="the replies of a 'replies' or 'per-reference' chunk"
+    )
+    signature = models.ForeignKey(
+        "MetricSignature",
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="+",
+        help_text="the multi-reference signature a 'per-reference' chunk recomputes against each reference",
+    )
+    pairs = models.JSONField(
+        default=list, blank=True, help_text="the [system id, context id] pairs of a 'diversity' chunk"
+    )
     units = models.PositiveIntegerField(default=0, help_text="scores it computes (replies x metrics)")
     units_done = models.PositiveIntegerField(default=0)
     status = models.CharField(max_length=10, choices=ChunkStatus.choices, default=ChunkStatus.PENDING)
@@ -413,6 +442,34 @@ class PerReferenceScore(models.Model):
 
     def __str__(self) -> str:
         return f"{self.signature_id} per reference for response {self.response_id}"
+
+
+class ContextSystemScore(models.Model):
+    """A diversity metric (Distinct-n, Self-BLEU, recall-BLEU) of one system's replies to one context, for the
+    correlation report's diversity table (seed 003 section 5.2, Table 5), written by a scoring run's
+    'diversity' chunks (scoring/diversity_scores.py).
+
+    ``inputs_key`` identifies the replies and references the value was computed from, so a new rating
+    recomputes nothing and a new reply only its (system, context). ``value`` is null where the metric has
+    no value (too few outputs, ...), so that it is not computed again.
+    """
+
+    signature = models.ForeignKey(MetricSignature, on_delete=models.CASCADE, related_name="context_scores")
+    system = models.ForeignKey(System, on_delete=models.CASCADE, related_name="context_metric_scores")
+    context = models.ForeignKey(DialogContext, on_delete=models.CASCADE, related_name="system_metric_scores")
+    inputs_key = models.CharField(max_length=64)
+    value = models.FloatField(null=True, blank=True)
+    computed_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["signature", "system", "context"], name="context_score_unique_per_signature"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.signature_id}: {self.value} for system {self.system_id} on context {self.context_id}"
 
 
 class VectorsFormat(models.TextChoices):

@@ -3,9 +3,10 @@ curve of the correlation report (seed 003, section 5.3 and Figure 2).
 
 A multi-reference score is the best match over the context's references (seed 003 eq. 1:
 score(y, R) = max over r in R of d(y, r)); the curve needs d(y, r) for every reference r, which the stored
-score does not keep. This recomputes them from the signature's own parameters (tokenizer, smoothing,
-trained model), for the replies the report asks for, so that the curve's k = N point is the stored
-multi-reference score whenever the context's references are unchanged.
+score does not keep. They are recomputed from the signature's own parameters (tokenizer, smoothing,
+trained model) by a scoring run's 'per-reference' chunks, for the replies the report asks for
+(scoring/services/report_scores.py), so that the curve's k = N point is the stored multi-reference score
+whenever the context's references are unchanged; the report only reads them (:func:`per_reference_read`).
 
 Only signatures whose metric combines references by ``max`` and is not normalised over the whole set
 qualify; for any other the reason is returned instead. The values are kept per (signature, reply) in
@@ -46,7 +47,6 @@ class PerReferenceScores:
 
     scores: dict[int, tuple[float, ...]]
     width: int  # the most references any of the replies has
-    pairs: int  # (reply, reference) pairs computed now (the others came from PerReferenceScore)
 
 
 class NotRecomputable(ValueError):
@@ -108,15 +108,44 @@ def _vectors(signature: MetricSignature) -> VectorsChoice | None:
     return VectorsChoice(name=name, folder=str(record["path"]), content_hash=str(record["hash"]))
 
 
-def per_reference_scores(
+def per_reference_stale(
+    *, study: Study, signature: MetricSignature, response_ids: Sequence[int]
+) -> list[int]:
+    """The replies among ``response_ids`` (of ``study``, by id) whose values for ``signature`` are not kept,
+    or were computed against other references than their context's current ones."""
+    stored = _stored(signature, response_ids)
+    return [
+        response.pk
+        for response, key in _replies_with_keys(study, response_ids)
+        if stored.get(response.pk, ("", []))[0] != key
+    ]
+
+
+def per_reference_read(
+    *, study: Study, signature: MetricSignature, response_ids: Sequence[int]
+) -> PerReferenceScores:
+    """The kept values of ``signature`` for ``response_ids`` that are current (computed against the
+    replies' current references); a reply without such values is left out. Reads only."""
+    stored = _stored(signature, response_ids)
+    scores: dict[int, tuple[float, ...]] = {}
+    for response, key in _replies_with_keys(study, response_ids):
+        known = stored.get(response.pk)
+        if known is not None and known[0] == key:
+            scores[response.pk] = tuple(float("nan") if value is None else float(value) for value in known[1])
+    return PerReferenceScores(scores=scores, width=max((len(row) for row in scores.values()), default=0))
+
+
+def per_reference_compute(
     *,
     study: Study,
     signature: MetricSignature,
     response_ids: Sequence[int],
     progress: Progress | None = None,
-) -> PerReferenceScores:
-    """The signature's metric for each (reply, reference) pair of ``response_ids``; raises
-    :class:`NotRecomputable` with the reason when the signature does not allow it."""
+) -> list[PerReferenceScore]:
+    """The signature's metric for each (reply, reference) pair of ``response_ids``, as unsaved rows (a
+    scoring run's 'per-reference' chunk stores them under its fence: scoring/services/report_scores.py);
+    raises :class:`NotRecomputable` with the reason when the signature does not allow it. ``progress`` gets
+    (pairs done, pairs in total)."""
     reason = recomputable_reason(signature=signature, language=study.language)
     if reason or signature.parameters.get("refs") != "multi":
         raise NotRecomputable(reason or f"{signature.text} is not a multi-reference score")
@@ -131,29 +160,11 @@ def per_reference_scores(
         models[spec.model_kind] = model.path
     tokenizer = _tokenizer(parameters, study.language) or DEFAULT_TOKENIZER
     vectors = _vectors(signature) if spec.reads_vectors else None
-    responses = (
-        Response.objects.filter(context__study=study, pk__in=list(response_ids))
-        .select_related("context")
-        .prefetch_related("context__references")
-        .order_by("id")
-    )
-    stored = {
-        response_id: (key, values)
-        for response_id, key, values in PerReferenceScore.objects.filter(
-            signature=signature, response_id__in=list(response_ids)
-        ).values_list("response_id", "references_key", "values")
-    }
-    scores: dict[int, tuple[float, ...]] = {}
     keys: dict[int, str] = {}
-    pairs: list[tuple[int, str, str, str]] = []  # (response id, reply, reference, query) still to compute
-    for response in responses:
-        references = sorted(response.context.references.all(), key=lambda reference: reference.pk)
-        key = _references_key([(reference.pk, reference.text) for reference in references])
-        known = stored.get(response.pk)
-        if known is not None and known[0] == key:
-            scores[response.pk] = tuple(float("nan") if value is None else float(value) for value in known[1])
-            continue
+    pairs: list[tuple[int, str, str, str]] = []  # (response id, reply, reference, query) to compute
+    for response, key in _replies_with_keys(study, response_ids):
         keys[response.pk] = key
+        references = sorted(response.context.references.all(), key=lambda reference: reference.pk)
         pairs.extend((response.pk, response.text, ref.text, response.context.query) for ref in references)
     values: dict[int, list[float]] = {response_id: [] for response_id in keys}
     for start in range(0, len(pairs), BATCH_PAIRS):
@@ -174,25 +185,47 @@ def per_reference_scores(
             values[pair[0]].append(float("nan") if value is None else float(value))
         if progress is not None:
             progress(min(start + BATCH_PAIRS, len(pairs)), len(pairs))
-    PerReferenceScore.objects.bulk_create(
-        [
-            PerReferenceScore(
-                signature=signature,
-                response_id=response_id,
-                references_key=keys[response_id],
-                values=[value if math.isfinite(value) else None for value in computed_values],
-            )
-            for response_id, computed_values in values.items()
-        ],
-        update_conflicts=True,
-        unique_fields=["signature", "response"],
-        update_fields=["references_key", "values", "computed_at"],
-        batch_size=1000,
+    return [
+        PerReferenceScore(
+            signature=signature,
+            response_id=response_id,
+            references_key=keys[response_id],
+            values=[value if math.isfinite(value) else None for value in computed_values],
+        )
+        for response_id, computed_values in values.items()
+    ]
+
+
+def _replies_with_keys(study: Study, response_ids: Sequence[int]) -> list[tuple[Response, str]]:
+    """The study's replies among ``response_ids`` by id, with their contexts' references prefetched and the
+    key of those references."""
+    responses = (
+        Response.objects.filter(context__study=study, pk__in=list(response_ids))
+        .select_related("context")
+        .prefetch_related("context__references")
+        .order_by("id")
     )
-    scores.update({response_id: tuple(computed_values) for response_id, computed_values in values.items()})
-    return PerReferenceScores(
-        scores=scores, width=max((len(row) for row in scores.values()), default=0), pairs=len(pairs)
-    )
+    return [
+        (
+            response,
+            _references_key(
+                sorted(
+                    ((reference.pk, reference.text) for reference in response.context.references.all()),
+                    key=lambda pair: pair[0],
+                )
+            ),
+        )
+        for response in responses
+    ]
+
+
+def _stored(signature: MetricSignature, response_ids: Sequence[int]) -> dict[int, tuple[str, list]]:
+    return {
+        response_id: (key, values)
+        for response_id, key, values in PerReferenceScore.objects.filter(
+            signature=signature, response_id__in=list(response_ids)
+        ).values_list("response_id", "references_key", "values")
+    }
 
 
 def _implementation(spec: MetricSpec, parameters: dict[str, str]) -> MetricImplementation | None:

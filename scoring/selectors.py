@@ -27,6 +27,7 @@ from scoring.models import (
     MetricOrigin,
     MetricScore,
     MetricSignature,
+    RunPurpose,
     RunStatus,
     ScoringChunk,
     ScoringRun,
@@ -40,9 +41,10 @@ from scoring.training.model_figures import ModelFigures, figures_compute, traini
 
 
 def scoring_runs_for_study(*, study: Study) -> QuerySet[ScoringRun]:
-    """The study's runs, newest first, with the training job a run waits for."""
+    """The study's runs, newest first, with the training job a run waits for; not the runs its reports
+    asked for (scoring/services/report_scores.py), which the report page shows while it waits."""
     return (
-        ScoringRun.objects.filter(study=study)
+        ScoringRun.objects.filter(study=study, purpose=RunPurpose.SCORES)
         .select_related("created_by", "waiting_for")
         .order_by("-created_at", "-id")
     )

@@ -47,11 +47,13 @@ export DATABASE_URL="postgres://dialeval@127.0.0.1:$port/dialeval"
 # do not depend on the database, and the import code they go through runs here on the small import files.
 # The fault tests that do not depend on the database run once too, in the SQLite pass: the Redis outages
 # (broker and scoring), the worker killed whole and the chunk that keeps killing its worker, and the
-# writer that commits every 0.3 s (SQLite's lock is its point). A pool process killed mid-run, where the
+# writer that commits every 0.3 s (SQLite's lock is its point); and the OpenAPI fuzzing (schemathesis, two
+# minutes), which checks the answers' shapes against the schema, not what the database does. A pool process killed mid-run, where the
 # chunk claims meet PostgreSQL's row locks, runs on both; so do the identical starts (tests/scoring).
 .venv/bin/pytest "$@" --database-only -m "not browser and not shared_data" \
   tests/annotation tests/scoring tests/correlation tests/api tests/web tests/integration \
   --ignore=tests/integration/test_scoring_redis_outage.py --ignore=tests/integration/test_broker_outage.py \
   --deselect tests/integration/test_scoring_faults.py::test_a_run_survives_sigkill_of_the_whole_worker_and_an_immediate_restart \
   --deselect tests/integration/test_scoring_faults.py::test_a_chunk_that_always_kills_its_worker_stops_after_the_attempt_cap \
-  --deselect tests/integration/test_scoring_faults.py::test_a_run_succeeds_while_another_process_commits_every_300_ms
+  --deselect tests/integration/test_scoring_faults.py::test_a_run_succeeds_while_another_process_commits_every_300_ms \
+  --deselect tests/api/test_openapi_schemathesis.py::test_the_api_answers_as_its_openapi_schema_says

@@ -12,6 +12,12 @@ pytest_plugins = ["tests.live_services", "tests.browser_fixtures"]
 # Playwright's sync API runs an event loop in the test thread; the ORM calls made by tests around it are
 # still synchronous, so Django's async-safety guard must be relaxed in tests.
 os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+# torch (and OpenMP/OpenBLAS under numpy) take every core by default; the tests train tiny models beside a
+# Celery worker, a browser and a second pytest on 2 shared cores, where a second spinning thread made a
+# 400-pair RUBER training take 176 s instead of 15. Code that sets its own count (scoring/torch_threads.py)
+# still does; this is only the default that the environment gives a process and its children.
+for _variable in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+    os.environ.setdefault(_variable, "1")
 
 SHARED_DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data"
 

@@ -3,7 +3,7 @@ of undoing an import name exactly what goes (issue 14).
 
 The counts come from Django's own deletion collector, the same object that then deletes: every row that
 cascades from the deleted ones is counted, whichever app it belongs to (the scoring app's metric scores,
-system-level scores and per-reference scores hang on replies and systems), without this app importing
+system-level scores, per-reference scores and diversity values hang on replies, contexts and systems), without this app importing
 those apps (the layers contract in pyproject.toml). A confirmation carries a fingerprint of the counts; a
 deletion whose counts changed in between (a volunteer rated one more reply, a scoring run stored scores) is
 refused and shown again, so what goes is always what the researcher saw.
@@ -33,6 +33,10 @@ ROW_NAMES: dict[str, tuple[str, str]] = {
     "scoring.PerReferenceScore": (
         "per-reference score set (references curve)",
         "per-reference score sets (references curve)",
+    ),
+    "scoring.ContextSystemScore": (
+        "diversity metric value of a system on a context (diversity table)",
+        "diversity metric values of systems on contexts (diversity table)",
     ),
     "annotation.DiversityJudgment": ("diversity judgment", "diversity judgments"),
     "annotation.DiversityJudgment_appropriate": (

@@ -236,6 +236,9 @@ DIALEVAL_REPORT_INLINE_MAX_PAIRS = env_int("DIALEVAL_REPORT_INLINE_MAX_PAIRS", 3
 # A report still computing with no heartbeat for this long has lost its worker and is queued again.
 DIALEVAL_REPORT_STALE_SECONDS = env_int("DIALEVAL_REPORT_STALE_SECONDS", 120)
 DIALEVAL_REPORT_MAX_ATTEMPTS = env_int("DIALEVAL_REPORT_MAX_ATTEMPTS", 3)
+# A report waits at most this long for the scoring run that computes its per-reference and diversity values
+# (scoring/services/report_scores.py) while other processes hold its chunks; then it notes what it lacks.
+DIALEVAL_REPORT_SCORES_TIMEOUT_SECONDS = env_int("DIALEVAL_REPORT_SCORES_TIMEOUT_SECONDS", 1800)
 
 LOGGING = {
     "version": 1,

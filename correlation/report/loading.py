@@ -1,11 +1,15 @@
 """Reads everything a study's correlation report is computed from, as :class:`ReportInputs`.
 
 A fixed number of queries whatever the size of the study (responses, raters, ratings, imported means,
-signatures, metric values), plus two optional parts that recompute metrics and so cost more:
+signatures, metric values), plus two optional parts whose values a scoring run computes and so cost more:
 
 * per-reference scores of every multi-reference signature (scoring/reference_scores.py), for the
   number-of-references curve of seed 003 Figure 2, over the replies with a human score;
-* per (system, context) diversity metrics, when annotators judged diversity (seed 003 section 5.2).
+* per (system, context) diversity metrics, when annotators judged diversity (seed 003 section 5.2;
+  scoring/diversity_scores.py).
+
+The report writes no metric value: it asks scoring for a run that computes what is missing and waits for
+it with its progress (scoring/services/report_scores.py), then reads the values.
 
 Metric scores imported from elsewhere (``MetricSignature.origin`` external, issue 14) are read like the
 app's own and named ``<name> (external)`` in the group External, so that an imported "bleu-2" never reads
@@ -40,6 +44,7 @@ from annotation.models import (
 from annotation.selectors.quality import agreements_from_rows, overall_agreement, study_rating_rows
 from correlation.report.pairwise_loading import study_pairwise_records
 from correlation.selectors import study_metric_signatures, study_metric_values
+from scoring.diversity_scores import DIVERSITY_METRICS, diversity_read
 from scoring.external.file_format import external_metric_label
 from scoring.metrics.registry import UnknownMetricError, is_system_metric, metric_spec, undefined_reason
 from scoring.metrics.signature import signature_implementation
@@ -47,11 +52,13 @@ from scoring.models import (
     MetricOrigin,
     MetricSignature,
     PerReferenceScore,
+    RunPurpose,
     RunStatus,
     ScoringChunk,
     ScoringRun,
 )
-from scoring.reference_scores import NotRecomputable, per_reference_scores, recomputable_reason
+from scoring.reference_scores import per_reference_read, recomputable_reason
+from scoring.services.report_scores import report_scores_compute
 from stats.report.adjudication import Adjudications, adjudicated, adjudications_from_rows
 from stats.report.code_version import code_version
 from stats.report.human import human_scores
@@ -69,7 +76,6 @@ from stats.report.types import (
 )
 
 Progress = Callable[[str, int, int], None]
-DIVERSITY_METRICS = ("distinct-1", "distinct-2", "distinct-3", "self-bleu-2", "self-bleu-4", "recall-bleu-2")
 INVERTED = ("self-bleu-2", "self-bleu-4")
 SEVERAL_REFERENCES_NEEDED = (
     "references curve: needs contexts with ≥ 2 references (every context here has at most one, so the "
@@ -197,7 +203,12 @@ def report_inputs(
             {response_id for q in questions for response_id in _rated(by_question[q.pk], means[q.pk])}
             - decisions.excluded
         )
-        reference_scores, notes = _reference_scores(study, signatures, rated, progress)
+        curve, notes = _curve_signatures(study, signatures, rated)
+        note = report_scores_compute(
+            study=study, curve_signatures=curve, response_ids=rated, progress=progress
+        )
+        notes += [note] if note else []
+        reference_scores = _reference_scores(study, curve, rated)
         diversity = _diversity_inputs(study)
     inputs = ReportInputs(
         study_id=study.pk,
@@ -278,7 +289,9 @@ def study_unvalued_metrics(*, study: Study, signatures: list[MetricSignature]) -
     the newest run that asked for it. Three queries, and two more when there are some."""
     valued = {signature.name for signature in signatures if signature.origin != MetricOrigin.EXTERNAL}
     runs: list[Mapping[str, Any]] = list(
-        ScoringRun.objects.filter(study=study, status__in=[RunStatus.SUCCEEDED, RunStatus.FAILED])
+        ScoringRun.objects.filter(
+            study=study, purpose=RunPurpose.SCORES, status__in=[RunStatus.SUCCEEDED, RunStatus.FAILED]
+        )
         .order_by("-created_at", "-id")
         .values("pk", "status", "signatures", "error", "failures")[:_RUNS_LOOKED_AT]
     )
@@ -353,33 +366,34 @@ def _rating_count(study: Study) -> int:
     return Rating.objects.filter(question__study=study).count()
 
 
-def _reference_scores(
-    study: Study, signatures: list[MetricSignature], rated: list[int], progress: Progress | None
-) -> tuple[list[ReferenceScores], list[str]]:
-    result: list[ReferenceScores] = []
-    notes: list[str] = []
+def _curve_signatures(
+    study: Study, signatures: list[MetricSignature], rated: list[int]
+) -> tuple[list[MetricSignature], list[str]]:
+    """The multi-reference signatures the references curve recomputes per reference, and a note for each
+    that it cannot (or one saying no context has a second reference: then there is no curve)."""
     multi = [signature for signature in signatures if signature.parameters.get("refs") == "multi"]
     if multi and not _contexts_with_several_references(study, rated):
         # k = 1 is the only point such a curve has, and recomputing it loads every model of the
         # multi-reference metrics (MiniLM, WordNet, word vectors): most of a small study's first report.
-        return result, [SEVERAL_REFERENCES_NEEDED]
-    for position, signature in enumerate(multi):
+        return [], [SEVERAL_REFERENCES_NEEDED]
+    curve: list[MetricSignature] = []
+    notes: list[str] = []
+    for signature in multi:
         reason = recomputable_reason(signature=signature, language=study.language)
         if reason:
             notes.append(f"references curve: {reason}")
-            continue
+        else:
+            curve.append(signature)
+    return curve, notes
 
-        def step(done: int, total: int, position: int = position) -> None:
-            if progress is not None:
-                progress(f"references curve {position + 1}/{len(multi)}", done, total)
 
-        try:
-            scores = per_reference_scores(study=study, signature=signature, response_ids=rated, progress=step)
-        except NotRecomputable as error:
-            notes.append(f"references curve: {error}")
-            continue
+def _reference_scores(study: Study, curve: list[MetricSignature], rated: list[int]) -> list[ReferenceScores]:
+    """The kept per-reference scores of the curve's signatures (a scoring run computed them)."""
+    result = []
+    for signature in curve:
+        scores = per_reference_read(study=study, signature=signature, response_ids=rated)
         result.append(ReferenceScores(signature_id=signature.pk, scores=scores.scores, width=scores.width))
-    return result, notes
+    return result
 
 
 def _contexts_with_several_references(study: Study, response_ids: list[int] | None = None) -> bool:
@@ -393,46 +407,26 @@ def _contexts_with_several_references(study: Study, response_ids: list[int] | No
 
 
 def _diversity_inputs(study: Study) -> DiversityInputs | None:
+    """The raters' diversity judgments per (system, context) with the kept diversity metrics of each pair
+    (a scoring run computed them)."""
     judgments = list(
         DiversityJudgment.objects.filter(context__study=study).values_list(
-            "system__name", "context_id", "context__external_id", "meanings"
+            "system_id", "system__name", "context_id", "context__external_id", "meanings"
         )
     )
     if not judgments:
         return None
-    from scoring.metrics.registry import compute_system_metric
-    from scoring.metrics.system_specs import ContextOutputs
-
     human: dict[tuple[str, str], list[float]] = {}
-    wanted: dict[tuple[str, str], int] = {}
-    for system, context_id, external_id, meanings in judgments:
+    names: dict[tuple[int, int], tuple[str, str]] = {}
+    for system_id, system, context_id, external_id, meanings in judgments:
         key = (system, external_id or str(context_id))
         human.setdefault(key, []).append(float(meanings))
-        wanted[key] = context_id
-    outputs: dict[tuple[str, str], list[str]] = {}
-    for system, context_id, external_id, text in Response.objects.filter(
-        context_id__in=set(wanted.values())
-    ).values_list("system__name", "context_id", "context__external_id", "text"):
-        key = (system, external_id or str(context_id))
-        if key in wanted:
-            outputs.setdefault(key, []).append(text)
-    references: dict[int, list[str]] = {}
-    for context_id, text in (
-        Reference.objects.filter(context_id__in=set(wanted.values()))
-        .order_by("id")
-        .values_list("context_id", "text")
-    ):
-        references.setdefault(context_id, []).append(text)
-    metrics: dict[str, dict[tuple[str, str], float]] = {}
-    for name in DIVERSITY_METRICS:
-        values: dict[tuple[str, str], float] = {}
-        for key, texts in outputs.items():
-            score = compute_system_metric(
-                name, [ContextOutputs(texts, references.get(wanted[key], []))], study.language
-            )
-            if score.value is not None and math.isfinite(score.value):
-                values[key] = float(score.value)
-        metrics[name] = values
+        names[(system_id, context_id)] = key
+    stored = diversity_read(study=study)
+    metrics = {
+        name: {names[pair]: value for pair, value in stored.get(name, {}).items() if pair in names}
+        for name in DIVERSITY_METRICS
+    }
     return DiversityInputs(
         human={key: tuple(values) for key, values in human.items()}, metrics=metrics, inverted=INVERTED
     )

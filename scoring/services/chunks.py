@@ -49,8 +49,10 @@ from scoring.metrics.system_specs import ContextOutputs
 from scoring.models import (
     ChunkKind,
     ChunkStatus,
+    ContextSystemScore,
     MetricScore,
     MetricSignature,
+    PerReferenceScore,
     RunStatus,
     ScoringChunk,
     ScoringRun,
@@ -59,6 +61,7 @@ from scoring.models import (
 from scoring.selectors import scoring_run_metrics_without_values
 from scoring.services.errors import error_summary, error_text
 from scoring.services.references_policy import references_for_mode
+from scoring.services.report_chunks import diversity_chunk_rows, per_reference_chunk_rows
 from scoring.services.run_vectors import run_vectors
 from scoring.trained_model_services import run_model_paths
 
@@ -91,6 +94,8 @@ class ClaimedChunk:
 class _Outcome:
     score_rows: list[tuple[int, int, float]] = field(default_factory=list)  # (response, signature, value)
     system_rows: list[SystemMetricScore] = field(default_factory=list)
+    per_reference_rows: list[PerReferenceScore] = field(default_factory=list)  # the report's: no data bump
+    context_rows: list[ContextSystemScore] = field(default_factory=list)  # the report's: no data bump
     seconds: dict[str, float] = field(default_factory=dict)
     undefined: dict[str, int] = field(default_factory=dict)
     failures: list[dict[str, Any]] = field(default_factory=list)
@@ -146,20 +151,25 @@ def chunk_claim_next(*, run_id: int, queue: str | None) -> ClaimedChunk | None:
     return None
 
 
-def chunk_execute(*, claimed: ClaimedChunk) -> None:
+def chunk_execute(*, claimed: ClaimedChunk, progress: Callable[[int], None] | None = None) -> None:
     """Compute and store a claimed chunk; a deterministic error fails the chunk and its run.
 
     Raises :class:`ChunkLostError` when the chunk was taken over or cancelled meanwhile (nothing stored),
     and lets ``SoftTimeLimitExceeded`` through (the caller releases the chunk for another attempt).
+    ``progress`` gets the chunk's units done at each heartbeat (a report waiting for the run shows them).
     """
     chunk = claimed.chunk
-    fence = _Fence(chunk=chunk, attempt=claimed.attempt)
+    fence = _Fence(chunk=chunk, attempt=claimed.attempt, progress=progress)
     run = ScoringRun.objects.select_related("study").get(pk=chunk.run_id)
     try:
         if chunk.kind == ChunkKind.REPLIES:
             outcome = _compute_replies(chunk, run, fence)
         elif chunk.kind == ChunkKind.SYSTEMS:
             outcome = _compute_systems(chunk, run)
+        elif chunk.kind == ChunkKind.PER_REFERENCE:
+            outcome = _Outcome(per_reference_rows=per_reference_chunk_rows(chunk, run, fence.beat))
+        elif chunk.kind == ChunkKind.DIVERSITY:
+            outcome = _Outcome(context_rows=diversity_chunk_rows(chunk, run, fence.beat))
         else:
             outcome = _compute_whole_set(chunk, run)
     except (ChunkLostError, SoftTimeLimitExceeded):
@@ -261,6 +271,9 @@ class ScoreCount:
         return self.items * len(self.metrics)
 
 
+_UNITS: dict[str, str] = {ChunkKind.SYSTEMS: "system", ChunkKind.DIVERSITY: "(system, context) pair"}
+
+
 def scoring_run_score_counts(*, run_id: int) -> list[ScoreCount]:
     """What run ``run_id`` computes, from its chunks: metrics that score the same number of replies (or, for
     system-level metrics, systems) grouped together, in the run's metric order. The groups' scores add up to
@@ -271,7 +284,7 @@ def scoring_run_score_counts(*, run_id: int) -> list[ScoreCount]:
     for kind, metrics, units in ScoringChunk.objects.filter(run_id=run_id).values_list(
         "kind", "metrics", "units"
     ):
-        unit = "system" if kind == ChunkKind.SYSTEMS else "reply"
+        unit = _UNITS.get(kind, "reply")
         for name in metrics:  # a chunk's units are its items x its metrics
             counts[(unit, name)] = counts.get((unit, name), 0) + units // max(1, len(metrics))
     order = {name: index for index, name in enumerate(run.metrics)}
@@ -287,8 +300,11 @@ def scoring_run_score_counts(*, run_id: int) -> list[ScoreCount]:
 class _Fence:
     """Heartbeats of one chunk attempt, at most every few seconds; raises ChunkLostError when it lost it."""
 
-    def __init__(self, *, chunk: ScoringChunk, attempt: int) -> None:
+    def __init__(
+        self, *, chunk: ScoringChunk, attempt: int, progress: Callable[[int], None] | None = None
+    ) -> None:
         self.chunk_id = chunk.pk
+        self.progress = progress
         self.attempt = attempt
         self.metrics = max(1, len(chunk.metrics))
         self.units = chunk.units
@@ -301,13 +317,14 @@ class _Fence:
         if not force and now - self.last < self.interval:
             return
         self.last = now
+        units_done = min(self.units, (self.offset + items_done) * self.metrics)
         updated = ScoringChunk.objects.filter(
             pk=self.chunk_id, status=ChunkStatus.RUNNING, attempts=self.attempt
-        ).update(
-            heartbeat_at=timezone.now(), units_done=min(self.units, (self.offset + items_done) * self.metrics)
-        )
+        ).update(heartbeat_at=timezone.now(), units_done=units_done)
         if not updated:
             raise ChunkLostError
+        if self.progress is not None:
+            self.progress(units_done)
 
 
 def _items_and_references(
@@ -657,6 +674,24 @@ def _store(claimed: ClaimedChunk, run: ScoringRun, outcome: _Outcome) -> None:
                 unique_fields=["system", "signature"],
                 update_fields=["value", "items", "computed_at"],
             )
+        # Values derived from the study's data, which a report reads: they change no report input, so they
+        # bump no data version (a bump would make the report that asked for them stale at once).
+        if outcome.per_reference_rows:
+            PerReferenceScore.objects.bulk_create(
+                outcome.per_reference_rows,
+                update_conflicts=True,
+                unique_fields=["signature", "response"],
+                update_fields=["references_key", "values", "computed_at"],
+                batch_size=1000,
+            )
+        if outcome.context_rows:
+            ContextSystemScore.objects.bulk_create(
+                outcome.context_rows,
+                update_conflicts=True,
+                unique_fields=["signature", "system", "context"],
+                update_fields=["inputs_key", "value", "computed_at"],
+                batch_size=1000,
+            )
         ScoringRun.objects.filter(pk=run.pk).update(
             progress_done=F("progress_done") + chunk.units, heartbeat_at=now
         )
@@ -695,7 +730,11 @@ def _failure(metric: str, response_id: int, error: str) -> dict[str, Any]:
 
 
 def _chunk_description(chunk: ScoringChunk) -> str:
-    if chunk.kind == ChunkKind.REPLIES:
+    if chunk.kind == ChunkKind.DIVERSITY:
+        return (
+            f"chunk {chunk.index} ({', '.join(chunk.metrics)} on {len(chunk.pairs)} (system, context) pairs)"
+        )
+    if chunk.kind in (ChunkKind.REPLIES, ChunkKind.PER_REFERENCE):
         return f"chunk {chunk.index} ({', '.join(chunk.metrics)} on {len(chunk.response_ids)} replies)"
     return f"chunk {chunk.index} ({chunk.get_kind_display()}: {', '.join(chunk.metrics)})"
 

@@ -207,7 +207,7 @@ def _signatures(run: ScoringRun) -> dict[str, MetricSignature]:
             params=params,
             artifact_hash=artifact,
         )
-        signatures[spec.name] = _signature(
+        signatures[spec.name] = metric_signature_get_or_create(
             spec.name,
             parameters,
             artifact_hash=model_hash or artifact or spec.artifact_hash,
@@ -223,11 +223,16 @@ def _signatures(run: ScoringRun) -> dict[str, MetricSignature]:
             implementation=implementation,
             params=options_for(name, implementation, run.options),
         )
-        signatures[name] = _signature(name, parameters, artifact_hash="", version=parameters["version"])
+        signatures[name] = metric_signature_get_or_create(
+            name, parameters, artifact_hash="", version=parameters["version"]
+        )
     return signatures
 
 
-def _signature(name: str, parameters: dict[str, str], *, artifact_hash: str, version: str) -> MetricSignature:
+def metric_signature_get_or_create(
+    name: str, parameters: dict[str, str], *, artifact_hash: str, version: str
+) -> MetricSignature:
+    """The signature of ``name`` with ``parameters``, created when new."""
     signature, _ = MetricSignature.objects.get_or_create(
         text=metric_signature(name, parameters),
         defaults={

@@ -1,13 +1,14 @@
 """The OpenAPI schema describes the API (issue 24): schemathesis (property-based, every check on) against a
 live test server, bounded to about a minute.
 
-The server is pytest-django's live server on the test database (SQLite here, PostgreSQL in the
-scripts/test_postgres.sh pass). The data: a study with replies, a system, an import and a scoring run,
-owned by a researcher who has also joined it as an annotator, so that one token reaches every endpoint;
-their ids are offered to schemathesis as a dictionary beside the random ones it generates, so requests get
-past the 404 of a random id. Its settings (tests/api/schemathesis.toml) say which operations check their
-input beyond the schema. The broker is an address where nothing listens: a run or a training the fuzzer
-starts waits, as it would while Redis is down.
+The server is pytest-django's live server on the SQLite test database (the PostgreSQL pass of
+scripts/test_postgres.sh leaves it out: it checks the answers' shapes, not the database). The data: a
+study with replies, a system, an import and a scoring run, owned by a researcher who has also joined it
+as an annotator, so that one token reaches every endpoint; their ids are offered to schemathesis as a
+dictionary beside the random ones it generates, so requests get past the 404 of a random id. Its settings
+(tests/api/schemathesis.toml) say which operations check their input beyond the schema. The broker is an
+address where nothing listens: a run or a training the fuzzer starts waits, as it would while Redis is
+down.
 """
 
 from __future__ import annotations

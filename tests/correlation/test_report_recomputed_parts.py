@@ -149,17 +149,27 @@ def test_the_diversity_table_correlates_each_metric_per_system_and_context(resea
 
 def test_per_reference_scores_are_kept_and_only_changed_references_recompute(multi_reference_study) -> None:
     from scoring.models import MetricSignature, PerReferenceScore
-    from scoring.reference_scores import per_reference_scores
+    from scoring.reference_scores import per_reference_read
+    from scoring.services.report_scores import report_scores_request
 
     study = multi_reference_study
     signature = MetricSignature.objects.get(name="bleu-2")
     rated = list(Response.objects.filter(context__study=study).values_list("pk", flat=True))
-    first = per_reference_scores(study=study, signature=signature, response_ids=rated)
-    assert first.pairs == Reference.objects.filter(context__study=study).count()
-    assert PerReferenceScore.objects.filter(signature=signature).count() == 30
 
-    again = per_reference_scores(study=study, signature=signature, response_ids=rated)
-    assert again.pairs == 0  # a new rating changes no reference: nothing is recomputed
+    def computed_now() -> list[int]:
+        """The replies a report's run recomputes now (none: no run)."""
+        run = report_scores_request(study=study, curve_signatures=[signature], response_ids=rated)
+        if run is None:
+            return []
+        assert scoring_run_execute(run_id=run.pk).status == "succeeded", run.error
+        return sorted(r for chunk in run.chunks.all() for r in chunk.response_ids)
+
+    assert computed_now() == sorted(rated)
+    assert PerReferenceScore.objects.filter(signature=signature).count() == 30
+    first = per_reference_read(study=study, signature=signature, response_ids=rated)
+
+    assert computed_now() == []  # a new rating changes no reference: nothing is recomputed
+    again = per_reference_read(study=study, signature=signature, response_ids=rated)
     assert again.scores.keys() == first.scores.keys()
     for response_id, values in first.scores.items():
         assert again.scores[response_id] == pytest.approx(values, nan_ok=True)
@@ -169,8 +179,9 @@ def test_per_reference_scores_are_kept_and_only_changed_references_recompute(mul
     Reference.objects.create(
         context=changed.context, text=changed.text, origin="collected"
     )  # a perfect match
-    after = per_reference_scores(study=study, signature=signature, response_ids=rated)
-    assert after.pairs == changed.context.references.count()  # only that context's reply
+    assert changed.pk not in per_reference_read(study=study, signature=signature, response_ids=rated).scores
+    assert computed_now() == [changed.pk]  # only that context's reply
+    after = per_reference_read(study=study, signature=signature, response_ids=rated)
     assert after.scores[changed.pk][-1] == pytest.approx(1.0)
 
 

@@ -399,7 +399,8 @@ def test_one_implementation_per_metric_adds_no_label() -> None:
 def test_scores_of_another_tool_are_recomputed_per_reference_by_that_tool() -> None:
     from rouge_score import rouge_scorer
 
-    from scoring.reference_scores import per_reference_scores, recomputable_reason
+    from scoring.reference_scores import per_reference_read, recomputable_reason
+    from scoring.services.report_scores import report_scores_request
 
     study = build_study()
     run = execute(
@@ -416,9 +417,11 @@ def test_scores_of_another_tool_are_recomputed_per_reference_by_that_tool() -> N
     for name in ("rouge-l", "greedy-matching"):
         signature = MetricSignature.objects.get(pk=run.signatures[name])
         assert recomputable_reason(signature=signature, language="en") == ""
-        per_reference = per_reference_scores(
-            study=study, signature=signature, response_ids=[response.pk for response in responses]
-        )
+        replies = [response.pk for response in responses]
+        report_run = report_scores_request(study=study, curve_signatures=[signature], response_ids=replies)
+        assert report_run is not None
+        assert scoring_run_execute(run_id=report_run.pk).status == RunStatus.SUCCEEDED
+        per_reference = per_reference_read(study=study, signature=signature, response_ids=replies)
         stored_values = dict(
             MetricScore.objects.filter(signature=signature).values_list("response_id", "value")
         )

@@ -31,7 +31,7 @@ from annotation.services.imports import study_import
 from annotation.services.studies import study_create
 from annotation.services.submissions import rating_submit
 from annotation.services.system_deletion import system_delete, system_deletion_preview
-from scoring.models import MetricScore, PerReferenceScore, SystemMetricScore
+from scoring.models import ContextSystemScore, MetricScore, PerReferenceScore, SystemMetricScore
 from tests.api.work_api_support import client_for, members
 from tests.correlation.builders import signature
 from tests.factories import AnnotatorFactory, ResearcherFactory, UserFactory
@@ -83,8 +83,13 @@ def scored(study):
     for response in Response.objects.filter(context__study=study):
         MetricScore.objects.create(response=response, signature=bleu, value=0.25)
         PerReferenceScore.objects.create(signature=multi, response=response, references_key="k", values=[0.1])
+    per_context = signature("distinct-1", extra="|level:context")
     for system in System.objects.filter(study=study):
         SystemMetricScore.objects.create(system=system, signature=distinct, value=0.5, items=3)
+        for context in study.contexts.all():
+            ContextSystemScore.objects.create(
+                signature=per_context, system=system, context=context, inputs_key="k", value=0.5
+            )
     return study
 
 
@@ -105,6 +110,7 @@ def test_the_preview_names_every_row_that_goes_and_the_deletion_removes_exactly_
         "scoring.MetricScore": 3,
         "scoring.PerReferenceScore": 3,
         "scoring.SystemMetricScore": 1,
+        "scoring.ContextSystemScore": 3,
     }
     assert preview.lines == [
         "1 system",
@@ -114,6 +120,7 @@ def test_the_preview_names_every_row_that_goes_and_the_deletion_removes_exactly_
         "3 metric scores",
         "1 system-level metric score",
         "3 per-reference score sets (references curve)",
+        "3 diversity metric values of systems on contexts (diversity table)",
         "3 work items",
     ]
     version = Study.objects.get(pk=scored.pk).data_version
