@@ -103,6 +103,7 @@ def ruber_specs() -> list[SpecGroup]:
             compute=_ruber_unreferenced,
             model_kind=RUBER_KIND,
             prefers_gpu=True,
+            one_pass=True,
         ),
     ]
     family = MetricFamily(name="ruber-blends", compute=_ruber_blends)
@@ -196,6 +197,7 @@ def _bert_cell_spec(name: str, cell: str) -> MetricSpec:
         uses_tokenizer=embedding == "word2vec",  # BERT cells use the encoder's own word pieces
         model_kind=BERT_RUBER_KIND,
         prefers_gpu=True,
+        one_pass=True,
     )
 
 

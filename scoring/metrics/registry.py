@@ -35,6 +35,7 @@ from scoring.metrics.bert_ruber_referenced import bert_ruber_referenced_spec
 from scoring.metrics.bleu_family import bleu_specs
 from scoring.metrics.chrf_specs import chrf_specs
 from scoring.metrics.cider_specs import cider_spec
+from scoring.metrics.contextual_encoder import encoder_heartbeat
 from scoring.metrics.embedding_specs import embedding_specs
 from scoring.metrics.implementation_choice import (
     ImplementationChoice,
@@ -542,8 +543,45 @@ def _compute_in_slices(
     vectors: VectorsChoice | None,
 ) -> dict[str, list[float | None]]:
     """Slices of ``size`` items, doubled while a slice takes under half a second (fast metrics then pay the
-    per-call cost a few times, not once per 64 items; slow ones keep reporting every ``size`` items)."""
+    per-call cost a few times, not once per 64 items; slow ones keep reporting every ``size`` items).
+
+    Neural metrics (``MetricSpec.one_pass``) are computed first, over every item in one call: their encoder
+    then sorts and encodes the call's distinct texts once (slices would encode a text once per slice it
+    occurs in, and pad each slice's short batches: about twice the encoder's work, issue 27); the encoder's
+    batches beat ``progress`` meanwhile."""
     results: dict[str, list[float | None]] = {name: [] for name in names}
+    one_pass = [name for name in names if metric_spec(name).one_pass]
+    if one_pass:
+        taken = {
+            key
+            for name in one_pass
+            for key in metric_parameters(name, implementation=implementations.get(name, ""))
+        }
+        with encoder_heartbeat(lambda: progress(0)):
+            whole = compute_metrics(
+                one_pass,
+                hypotheses,
+                references,
+                queries,
+                language,
+                {key: value for key, value in (params or {}).items() if key in taken},
+                models,
+                tokenizer=tokenizer,
+                contexts=contexts,
+                implementations=implementations,
+                vectors=vectors,
+            )
+        results.update(whole)
+        names = [name for name in names if name not in whole]
+        if not names:
+            progress(len(hypotheses))
+            return results
+        taken = {
+            key
+            for name in names
+            for key in metric_parameters(name, implementation=implementations.get(name, ""))
+        }
+        params = {key: value for key, value in (params or {}).items() if key in taken}
     start, size = 0, max(1, size)
     while start < len(hypotheses):
         end = start + size

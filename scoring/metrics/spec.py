@@ -156,6 +156,10 @@ class MetricSpec:
     parameters: Mapping[str, str] = field(default_factory=dict)  # defaults; all go into the signature
     uses_tokenizer: bool = True  # the tokenizer's name goes into the signature (see the module docstring)
     prefers_gpu: bool = False  # neural: scored on the "gpu" queue when a GPU worker is registered
+    # Neural: computed over every item of a call in one pass (its encoder sorts and encodes the call's
+    # distinct texts once), never slice by slice; progress heartbeats come from the encoder between its
+    # batches (scoring.metrics.contextual_encoder.encoder_heartbeat).
+    one_pass: bool = False
     artifact_hash: str = ""  # content hash of a fixed embedding file (GloVe, MiniLM) it reads
     model_kind: str = ""  # "ruber" / "bert-ruber": needs a trained model of that kind (see module docstring)
     whole_set: bool = False  # its scores depend on every item scored together: compute in one call
