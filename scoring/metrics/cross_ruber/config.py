@@ -22,7 +22,8 @@ BATCH = "batch"  # the true reply of another context of the same mini-batch (in-
 UTTERANCE = "utterance"  # a random reply of another dialog, drawn anew every epoch (seed 004, seed 000)
 SYNTACTIC = "syntactic"  # one fixed corruption of the true reply: word order, drop or repeat (seed 004)
 DIALOG = "dialog"  # another turn of the same dialog: on topic, but not the reply (a hard negative)
-NEGATIVE_KINDS = (BATCH, UTTERANCE, SYNTACTIC, DIALOG)
+ECHO = "echo"  # a turn of the context itself, repeated as the reply (retrieval systems do this)
+NEGATIVE_KINDS = (BATCH, UTTERANCE, SYNTACTIC, DIALOG, ECHO)
 
 # Objectives over each context's candidates.
 LISTWISE = "listwise"  # softmax cross-entropy over [true; negatives] (InfoNCE, listwise NCE)
@@ -31,9 +32,11 @@ MARGIN = "margin"  # seed 000 eq. 3: mean_k max(0, margin - s(c, r) + s(c, r_k))
 OBJECTIVES = (LISTWISE, BINARY, MARGIN)
 
 # How the reply meets the context in the trained top layers.
+GATED = "gated-cross-attention"  # reply tokens attend to the reply, plus a gated attention to the context
 REPLY_READS_CONTEXT = "reply-reads-context"  # reply tokens attend to [context; reply], context to itself
 JOINT = "joint"  # full self-attention over [context; reply] (a plain cross-encoder)
-INTERACTIONS = (REPLY_READS_CONTEXT, JOINT)
+SEPARATE = "separate"  # no token-level interaction: reply and context read apart, met in the head only
+INTERACTIONS = (GATED, REPLY_READS_CONTEXT, JOINT, SEPARATE)
 
 # The referenced score.
 FROZEN_COSINE = "frozen-cosine"  # cosine of the encoder's own mean-pooled sentence vectors (untrained)

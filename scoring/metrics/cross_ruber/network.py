@@ -12,7 +12,8 @@
   The interaction is the top layers' self-attention: ``reply-reads-context`` lets every reply token
   attend to the context's tokens and the reply's (context tokens attend to the context only), so one
   context pass serves all of its candidate replies; ``joint`` is the plain cross-encoder, full
-  self-attention over [context; reply], one pass per (context, reply).
+  self-attention over [context; reply], one pass per (context, reply); ``separate`` reads the two
+  apart (a fine-tuned bi-encoder: what the token-level interaction buys, measured against it).
 - The head reads the mean-pooled reply states h_r and context states c (MiniLM's own pooling) through
   MaUde's combination [h_r, c, h_r * c, h_r - c] (seed 004, eq. 4) and an MLP to one logit.
 
@@ -38,7 +39,7 @@ import torch
 import torch.nn.functional as functional
 from torch import nn
 
-from scoring.metrics.cross_ruber.config import JOINT, REPLY_READS_CONTEXT
+from scoring.metrics.cross_ruber.config import GATED, INTERACTIONS, JOINT, SEPARATE
 
 
 @dataclass(frozen=True)
@@ -67,11 +68,16 @@ def layer_forward(
     mask: torch.Tensor,
     *,
     memory: tuple[torch.Tensor, torch.Tensor, torch.Tensor] | None = None,
+    gate: torch.Tensor | None = None,
     return_keys: bool = False,
 ) -> Any:
-    """One BERT layer: ``states`` [N, L, D] attend to themselves (``mask`` [N, L]) and, when given, to
-    ``memory`` = (keys, values [N, H, M, d], mask [N, M]) put before them. With ``return_keys`` also
-    returns this layer's keys and values of ``states`` (what a reply pass reads as memory)."""
+    """One BERT layer over ``states`` [N, L, D] (``mask`` [N, L]).
+
+    ``memory`` = (keys, values [N, H, M, d], mask [N, M]) of other tokens (a context): without ``gate``
+    they are put before the states' own keys, one softmax over both; with ``gate`` ([H], per head) the
+    states attend to themselves as pre-trained and, in a second softmax, to the memory, added as
+    tanh(gate) x that attention (Flamingo's gated cross-attention, Alayrac et al. 2022: a gate at 0 is
+    the pre-trained layer). With ``return_keys`` also returns this layer's keys and values of ``states``."""
     attention = layer.attention.self
     count, length, _ = states.shape
     heads, size = attention.num_attention_heads, attention.attention_head_size
@@ -85,17 +91,19 @@ def layer_forward(
         split(attention.value(states)),
     )
     keys, values, key_mask = key, value, mask
-    if memory is not None:
+    if memory is not None and gate is None:
         keys = torch.cat([memory[0], key], dim=2)
         values = torch.cat([memory[1], value], dim=2)
         key_mask = torch.cat([memory[2], mask], dim=1)
+    # no dropout on attention probabilities (module docstring)
     attended = functional.scaled_dot_product_attention(
-        query,
-        keys,
-        values,
-        attn_mask=key_mask[:, None, None, :],
-        scale=attention.scaling,  # no dropout on attention probabilities (module docstring)
+        query, keys, values, attn_mask=key_mask[:, None, None, :], scale=attention.scaling
     )
+    if memory is not None and gate is not None:
+        crossed = functional.scaled_dot_product_attention(
+            query, memory[0], memory[1], attn_mask=memory[2][:, None, None, :], scale=attention.scaling
+        )
+        attended = attended + torch.tanh(gate)[None, :, None, None] * crossed
     attended = attended.transpose(1, 2).reshape(count, length, heads * size)
     attended = layer.attention.output(attended, states)
     output = layer.output(layer.intermediate(attended), attended)
@@ -124,7 +132,7 @@ class CrossRuberNet(nn.Module):
         interaction: str,
     ) -> None:
         super().__init__()
-        if interaction not in (REPLY_READS_CONTEXT, JOINT):
+        if interaction not in INTERACTIONS:
             raise ValueError(f"unknown interaction {interaction!r}")
         layers = list(bert.encoder.layer)
         if not 0 <= frozen_layers < len(layers):
@@ -138,6 +146,9 @@ class CrossRuberNet(nn.Module):
         self.upper = nn.ModuleList(layers[frozen_layers:])
         self.turn_embeddings = nn.Embedding(max_turns + 1, dimension)
         nn.init.zeros_(self.turn_embeddings.weight)
+        heads = int(bert.config.num_attention_heads)
+        # one gate per trained layer and head, at 0: the reply first reads as MiniLM reads it alone
+        self.gates = nn.Parameter(torch.zeros(len(self.upper), heads)) if interaction == GATED else None
         self.head = nn.Sequential(
             nn.Linear(4 * dimension, head_hidden),
             nn.Tanh(),
@@ -156,7 +167,7 @@ class CrossRuberNet(nn.Module):
     @property
     def trained_prefixes(self) -> tuple[str, ...]:
         """The parameter names a saved artifact holds: the trained ones (all of MiniLM when k = 0)."""
-        found = ("upper.", "turn_embeddings.", "head.")
+        found = ("upper.", "turn_embeddings.", "head.", "gates")
         return found if self.frozen_layers > 0 else ("embeddings.", *found)
 
     def trained_state(self) -> dict[str, torch.Tensor]:
@@ -204,10 +215,14 @@ class CrossRuberNet(nn.Module):
         found = []
         for group in groups:
             reply, owner = group.states + self.turn_embeddings.weight[0], group.owner
-            for layer, (keys, values) in zip(self.upper, memories, strict=True):
-                reply = layer_forward(
-                    layer, reply, group.mask, memory=(keys[owner], values[owner], contexts.mask[owner])
+            for number, (layer, (keys, values)) in enumerate(zip(self.upper, memories, strict=True)):
+                memory = (
+                    None
+                    if self.interaction == SEPARATE
+                    else (keys[owner], values[owner], contexts.mask[owner])
                 )
+                gate = None if self.gates is None else self.gates[number]
+                reply = layer_forward(layer, reply, group.mask, memory=memory, gate=gate)
             found.append(self._head(masked_mean(reply, group.mask), context_vectors[owner]))
         return found
 

@@ -42,6 +42,7 @@ from scoring.metrics.cross_ruber.artifact import (
 from scoring.metrics.cross_ruber.config import (
     BINARY,
     DIALOG,
+    ECHO,
     LISTWISE,
     UTTERANCE,
     CrossRuberConfig,
@@ -53,7 +54,6 @@ from scoring.metrics.cross_ruber.training_data import (
     example_set,
     fixed_validation_candidates,
     random_utterances,
-    subset,
 )
 from scoring.metrics.maude.dialogs import Dialog
 from scoring.metrics.maude.inputs import TextIndex
@@ -123,17 +123,12 @@ def _train(
     index = TextIndex()
     rng = random.Random(config.seed)
     train = example_set(dialogs, index, config, rng)
-    valid = example_set(validation_dialogs, index, config, rng)
+    valid = example_set(validation_dialogs, index, config, rng, limit=config.validation_examples)
     for name, found in (("training", train), ("validation", valid)):
         if len(set(found.dialogs.tolist())) < 2:
             raise CorpusError(
                 f"{name}: {len(set(found.dialogs.tolist()))} dialog(s) with a reply; need at least 2"
             )
-    if len(valid) > config.validation_examples:
-        chosen = np.sort(
-            np.random.default_rng(config.seed).choice(len(valid), config.validation_examples, replace=False)
-        )
-        valid = subset(valid, chosen)
     valid_candidates = fixed_validation_candidates(valid, config.negatives, config.seed)
     timings: dict[str, Any] = {"distinct_texts": len(index.texts), "training_examples": len(train)}
 
@@ -210,9 +205,7 @@ def _fit(
         epoch_started = time.perf_counter()
         net.train()
         utterances = (
-            random_utterances(train, generator)
-            if (UTTERANCE in config.negatives or DIALOG in config.negatives)
-            else None
+            random_utterances(train, generator) if set(config.negatives) & {UTTERANCE, DIALOG, ECHO} else None
         )
         batches = length_bucketed_batches(context_sizes, config.batch_size, generator)
         summed, count = 0.0, 0
@@ -367,7 +360,7 @@ def _optimiser(net: Any, config: CrossRuberConfig, total_steps: int) -> tuple[An
     for name, parameter in net.named_parameters():
         if not parameter.requires_grad:
             continue
-        (fresh if name.startswith(("head.", "turn_embeddings.")) else encoder).append(parameter)
+        (fresh if name.startswith(("head.", "turn_embeddings.", "gates")) else encoder).append(parameter)
     optimiser = torch.optim.AdamW(
         [
             {"params": encoder, "lr": config.encoder_learning_rate, "weight_decay": config.weight_decay},

@@ -10,7 +10,10 @@ one negative of each kind in ``config.negatives``:
 - ``syntactic``: one corruption of the true reply fixed before training (its kind at random among word
   order, word drop and word repeat: MaUde's syntactic negatives, reused from ``maude.negatives``), fixed
   so that its token states are computed once;
-- ``dialog``: another turn of the same dialog (drawn every epoch): on topic, yet not the reply.
+- ``dialog``: another turn of the same dialog (drawn every epoch): on topic, yet not the reply;
+- ``echo``: one of the context's own turns (drawn every epoch) given back as the reply: a cross-encoder
+  that learnt "shares words with the context" scores such a copy highest, and retrieval systems return
+  them (GRADE's ranker outputs include context turns verbatim).
 
 Validation examples (a seeded sample of ``validation_examples``) get every negative fixed once.
 Everything here is numpy and Python; texts become rows of one :class:`~scoring.metrics.maude.inputs.TextIndex`.
@@ -25,7 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from scoring.metrics.cross_ruber.config import BATCH, DIALOG, SYNTACTIC, UTTERANCE, CrossRuberConfig
+from scoring.metrics.cross_ruber.config import BATCH, DIALOG, ECHO, SYNTACTIC, UTTERANCE, CrossRuberConfig
 from scoring.metrics.maude.dialogs import Dialog, examples
 from scoring.metrics.maude.inputs import TextIndex
 from scoring.metrics.maude.negatives import random_other_indices, syntactic_negative
@@ -48,9 +51,19 @@ class ExampleSet:
 
 
 def example_set(
-    dialogs: Sequence[Dialog], index: TextIndex, config: CrossRuberConfig, rng: random.Random
+    dialogs: Sequence[Dialog],
+    index: TextIndex,
+    config: CrossRuberConfig,
+    rng: random.Random,
+    *,
+    limit: int | None = None,
 ) -> ExampleSet:
+    """The examples of ``dialogs`` as rows of ``index`` (only the texts they use are added), at most
+    ``limit`` of them (a sample seeded by ``config.seed``)."""
     found = examples(dialogs, context_turns=config.context_turns)
+    if limit is not None and len(found) > limit:
+        chosen = np.sort(np.random.default_rng(config.seed).choice(len(found), limit, replace=False))
+        found = [found[i] for i in chosen]
     contexts = [tuple(index.row(turn) for turn in example.context) for example in found]
     replies = np.array([index.row(example.reply) for example in found], dtype=np.int64)
     syntactic = None
@@ -69,23 +82,17 @@ def example_set(
             ],
             dtype=np.int64,
         )
-    turns = [np.array([index.row(turn) for turn in dialog], dtype=np.int64) for dialog in dialogs]
+    used = {example.dialog for example in found} if DIALOG in config.negatives else set()
+    turns = [
+        np.array([index.row(turn) for turn in dialog] if number in used else [], dtype=np.int64)
+        for number, dialog in enumerate(dialogs)
+    ]
     return ExampleSet(
         contexts=contexts,
         replies=replies,
         dialogs=np.array([example.dialog for example in found], dtype=np.int64),
         syntactic=syntactic,
         dialog_turns=turns,
-    )
-
-
-def subset(found: ExampleSet, chosen: NDArray[np.int64]) -> ExampleSet:
-    return ExampleSet(
-        contexts=[found.contexts[i] for i in chosen],
-        replies=found.replies[chosen],
-        dialogs=found.dialogs[chosen],
-        syntactic=None if found.syntactic is None else found.syntactic[chosen],
-        dialog_turns=found.dialog_turns,
     )
 
 
@@ -111,6 +118,8 @@ def candidate_rows(
             columns.append(found.syntactic[batch])
         elif kind == DIALOG:
             columns.append(dialog_negatives(found, batch, rng, utterances))
+        elif kind == ECHO:
+            columns.append(echo_negatives(found, batch, rng, utterances))
         else:
             raise ValueError(f"unknown negative {kind!r}")
     return np.stack(columns, axis=1)
@@ -156,6 +165,30 @@ def dialog_negatives(
     return chosen
 
 
+def echo_negatives(
+    found: ExampleSet,
+    batch: NDArray[np.int64],
+    rng: np.random.Generator,
+    fallback: NDArray[np.int64] | None,
+) -> NDArray[np.int64]:
+    """One turn of each example's own context (at random), its text not the reply's; else the fallback
+    as :func:`dialog_negatives`."""
+    chosen = np.empty(len(batch), dtype=np.int64)
+    for position, example in enumerate(batch):
+        turns = np.array(found.contexts[example], dtype=np.int64)
+        others = turns[turns != found.replies[example]]
+        if len(others):
+            chosen[position] = others[rng.integers(0, len(others))]
+        elif fallback is not None:
+            chosen[position] = fallback[example]
+        else:
+            assert found.syntactic is not None, (
+                "an echo negative needs a context turn, an utterance or a corruption"
+            )
+            chosen[position] = found.syntactic[example]
+    return chosen
+
+
 def random_utterances(found: ExampleSet, rng: np.random.Generator) -> NDArray[np.int64]:
     """One random reply of another dialog per example (seed 004's random utterance)."""
     everyone = np.arange(len(found), dtype=np.int64)
@@ -166,7 +199,7 @@ def fixed_validation_candidates(found: ExampleSet, negatives: Sequence[str], see
     """[E, 1 + len(negatives)] candidate rows of every validation example, drawn once (``seed``); the
     batch negative's partners come from one seeded permutation cut in batches of 32."""
     rng = np.random.default_rng(seed)
-    utterances = random_utterances(found, rng) if (UTTERANCE in negatives or DIALOG in negatives) else None
+    utterances = random_utterances(found, rng) if set(negatives) & {UTTERANCE, DIALOG, ECHO} else None
     order = rng.permutation(len(found))
     rows = np.empty((len(found), 1 + len(negatives)), dtype=np.int64)
     for start in range(0, len(order), 32):
