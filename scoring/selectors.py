@@ -298,7 +298,8 @@ def training_job_progress_text(*, job: TrainingJob) -> str:
         return str(progress.get("note") or "waiting for a worker")
     if job.status == TrainingStatus.SUCCEEDED:
         epochs = max((int(point.get("epoch") or 0) for point in job.curve or []), default=0)
-        return f"trained ({epochs} epoch{'s' if epochs != 1 else ''})"
+        kept = str(progress.get("kept") or "")
+        return f"trained ({epochs} epoch{'s' if epochs != 1 else ''}{'; ' + kept if kept else ''})"
     if job.status == TrainingStatus.FAILED:
         return "failed: " + (job.error.splitlines()[0] if job.error else "no reason recorded")
     if job.status == TrainingStatus.CANCELLED:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-TIMINGS_FILE = "timings.json"  # MaUde's timings name its (context, reply) examples
+TIMINGS_FILE = "timings.json"  # MaUde's and Cross-RUBER's timings name their (context, reply) examples
 
 
 @dataclass(frozen=True)
@@ -66,6 +66,8 @@ def _best_accuracy(config: Mapping[str, Any], curve: Any) -> float | None:
     """RUBER: the best epoch's; several cells: the best of each cell's kept epoch (``results``), else of
     every epoch of the curve."""
     results = config.get("results")
+    if isinstance(results, Mapping) and isinstance(results.get("validation_accuracy"), int | float):
+        return float(results["validation_accuracy"])  # one scorer (Cross-RUBER): its kept epoch's
     if isinstance(results, Mapping):
         kept = [
             float(row["validation_accuracy"])
@@ -81,6 +83,24 @@ def _best_accuracy(config: Mapping[str, Any], curve: Any) -> float | None:
         if isinstance(row, Mapping) and isinstance(row.get("validation_accuracy"), int | float)
     ]
     return max(values) if values else None
+
+
+def kept_epochs_text(config: Mapping[str, Any]) -> str:
+    """Which epoch early stopping kept, in words: "kept epoch 2" (one scorer: RUBER, Cross-RUBER), "kept
+    epoch 2 (maude), 3 (bert-nli)" (one per cell or variant), "" when the config does not say."""
+    if isinstance(config.get("best_epoch"), int):
+        return f"kept epoch {config['best_epoch']}"
+    results = config.get("results")
+    if not isinstance(results, Mapping):
+        return ""
+    if isinstance(results.get("best_epoch"), int):
+        return f"kept epoch {results['best_epoch']}"
+    cells = [
+        f"{row['best_epoch']} ({name})"
+        for name, row in results.items()
+        if isinstance(row, Mapping) and isinstance(row.get("best_epoch"), int)
+    ]
+    return f"kept epoch {', '.join(cells)}" if cells else ""
 
 
 def _pairs(config: Mapping[str, Any], folder: Path | None) -> int | None:

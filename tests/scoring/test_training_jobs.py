@@ -202,7 +202,10 @@ def test_the_task_trains_a_ruber_model_links_it_and_makes_it_the_study_model(res
     assert "validation" in model.corpus  # DailyDialog's own validation split
     assert not [item for item in (places.models / "ruber").iterdir() if item.name.startswith(".")]
     epochs = len(job.curve)
-    assert training_job_progress_text(job=job) == f"trained ({epochs} epoch{'s' if epochs > 1 else ''})"
+    kept = max(job.curve, key=lambda point: point["validation_accuracy"])["epoch"]  # RUBER keeps the best
+    assert training_job_progress_text(job=job) == (
+        f"trained ({epochs} epoch{'s' if epochs > 1 else ''}; kept epoch {kept})"
+    )
     # a second message for the same job finds nothing to do
     assert training_job_run(job_id=job.pk) is False
 

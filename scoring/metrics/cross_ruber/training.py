@@ -356,7 +356,8 @@ def objective_loss(logits: Any, objective: str, *, margin: float) -> Any:
 def _optimiser(net: Any, config: CrossRuberConfig, total_steps: int) -> tuple[Any, Any]:
     import torch
 
-    encoder, fresh = [], []
+    encoder: list[Any] = []
+    fresh: list[Any] = []
     for name, parameter in net.named_parameters():
         if not parameter.requires_grad:
             continue

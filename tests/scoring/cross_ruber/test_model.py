@@ -22,7 +22,13 @@ from scoring.metrics.cross_ruber import (
 )
 from scoring.metrics.cross_ruber.artifact import read_cross_ruber_artifact
 from scoring.metrics.maude.negatives import word_order
-from scoring.metrics.training_progress import BATCH_STAGE, ENCODING_STAGE, EPOCH_STAGE, TrainingCancelled
+from scoring.metrics.training_progress import (
+    BATCH_STAGE,
+    ENCODING_STAGE,
+    EPOCH_STAGE,
+    TrainingCancelled,
+    TrainingReport,
+)
 from tests.scoring.cross_ruber.builders import train_tiny
 from tests.scoring.maude_builders import dialogs
 
@@ -114,7 +120,7 @@ def test_the_cache_is_reused_and_a_training_can_be_cancelled(
     cache = artifact.path.parent / "cache"
     stages: list[tuple[str, int]] = []
 
-    def cancel(report) -> None:  # type: ignore[no-untyped-def]
+    def cancel(report: TrainingReport) -> None:
         stages.append((report.stage, report.steps))
         if report.stage == BATCH_STAGE:
             raise TrainingCancelled

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -22,7 +23,7 @@ TEXTS = ["hello there , how are you ?", "fine .", "the train leaves at half past
 
 
 @pytest.fixture(scope="module")
-def parts() -> tuple[CrossRuberNet, object]:
+def parts() -> tuple[CrossRuberNet, Any]:
     torch.set_num_threads(1)
     path = str(minilm_model_path())
     net = CrossRuberNet(
@@ -36,7 +37,7 @@ def parts() -> tuple[CrossRuberNet, object]:
     return net.eval(), load_tokenizer(path)
 
 
-def test_lower_and_upper_layers_reproduce_minilm(parts) -> None:  # type: ignore[no-untyped-def]
+def test_lower_and_upper_layers_reproduce_minilm(parts: tuple[CrossRuberNet, Any]) -> None:
     net, tokenizer = parts
     encoded = tokenizer(TEXTS, padding=True, return_tensors="pt")
     mask = encoded["attention_mask"].bool()
@@ -58,7 +59,9 @@ def test_a_context_keeps_its_newest_turns_within_the_limit() -> None:
     assert layout.positions[1, :12].tolist() == list(range(12))
 
 
-def test_the_cache_appends_reuses_and_repairs_an_interrupted_write(parts, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_the_cache_appends_reuses_and_repairs_an_interrupted_write(
+    parts: tuple[CrossRuberNet, Any], tmp_path: Path
+) -> None:
     net, tokenizer = parts
     tokens = tokenize_texts(tokenizer, TEXTS, max_tokens=16)
     cache = LowerStateCache(tmp_path, key="test", dimension=net.dimension)
