@@ -21,6 +21,7 @@ import json
 import os
 import shutil
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -69,7 +70,7 @@ def run_variant(name: str, settings: list[str], args: argparse.Namespace) -> dic
     for judged in judged_sets(args.data):
         scores = model.scores(judged.hypotheses, judged.contexts, judged.references).by_metric()
         logits = [float(np.log(v / (1 - v))) for v in scores["cross-ruber-unreferenced"]]  # type: ignore[operator]
-        columns = {**scores, "logit": logits}
+        columns: dict[str, Sequence[float | None]] = {**scores, "logit": logits}
         cells = correlation_cells(judged.human, columns, args.resamples)
         found["sets"][judged.name] = {
             metric: {key: cell[key] for key in ("pearson", "pearson_ci", "spearman", "spearman_ci")}

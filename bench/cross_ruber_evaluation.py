@@ -29,7 +29,7 @@ import json
 import os
 import platform
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
@@ -95,7 +95,7 @@ def judged_sets(data: Path) -> list[JudgedSet]:
 
 
 def correlation_cells(
-    human: np.ndarray, columns: dict[str, Sequence[float | None]], resamples: int
+    human: np.ndarray, columns: Mapping[str, Sequence[float | None]], resamples: int
 ) -> dict[str, dict[str, Any]]:
     """Per column: Pearson and Spearman, with their 95% bootstrap intervals over shared resamples."""
     matrix = np.column_stack(
