@@ -6,7 +6,8 @@ calls each family once for all of its requested members (BLEU-1..4 tokenize and 
 Registered: BLEU-1..4, ROUGE-L, METEOR and the three embedding baselines (seed 003, Table 2), RUBER's
 scores and blends over a trained model (seed 000), BERT-RUBER's referenced score over MiniLM and its
 unreferenced factorial cells and blends over a trained model (seed 001), MaUde and its baselines over
-a trained model (seed 004; context-aware: they read every context turn).
+a trained model (seed 004; context-aware: they read every context turn), Cross-RUBER's scores and blends
+over a trained model (issue 27; its unreferenced score and blends read the context too).
 
 Names are lowercase and hyphenated; a variant of a metric is ``name:variant`` (BERT-RUBER's factorial
 cells, ``bert-ruber-unreferenced:bert-max-ce``). Variants are computed only when asked for by name:
@@ -36,6 +37,7 @@ from scoring.metrics.bleu_family import bleu_specs
 from scoring.metrics.chrf_specs import chrf_specs
 from scoring.metrics.cider_specs import cider_spec
 from scoring.metrics.contextual_encoder import encoder_heartbeat
+from scoring.metrics.cross_ruber_specs import cross_ruber_specs
 from scoring.metrics.embedding_specs import embedding_specs
 from scoring.metrics.implementation_choice import (
     ImplementationChoice,
@@ -517,9 +519,20 @@ def compute_metrics(
                     vectors,
                 )
             )
-        scores = _FAMILIES[family_name].compute_for(implementation_name)(
-            [spec.name for spec in members], hypotheses, references, queries, language, family_params
-        )
+        family = _FAMILIES[family_name]
+        if family.context_compute is not None:
+            scores = family.context_compute(
+                [spec.name for spec in members],
+                hypotheses,
+                references,
+                contexts if contexts is not None else [[query] for query in queries],
+                language,
+                family_params,
+            )
+        else:
+            scores = family.compute_for(implementation_name)(
+                [spec.name for spec in members], hypotheses, references, queries, language, family_params
+            )
         for spec in members:
             results[spec.name] = _checked_length(spec.name, scores[spec.name], len(hypotheses))
     if progress is not None:
@@ -686,6 +699,10 @@ def _register_builtin_metrics() -> None:
             register_metric_family(learned_family, learned)
     for spec in maude_specs():
         register_metric(spec)
+    scores, (cross_family, blends) = cross_ruber_specs()
+    for spec in scores:
+        register_metric(spec)
+    register_metric_family(cross_family, blends)
 
 
 def _register_plugin_metrics() -> None:

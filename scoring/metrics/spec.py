@@ -74,17 +74,32 @@ class ContextCompute(Protocol):
     ) -> Sequence[float | None]: ...
 
 
+class FamilyContextCompute(Protocol):
+    def __call__(
+        self,
+        names: Sequence[str],
+        hypotheses: Sequence[str],
+        references: Sequence[Sequence[str]],
+        contexts: Sequence[Sequence[str]],
+        language: str,
+        params: Mapping[str, str],
+    ) -> Mapping[str, Sequence[float | None]]: ...
+
+
 @dataclass(frozen=True)
 class MetricFamily:
     """Metrics computed together; ``compute(names, ...)`` returns ``{name: scores}`` for the names asked.
 
     ``implementations`` gives the family compute of each implementation other than the default one
-    (``compute``); the registry calls the one its members were asked with.
+    (``compute``); the registry calls the one its members were asked with. ``context_compute``: the
+    family reads every context turn (Cross-RUBER's blends): the registry calls it, with each item's turns
+    oldest first, instead of ``compute``.
     """
 
     name: str
     compute: FamilyCompute
     implementations: Mapping[str, FamilyCompute] = field(default_factory=dict)
+    context_compute: FamilyContextCompute | None = None
 
     def compute_for(self, implementation: str) -> FamilyCompute:
         return self.implementations.get(implementation, self.compute)
