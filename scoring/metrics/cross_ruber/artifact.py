@@ -1,6 +1,6 @@
 """A trained Cross-RUBER artifact on disk, its content hash, and loading it (issue 27).
 
-The folder (RUBER's file names, ``ruber.artifact``):
+The folder (the file names every learned metric's folder has, ``scoring.metrics.artifacts``):
 
 - ``config.json``: every hyper-parameter, the encoder's identity (name, content hash of its weight and
   tokenizer files, dimension, layers), the word-piece limits, the corpus fingerprints, the epoch kept
@@ -20,18 +20,17 @@ hash, safe to delete.
 
 from __future__ import annotations
 
-import hashlib
-import json
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-from scoring.metrics.ruber.artifact import (
+from scoring.metrics.artifacts import (
     CONFIG_FILE,
     CURVE_FILE,
     HASH_FILE,
     ArtifactError,
-    state_dict_digest,
+    TrainedArtifact,
+    artifact_description,
+    files_hash,
+    missing_files,
 )
 
 WEIGHTS_FILE = "weights.pt"
@@ -44,34 +43,23 @@ class CrossRuberArtifactError(ArtifactError):
     encoder is not the one installed."""
 
 
-@dataclass(frozen=True)
-class CrossRuberArtifact:
-    path: Path
-    content_hash: str
-    config: dict[str, Any]
-    curve: list[dict[str, float]]
+class CrossRuberArtifact(TrainedArtifact[list[dict[str, float]]]):
+    """A trained Cross-RUBER folder: its path, content hash, config and curve (one row per epoch)."""
 
 
 def cross_ruber_artifact_hash(path: Path | str) -> str:
-    """The content hash of the artifact folder ``path``, computed from its files (module docstring)."""
-    import torch
-
+    """The content hash of the artifact folder ``path``, computed from its files (module docstring), as
+    every learned metric's is (``scoring.metrics.artifacts.files_hash``)."""
     path = Path(path)
-    missing = [name for name in HASHED_FILES if not (path / name).is_file()]
+    missing = missing_files(path, HASHED_FILES)
     if missing:
         raise CrossRuberArtifactError(f"{path}: not a Cross-RUBER artifact, missing {', '.join(missing)}")
-    lines = []
-    for name in HASHED_FILES:
-        if name == WEIGHTS_FILE:
-            digest = state_dict_digest(torch.load(path / name, map_location="cpu", weights_only=True))
-        else:
-            digest = hashlib.sha256((path / name).read_bytes()).hexdigest()
-        lines.append(f"{name} {digest}\n")
-    return hashlib.sha256("".join(lines).encode()).hexdigest()
+    return files_hash(path, HASHED_FILES, weights=lambda name: name == WEIGHTS_FILE)
 
 
 def verified_hash(path: Path) -> str:
-    """The folder's content hash, after checking that it matches ``hash.txt``."""
+    """The folder's content hash, after checking that it matches ``hash.txt`` (no word2vec to load, unlike
+    ``scoring.metrics.artifacts.verified_artifact``)."""
     content_hash = cross_ruber_artifact_hash(path)
     hash_file = path / HASH_FILE
     recorded = hash_file.read_text(encoding="utf-8").strip() if hash_file.is_file() else ""
@@ -84,10 +72,4 @@ def verified_hash(path: Path) -> str:
 
 def read_cross_ruber_artifact(path: Path | str) -> CrossRuberArtifact:
     """The description of a saved artifact (config, curve, recorded hash), without loading weights."""
-    path = Path(path)
-    return CrossRuberArtifact(
-        path=path,
-        content_hash=(path / HASH_FILE).read_text(encoding="utf-8").strip(),
-        config=json.loads((path / CONFIG_FILE).read_text(encoding="utf-8")),
-        curve=json.loads((path / CURVE_FILE).read_text(encoding="utf-8")),
-    )
+    return artifact_description(path, CrossRuberArtifact)

@@ -17,7 +17,6 @@ distinct hypothesis and reference once as a sentence vector.
 from __future__ import annotations
 
 import functools
-import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,6 +25,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from scoring.metrics.artifacts import CONFIG_FILE, ModelCache, model_device, read_json
 from scoring.metrics.contextual_encoder import MINILM_FILES, MINILM_NAME, minilm_model_path
 from scoring.metrics.cross_ruber.artifact import WEIGHTS_FILE, CrossRuberArtifactError, verified_hash
 from scoring.metrics.cross_ruber.config import (
@@ -37,7 +37,6 @@ from scoring.metrics.cross_ruber.config import (
     CrossRuberConfig,
 )
 from scoring.metrics.maude.inputs import TextIndex
-from scoring.metrics.ruber.artifact import CONFIG_FILE
 from scoring.metrics.ruber.blends import ruber_blends
 from scoring.metrics.word_vectors import files_hash
 
@@ -355,7 +354,7 @@ def _load_uncached(path: Path, device_name: str | None, _encoder: Any) -> CrossR
     import torch
 
     content_hash = verified_hash(path)
-    config = json.loads((path / CONFIG_FILE).read_text(encoding="utf-8"))
+    config = read_json(path / CONFIG_FILE)
     if config.get("format") != ARTIFACT_FORMAT or config.get("metric") != CROSS_RUBER:
         raise CrossRuberArtifactError(f"{path}: not a Cross-RUBER artifact of format {ARTIFACT_FORMAT}")
     recorded, installed = config.get("encoder") or {}, encoder_identity()
@@ -364,7 +363,7 @@ def _load_uncached(path: Path, device_name: str | None, _encoder: Any) -> CrossR
             f"{path}: trained on encoder {recorded.get('name')!r} with content hash {recorded.get('content_hash')}, "
             f"but the installed {installed['name']} has {installed['content_hash']}; scores would not be the model's"
         )
-    device = torch.device(device_name or ("cuda" if torch.cuda.is_available() else "cpu"))
+    device = model_device(device_name)
     settings = {name: config[name] for name in CrossRuberConfig.__dataclass_fields__ if name in config}
     settings["negatives"] = tuple(settings.get("negatives", ()))
     settings["syntactic_kinds"] = tuple(settings.get("syntactic_kinds", ()))
@@ -380,10 +379,4 @@ def _load_uncached(path: Path, device_name: str | None, _encoder: Any) -> CrossR
     )
 
 
-def _cache() -> Any:
-    from scoring.metrics.bert_ruber.artifact import ModelCache
-
-    return ModelCache(_load_uncached)
-
-
-_CACHE = _cache()
+_CACHE = ModelCache(_load_uncached)

@@ -18,6 +18,13 @@
 ``on_progress`` hears of the encoding (``stage="encoding"``, texts done of texts to encode), of each
 batch and of each epoch (with validation accuracy and loss); raising from it (``TrainingCancelled``) stops
 the training: nothing is saved, and the cache keeps the states encoded so far.
+
+The loop is its own, not :func:`scoring.metrics.training_loop.train_scorer`: AdamW over two parameter
+groups (encoder and new parts) with a warm-up and decay stepped per batch, gradient clipping, batches
+drawn by context length, and the kept weights are the trained parameters only (``net.trained_state()``,
+not MiniLM's frozen layers); the shared loop's Adam, one learning rate and per-epoch plateau would change
+what it trains. It shares that module's seeding, thread setting and timings, and the artifact helpers of
+:mod:`scoring.metrics.artifacts`.
 """
 
 from __future__ import annotations
@@ -33,6 +40,14 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from scoring.metrics.artifacts import (
+    CONFIG_FILE,
+    CURVE_FILE,
+    TIMINGS_FILE,
+    model_device,
+    write_hash,
+    write_json,
+)
 from scoring.metrics.cross_ruber.artifact import (
     CACHE_FOLDER,
     WEIGHTS_FILE,
@@ -57,8 +72,8 @@ from scoring.metrics.cross_ruber.training_data import (
 )
 from scoring.metrics.maude.dialogs import Dialog
 from scoring.metrics.maude.inputs import TextIndex
-from scoring.metrics.ruber.artifact import CONFIG_FILE, CURVE_FILE, HASH_FILE, TIMINGS_FILE, write_json
 from scoring.metrics.ruber.corpus import CorpusError
+from scoring.metrics.training_loop import seconds_since, seed_generators, training_threads
 from scoring.metrics.training_progress import (
     BATCH_STAGE,
     ENCODING_STAGE,
@@ -84,20 +99,14 @@ def train_cross_ruber(
     """Train on ``dialogs``, stop early on ``validation_dialogs``, save to ``output_dir``; ``cache_dir``
     holds the frozen layers' token states (default ``output_dir/cache``; share one folder between
     trainings to encode each text once). ``on_progress`` may raise to stop (module docstring)."""
-    import torch
 
     config = config.checked()
     if config.language != "en":
         raise ValueError(
             f"Cross-RUBER's encoder (all-MiniLM-L6-v2) covers English only, not {config.language!r}"
         )
-    threads = torch.get_num_threads()
-    if config.torch_threads is not None:
-        torch.set_num_threads(config.torch_threads)
-    try:
+    with training_threads(config.torch_threads):
         return _train(dialogs, validation_dialogs, config, Path(output_dir), cache_dir, progress, on_progress)
-    finally:
-        torch.set_num_threads(threads)
 
 
 def _train(
@@ -113,10 +122,9 @@ def _train(
     from tqdm import tqdm
 
     started, cpu_started = time.perf_counter(), time.process_time()
-    random.seed(config.seed)
-    np.random.seed(config.seed)
+    seed_generators(config.seed)
     torch.manual_seed(config.seed)
-    device = torch.device(config.device or ("cuda" if torch.cuda.is_available() else "cpu"))
+    device = model_device(config.device)
     if config.max_train_dialogs is not None and config.max_train_dialogs < len(dialogs):
         keep = sorted(random.Random(config.seed).sample(range(len(dialogs)), config.max_train_dialogs))
         dialogs = [dialogs[i] for i in keep]
@@ -151,7 +159,7 @@ def _train(
         on_batch=encoded,
         progress=progress,
     )
-    timings["encoding_seconds"] = _since(stage)
+    timings["encoding_seconds"] = seconds_since(stage)
     timings["texts_encoded"] = encoded_now
 
     curve, best_state, epoch_seconds = _fit(
@@ -159,7 +167,7 @@ def _train(
     )
     best = min(curve, key=lambda row: row["validation_loss"])
     timings["epoch_seconds"] = epoch_seconds
-    timings["total_seconds"] = _since(started)
+    timings["total_seconds"] = seconds_since(started)
     timings["cpu_seconds"] = round(time.process_time() - cpu_started, 3)
     timings["torch_threads"] = torch.get_num_threads()
     timings["device"] = str(device)
@@ -170,8 +178,7 @@ def _train(
     torch.save(best_state, output_dir / WEIGHTS_FILE)
     write_json(output_dir / CURVE_FILE, curve)
     write_json(output_dir / TIMINGS_FILE, timings)
-    content_hash = cross_ruber_artifact_hash(output_dir)
-    (output_dir / HASH_FILE).write_text(content_hash + "\n", encoding="utf-8")
+    content_hash = write_hash(output_dir, cross_ruber_artifact_hash)
     return CrossRuberArtifact(path=output_dir, content_hash=content_hash, config=settings, curve=curve)
 
 
@@ -250,7 +257,7 @@ def _fit(
         row = {"epoch": epoch, "train_loss": round(summed / max(count, 1), 6)}
         row.update(validation_figures(net, source, valid, valid_candidates, config, device, lengths))
         curve.append(row)
-        epoch_seconds.append(_since(epoch_started))
+        epoch_seconds.append(seconds_since(epoch_started))
         report_progress(
             on_progress,
             TrainingReport(
@@ -429,7 +436,3 @@ def _config_json(
     corpus["training_dialogs"] = len(dialogs)
     corpus["validation_dialogs"] = len(validation_dialogs)
     return settings
-
-
-def _since(started: float) -> float:
-    return round(time.perf_counter() - started, 3)
