@@ -70,7 +70,7 @@ from scoring.metrics.cross_ruber.training_data import (
     fixed_validation_candidates,
     random_utterances,
 )
-from scoring.metrics.maude.dialogs import Dialog
+from scoring.metrics.maude.dialogs import Dialog, dialogs_provenance
 from scoring.metrics.maude.inputs import TextIndex
 from scoring.metrics.ruber.corpus import CorpusError
 from scoring.metrics.training_loop import seconds_since, seed_generators, training_threads
@@ -406,8 +406,6 @@ def _config_json(
     best: dict[str, float],
     epochs_run: int,
 ) -> dict[str, Any]:
-    from scoring.metrics.ruber.corpus import QueryReplyPair, training_provenance
-
     settings = dataclasses.asdict(config)
     for name in ("device", "torch_threads", "cache"):
         settings.pop(name)
@@ -423,16 +421,7 @@ def _config_json(
             "encoder_trained_layers": f"{config.frozen_layers}..5 (0-based), embeddings "
             + ("trained" if config.frozen_layers == 0 else "frozen"),
             "results": {"best_epoch": int(best["epoch"]), "epochs_run": epochs_run, **best},
-            **training_provenance(
-                config.corpus_description,
-                [QueryReplyPair(" __eot__ ".join(d[:-1]), d[-1]) for d in dialogs],
-                [QueryReplyPair(" __eot__ ".join(d[:-1]), d[-1]) for d in validation_dialogs],
-            ),
+            **dialogs_provenance(config.corpus_description, dialogs, validation_dialogs),
         }
     )
-    corpus = settings["corpus"]
-    corpus.pop("training_pairs")
-    corpus.pop("validation_pairs")
-    corpus["training_dialogs"] = len(dialogs)
-    corpus["validation_dialogs"] = len(validation_dialogs)
     return settings
