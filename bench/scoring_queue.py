@@ -132,31 +132,38 @@ def setup_django(workdir: Path) -> dict[str, str]:
 
 
 def build_study(replies: int) -> Any:
-    from django.contrib.auth import get_user_model
-
-    from annotation.models import DialogContext, Reference, Response, Study, System
     from bench.dailydialog_pairs import benchmark_pairs
 
     pairs = benchmark_pairs(count=replies)
+    return study_from_pairs(pairs.queries, pairs.references, pairs.hypotheses), pairs.description
+
+
+def study_from_pairs(queries: list[str], references: list[list[str]], hypotheses: list[str]) -> Any:
+    """A study of one context per query (its one turn), its first reference, and one system whose reply to
+    each context is the hypothesis: written with three bulk inserts."""
+    from django.contrib.auth import get_user_model
+
+    from annotation.models import DialogContext, Reference, Response, Study, System
+
     owner, _ = get_user_model().objects.get_or_create(username="queue-bench")
     study = Study.objects.create(name=f"queue bench {time.time_ns()}", owner=owner)
     system = System.objects.create(study=study, name="another pair's reply")
     contexts = DialogContext.objects.bulk_create(
         [
             DialogContext(study=study, external_id=str(i), turns=[{"speaker": "A", "text": q}], position=i)
-            for i, q in enumerate(pairs.queries)
+            for i, q in enumerate(queries)
         ]
     )
     Reference.objects.bulk_create(
         [
             Reference(context=c, text=refs[0], origin="original")
-            for c, refs in zip(contexts, pairs.references, strict=True)
+            for c, refs in zip(contexts, references, strict=True)
         ]
     )
     Response.objects.bulk_create(
-        [Response(context=c, system=system, text=h) for c, h in zip(contexts, pairs.hypotheses, strict=True)]
+        [Response(context=c, system=system, text=h) for c, h in zip(contexts, hypotheses, strict=True)]
     )
-    return study, pairs.description
+    return study
 
 
 IN_PROCESS = """

@@ -136,6 +136,7 @@ class ModelKind(models.TextChoices):
     RUBER = "ruber", "RUBER (word2vec + Bi-GRU s_U)"
     BERT_RUBER = "bert-ruber", "BERT-RUBER (unreferenced factorial cells)"
     MAUDE = "maude", "MaUde (context-aware, unreferenced; with its baselines)"
+    CROSS_RUBER = "cross-ruber", "Cross-RUBER (fine-tuned cross-encoder, context-aware; with blends)"
 
 
 class TrainedModel(models.Model):

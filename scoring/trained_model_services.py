@@ -22,7 +22,14 @@ from django.contrib.auth.models import User
 from django.db import transaction
 
 from annotation.models import Study
-from scoring.metrics.learned_specs import BERT_RUBER_KIND, MAUDE_KIND, MODEL_KINDS, RUBER_KIND
+from scoring.metrics.learned_specs import (
+    BERT_RUBER_KIND,
+    CROSS_RUBER_KIND,
+    DIALOG_KINDS,
+    MAUDE_KIND,
+    MODEL_KINDS,
+    RUBER_KIND,
+)
 from scoring.metrics.maude.dialogs import DIALOGS_JSONL, Dialog, read_dialogs, split_dialogs
 from scoring.metrics.maude_specs import maude_variant
 from scoring.metrics.registry import metric_spec
@@ -47,7 +54,7 @@ class TrainedModelError(ValueError):
 
 @dataclass(frozen=True)
 class TrainingRequest:
-    kind: str  # "ruber", "bert-ruber" or "maude"
+    kind: str  # "ruber", "bert-ruber", "maude" or "cross-ruber"
     name: str
     corpus_description: str
     epochs: int | None = None
@@ -56,14 +63,18 @@ class TrainingRequest:
     cells: Sequence[str] = ()  # BERT-RUBER only; empty: every cell
     threads: int | None = None  # torch CPU threads while training; None: the training's own default
     variants: Sequence[str] = ()  # MaUde only; empty: its default variants (maude, bert-nli)
-    context_turns: int | None = None  # MaUde only; None: the whole history
+    context_turns: int | None = None  # MaUde (None: the whole history), Cross-RUBER (None: its default, 3)
     pooling: str | None = None  # MaUde only: mean | max | mean-max of the encoder's token vectors
-    negatives: Sequence[str] = ()  # MaUde only: utterance, order, drop, repeat; empty: all of them
+    # MaUde: utterance, order, drop, repeat (empty: all of them); Cross-RUBER: its kinds (empty: its default)
+    negatives: Sequence[str] = ()
+    frozen_layers: int | None = None  # Cross-RUBER only: k, MiniLM's lower layers frozen and cached
+    interaction: str | None = None  # Cross-RUBER only: how the reply meets the context
 
 
 @dataclass(frozen=True)
 class TrainingCorpus:
-    """What a model trains on: pairs (RUBER, BERT-RUBER) or dialogs (MaUde), and what validates it."""
+    """What a model trains on: pairs (RUBER, BERT-RUBER) or dialogs (MaUde, Cross-RUBER), and what
+    validates it."""
 
     training: list[Any]
     validation: list[Any]
@@ -82,8 +93,8 @@ def example_count(items: Sequence[Any]) -> int:
 
 
 def training_corpus_formats(kind: str) -> tuple[str, ...]:
-    """The corpus formats a model of ``kind`` trains on (MaUde reads whole dialogs too)."""
-    if kind == MAUDE_KIND:
+    """The corpus formats a model of ``kind`` trains on (MaUde and Cross-RUBER read whole dialogs too)."""
+    if kind in DIALOG_KINDS:
         return (DAILYDIALOG, DIALOGS_JSONL, PAIRS_JSONL)
     return (DAILYDIALOG, PAIRS_JSONL)
 
@@ -111,7 +122,7 @@ def training_corpus_load(
         path = path / "train"  # the corpus's root folder: train on its training split
     if max_pairs is not None and max_pairs < 2:
         raise CorpusError(f"at most {max_pairs} pairs: training needs at least 2")
-    dialogs = kind == MAUDE_KIND
+    dialogs = kind in DIALOG_KINDS
 
     def read(source: Path) -> list[Any]:
         if dialogs:
@@ -164,7 +175,7 @@ def trained_model_train(
     training_job_id: int | None = None,
 ) -> TrainedModel:
     """Train a model of ``request.kind`` and register it under ``request.name``. RUBER and BERT-RUBER
-    train on query-reply ``pairs``, MaUde on whole dialogs (``scoring.metrics.maude.dialogs``).
+    train on query-reply ``pairs``, MaUde and Cross-RUBER on whole dialogs (``scoring.metrics.maude.dialogs``).
 
     The artifact is written to a temporary folder beside its final place and moved there only when training
     succeeded, so a failed or interrupted training (``on_progress`` raising ``TrainingCancelled``, say)
@@ -428,6 +439,10 @@ def _train(
         return ruber.config, ruber.curve, ruber.content_hash
     if request.threads is not None:
         overrides["torch_threads"] = request.threads
+    if request.kind == CROSS_RUBER_KIND:
+        return _train_cross_ruber(
+            request, pairs, validation_pairs, output_dir, progress, on_progress, overrides
+        )
     if request.kind == MAUDE_KIND:
         from scoring.metrics.maude.training import MaudeConfig, train_maude
 
@@ -461,3 +476,44 @@ def _train(
         on_progress=on_progress,
     )
     return bert.config, bert.curve, bert.content_hash
+
+
+def _train_cross_ruber(
+    request: TrainingRequest,
+    dialogs: Sequence[Any],
+    validation_dialogs: Sequence[Any],
+    output_dir: Path,
+    progress: bool,
+    on_progress: ProgressCallback | None,
+    overrides: dict[str, Any],
+) -> tuple[dict[str, Any], Any, str]:
+    """Cross-RUBER, its frozen layers' token states cached beside the models (``DIALEVAL_MODEL_DIR``/
+    cross-ruber/.cache: the next training on the same corpus and encoder encodes nothing again)."""
+    from scoring.metrics.cross_ruber import CrossRuberConfig
+    from scoring.metrics.cross_ruber.training import train_cross_ruber
+
+    if request.language != "en":
+        raise TrainedModelError(
+            f"Cross-RUBER fine-tunes all-MiniLM-L6-v2, which covers English only; it cannot learn "
+            f"{request.language!r} text"
+        )
+    for key in ("context_turns", "frozen_layers", "interaction"):
+        value = getattr(request, key)
+        if value is not None:
+            overrides[key] = value
+    if request.negatives:
+        overrides["negatives"] = tuple(request.negatives)
+    try:
+        config = CrossRuberConfig(**overrides).checked()
+    except ValueError as error:
+        raise TrainedModelError(f"Cross-RUBER: {error}") from None
+    artifact = train_cross_ruber(
+        dialogs,
+        validation_dialogs,
+        config=config,
+        output_dir=output_dir,
+        cache_dir=Path(settings.DIALEVAL_MODEL_DIR) / CROSS_RUBER_KIND / ".cache",
+        progress=progress,
+        on_progress=on_progress,
+    )
+    return artifact.config, artifact.curve, artifact.content_hash

@@ -148,6 +148,7 @@ def bert_ruber_referenced_spec() -> MetricSpec:
         parameters={"encoder": DEFAULT_ENCODER, "refagg": DEFAULT_REFERENCE_AGGREGATION},
         uses_tokenizer=False,  # the encoder's own word-piece tokenizer, named by "encoder" and hashed
         prefers_gpu=True,  # see the module docstring
+        one_pass=True,
         artifact_hash=artifact_hash,
         undefined_when="the reply, or every one of its references, is empty (no word piece)",
     )

@@ -28,11 +28,12 @@ bench/gpu_bert_ruber.py measures the speed and the agreement of bfloat16 with fl
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import functools
 import importlib.metadata
 import importlib.util
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -123,6 +124,24 @@ def autocast(device: str, dtype: str | None) -> Iterator[None]:
 
     with torch.autocast(device_type(device), dtype=getattr(torch, dtype)):
         yield
+
+
+# Called after every forward batch of any encoder in this context: a scoring worker's heartbeat while one call
+# encodes thousands of texts (the registry computes neural metrics in one pass per call, issue 27).
+_HEARTBEAT: contextvars.ContextVar[Callable[[], None] | None] = contextvars.ContextVar(
+    "encoder_heartbeat", default=None
+)
+
+
+@contextlib.contextmanager
+def encoder_heartbeat(beat: Callable[[], None]) -> Iterator[None]:
+    """Call ``beat()`` after each encoder batch inside the ``with`` block (an exception it raises, e.g. a
+    cancelled run, stops the encoding)."""
+    token = _HEARTBEAT.set(beat)
+    try:
+        yield
+    finally:
+        _HEARTBEAT.reset(token)
 
 
 class EncoderUnavailableError(RuntimeError):
@@ -265,6 +284,9 @@ class ContextualEncoder:
                 for row, index in enumerate(batch):
                     vectors = hidden_np[row, : len(ids[index])][keep[index]]
                     results[index] = np.ascontiguousarray(vectors, dtype=np.float32)  # own copy
+                beat = _HEARTBEAT.get()
+                if beat is not None:
+                    beat()
         return [vectors for vectors in results if vectors is not None]
 
     def __repr__(self) -> str:

@@ -44,7 +44,11 @@ from scoring.metrics.spec import (
 RUBER_KIND = "ruber"
 BERT_RUBER_KIND = "bert-ruber"
 MAUDE_KIND = "maude"  # its specs: scoring.metrics.maude_specs
-MODEL_KINDS = (RUBER_KIND, BERT_RUBER_KIND, MAUDE_KIND)
+CROSS_RUBER_KIND = "cross-ruber"  # its specs: scoring.metrics.cross_ruber_specs
+MODEL_KINDS = (RUBER_KIND, BERT_RUBER_KIND, MAUDE_KIND, CROSS_RUBER_KIND)
+DIALOG_KINDS = (MAUDE_KIND, CROSS_RUBER_KIND)  # trained on whole dialogs (context, reply), not on pairs
+# what train_default_models trains unless told otherwise (issue 27: Cross-RUBER joins when it wins)
+DEFAULT_MODEL_KINDS = (RUBER_KIND, BERT_RUBER_KIND, MAUDE_KIND)
 
 LEARNED_VERSION = "1.0.0"
 
@@ -103,11 +107,12 @@ def ruber_specs() -> list[SpecGroup]:
             compute=_ruber_unreferenced,
             model_kind=RUBER_KIND,
             prefers_gpu=True,
+            one_pass=True,
         ),
     ]
     family = MetricFamily(name="ruber-blends", compute=_ruber_blends)
     blends = [
-        _blend_spec(
+        blend_spec(
             prefix="ruber",
             method=method,
             family=family,
@@ -127,7 +132,7 @@ def bert_ruber_specs() -> list[SpecGroup]:
     cells += [_bert_cell_spec(f"{BERT_RUBER_UNREFERENCED}:{cell}", cell) for cell in FACTORIAL_CELLS]
     family = MetricFamily(name="bert-ruber-blends", compute=_bert_ruber_blends)
     blends = [
-        _blend_spec(
+        blend_spec(
             prefix="bert-ruber",
             method=method,
             family=family,
@@ -145,7 +150,7 @@ def bert_ruber_specs() -> list[SpecGroup]:
     return [(None, cells), (family, blends)]
 
 
-def _blend_spec(
+def blend_spec(
     *,
     prefix: str,
     method: str,
@@ -155,6 +160,8 @@ def _blend_spec(
     parameters: Mapping[str, str],
     uses_tokenizer: bool,
 ) -> MetricSpec:
+    """A blend of RUBER's family (seed 000 §3.3) over ``components`` (s_R, s_U): a whole-set member of
+    ``family``, combined by a scoring run from the stored raw components."""
     return MetricSpec(
         name=f"{prefix}-{method}",
         description=f"{prefix.upper()} blend: {BLEND_DESCRIPTIONS[method]} of {components[0]} and "
@@ -196,6 +203,7 @@ def _bert_cell_spec(name: str, cell: str) -> MetricSpec:
         uses_tokenizer=embedding == "word2vec",  # BERT cells use the encoder's own word pieces
         model_kind=BERT_RUBER_KIND,
         prefers_gpu=True,
+        one_pass=True,
     )
 
 

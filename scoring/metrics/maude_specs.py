@@ -68,6 +68,7 @@ def _spec(name: str, variant: str, turns: str, description: str) -> MetricSpec:
         uses_tokenizer=variant not in ENCODER_VARIANTS,
         model_kind=MAUDE_KIND,
         prefers_gpu=True,
+        one_pass=True,
         context_compute=context_compute,
     )
 

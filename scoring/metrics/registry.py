@@ -6,7 +6,8 @@ calls each family once for all of its requested members (BLEU-1..4 tokenize and 
 Registered: BLEU-1..4, ROUGE-L, METEOR and the three embedding baselines (seed 003, Table 2), RUBER's
 scores and blends over a trained model (seed 000), BERT-RUBER's referenced score over MiniLM and its
 unreferenced factorial cells and blends over a trained model (seed 001), MaUde and its baselines over
-a trained model (seed 004; context-aware: they read every context turn).
+a trained model (seed 004; context-aware: they read every context turn), Cross-RUBER's scores and blends
+over a trained model (issue 27; its unreferenced score and blends read the context too).
 
 Names are lowercase and hyphenated; a variant of a metric is ``name:variant`` (BERT-RUBER's factorial
 cells, ``bert-ruber-unreferenced:bert-max-ce``). Variants are computed only when asked for by name:
@@ -35,6 +36,8 @@ from scoring.metrics.bert_ruber_referenced import bert_ruber_referenced_spec
 from scoring.metrics.bleu_family import bleu_specs
 from scoring.metrics.chrf_specs import chrf_specs
 from scoring.metrics.cider_specs import cider_spec
+from scoring.metrics.contextual_encoder import encoder_heartbeat
+from scoring.metrics.cross_ruber_specs import cross_ruber_specs
 from scoring.metrics.embedding_specs import embedding_specs
 from scoring.metrics.implementation_choice import (
     ImplementationChoice,
@@ -516,9 +519,20 @@ def compute_metrics(
                     vectors,
                 )
             )
-        scores = _FAMILIES[family_name].compute_for(implementation_name)(
-            [spec.name for spec in members], hypotheses, references, queries, language, family_params
-        )
+        family = _FAMILIES[family_name]
+        if family.context_compute is not None:
+            scores = family.context_compute(
+                [spec.name for spec in members],
+                hypotheses,
+                references,
+                contexts if contexts is not None else [[query] for query in queries],
+                language,
+                family_params,
+            )
+        else:
+            scores = family.compute_for(implementation_name)(
+                [spec.name for spec in members], hypotheses, references, queries, language, family_params
+            )
         for spec in members:
             results[spec.name] = _checked_length(spec.name, scores[spec.name], len(hypotheses))
     if progress is not None:
@@ -542,8 +556,45 @@ def _compute_in_slices(
     vectors: VectorsChoice | None,
 ) -> dict[str, list[float | None]]:
     """Slices of ``size`` items, doubled while a slice takes under half a second (fast metrics then pay the
-    per-call cost a few times, not once per 64 items; slow ones keep reporting every ``size`` items)."""
+    per-call cost a few times, not once per 64 items; slow ones keep reporting every ``size`` items).
+
+    Neural metrics (``MetricSpec.one_pass``) are computed first, over every item in one call: their encoder
+    then sorts and encodes the call's distinct texts once (slices would encode a text once per slice it
+    occurs in, and pad each slice's short batches: about twice the encoder's work, issue 27); the encoder's
+    batches beat ``progress`` meanwhile."""
     results: dict[str, list[float | None]] = {name: [] for name in names}
+    one_pass = [name for name in names if metric_spec(name).one_pass]
+    if one_pass:
+        taken = {
+            key
+            for name in one_pass
+            for key in metric_parameters(name, implementation=implementations.get(name, ""))
+        }
+        with encoder_heartbeat(lambda: progress(0)):
+            whole = compute_metrics(
+                one_pass,
+                hypotheses,
+                references,
+                queries,
+                language,
+                {key: value for key, value in (params or {}).items() if key in taken},
+                models,
+                tokenizer=tokenizer,
+                contexts=contexts,
+                implementations=implementations,
+                vectors=vectors,
+            )
+        results.update(whole)
+        names = [name for name in names if name not in whole]
+        if not names:
+            progress(len(hypotheses))
+            return results
+        taken = {
+            key
+            for name in names
+            for key in metric_parameters(name, implementation=implementations.get(name, ""))
+        }
+        params = {key: value for key, value in (params or {}).items() if key in taken}
     start, size = 0, max(1, size)
     while start < len(hypotheses):
         end = start + size
@@ -648,6 +699,10 @@ def _register_builtin_metrics() -> None:
             register_metric_family(learned_family, learned)
     for spec in maude_specs():
         register_metric(spec)
+    scores, (cross_family, blends) = cross_ruber_specs()
+    for spec in scores:
+        register_metric(spec)
+    register_metric_family(cross_family, blends)
 
 
 def _register_plugin_metrics() -> None:

@@ -74,17 +74,32 @@ class ContextCompute(Protocol):
     ) -> Sequence[float | None]: ...
 
 
+class FamilyContextCompute(Protocol):
+    def __call__(
+        self,
+        names: Sequence[str],
+        hypotheses: Sequence[str],
+        references: Sequence[Sequence[str]],
+        contexts: Sequence[Sequence[str]],
+        language: str,
+        params: Mapping[str, str],
+    ) -> Mapping[str, Sequence[float | None]]: ...
+
+
 @dataclass(frozen=True)
 class MetricFamily:
     """Metrics computed together; ``compute(names, ...)`` returns ``{name: scores}`` for the names asked.
 
     ``implementations`` gives the family compute of each implementation other than the default one
-    (``compute``); the registry calls the one its members were asked with.
+    (``compute``); the registry calls the one its members were asked with. ``context_compute``: the
+    family reads every context turn (Cross-RUBER's blends): the registry calls it, with each item's turns
+    oldest first, instead of ``compute``.
     """
 
     name: str
     compute: FamilyCompute
     implementations: Mapping[str, FamilyCompute] = field(default_factory=dict)
+    context_compute: FamilyContextCompute | None = None
 
     def compute_for(self, implementation: str) -> FamilyCompute:
         return self.implementations.get(implementation, self.compute)
@@ -156,6 +171,10 @@ class MetricSpec:
     parameters: Mapping[str, str] = field(default_factory=dict)  # defaults; all go into the signature
     uses_tokenizer: bool = True  # the tokenizer's name goes into the signature (see the module docstring)
     prefers_gpu: bool = False  # neural: scored on the "gpu" queue when a GPU worker is registered
+    # Neural: computed over every item of a call in one pass (its encoder sorts and encodes the call's
+    # distinct texts once), never slice by slice; progress heartbeats come from the encoder between its
+    # batches (scoring.metrics.contextual_encoder.encoder_heartbeat).
+    one_pass: bool = False
     artifact_hash: str = ""  # content hash of a fixed embedding file (GloVe, MiniLM) it reads
     model_kind: str = ""  # "ruber" / "bert-ruber": needs a trained model of that kind (see module docstring)
     whole_set: bool = False  # its scores depend on every item scored together: compute in one call

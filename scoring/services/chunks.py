@@ -21,6 +21,7 @@ Failures:
 
 from __future__ import annotations
 
+import json
 import logging
 import math
 import time
@@ -32,10 +33,10 @@ from typing import Any, NamedTuple
 from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 from django.db import connection, transaction
-from django.db.models import F, Prefetch, Q
+from django.db.models import Count, F, Prefetch, Q
 from django.utils import timezone
 
-from annotation.models import Reference, Response, System
+from annotation.models import DialogContext, Reference, Response, System
 from kernel.data_version import study_data_changed
 from scoring.metrics.registry import (
     combine_metric,
@@ -60,6 +61,7 @@ from scoring.models import (
 )
 from scoring.selectors import scoring_run_metrics_without_values
 from scoring.services.errors import error_summary, error_text
+from scoring.services.planning import metric_families
 from scoring.services.references_policy import references_for_mode
 from scoring.services.report_chunks import diversity_chunk_rows, per_reference_chunk_rows
 from scoring.services.run_vectors import run_vectors
@@ -116,26 +118,22 @@ def chunk_claim_next(*, run_id: int, queue: str | None) -> ClaimedChunk | None:
     Stage-1 chunks (blends) wait until every stage-0 chunk is done. A stale chunk that already used every
     attempt is failed here (and the run with it) instead of being claimed again.
     """
-    if not ScoringRun.objects.filter(pk=run_id, status=RunStatus.RUNNING).exists():
-        return None
-    chunks = ScoringChunk.objects.filter(run_id=run_id)
+    chunks = ScoringChunk.objects.filter(run_id=run_id, run__status=RunStatus.RUNNING)
     if queue is not None:
         chunks = chunks.filter(queue=queue)
-    stage_zero_open = (
-        ScoringChunk.objects.filter(run_id=run_id, stage=0).exclude(status=ChunkStatus.DONE).exists()
-    )
-    # The candidates without their reply lists and results (a replies chunk lists up to 512 ids: reading
-    # 50 of them per claim cost more than some metrics); the claimed chunk is read whole below.
-    candidates = chunks.filter(claimable_q()).defer("response_ids", "seconds", "undefined", "failures")
-    for candidate in candidates.order_by("stage", "index")[:50]:
-        if candidate.stage > 0 and stage_zero_open:
+    # The candidates as plain values, not their reply lists and results (a replies chunk lists up to 512
+    # ids: reading 50 of them per claim cost more than some metrics), in one query that also checks that
+    # the run is running; the claimed chunk is read whole below.
+    candidates = chunks.filter(claimable_q()).order_by("stage", "index")
+    for pk, stage, attempts in candidates.values_list("pk", "stage", "attempts")[:50]:
+        if stage > 0 and _stage_zero_open(run_id):  # stage-0 candidates come first: asked at most once
             return None
-        if candidate.attempts >= settings.DIALEVAL_SCORING_MAX_ATTEMPTS:
-            chunk_fail_exhausted(chunk=candidate)
+        if attempts >= settings.DIALEVAL_SCORING_MAX_ATTEMPTS:
+            chunk_fail_exhausted(chunk=ScoringChunk.objects.get(pk=pk))
             return None
         now = timezone.now()
         claimed = (
-            ScoringChunk.objects.filter(pk=candidate.pk, attempts=candidate.attempts)
+            ScoringChunk.objects.filter(pk=pk, attempts=attempts)
             .filter(claimable_q())
             .update(
                 status=ChunkStatus.RUNNING,
@@ -146,9 +144,40 @@ def chunk_claim_next(*, run_id: int, queue: str | None) -> ClaimedChunk | None:
             )
         )
         if claimed:
-            chunk = ScoringChunk.objects.get(pk=candidate.pk)  # every field, as claimed
+            chunk = ScoringChunk.objects.get(pk=pk)  # every field, as claimed
             return ClaimedChunk(chunk=chunk, attempt=chunk.attempts)
     return None
+
+
+@dataclass(frozen=True)
+class RunChunksState:
+    """Where a run's chunks stand, read in one grouped query (what a worker asks after every chunk)."""
+
+    open: bool  # some chunk is not done yet
+    claimable_queues: list[str]  # queues with a chunk a worker could claim now (stage 1 once stage 0 is done)
+
+
+def run_chunks_state(*, run_id: int) -> RunChunksState:
+    """The run's chunks that are not done, grouped by stage and queue, with how many of each are claimable."""
+    groups = list(
+        ScoringChunk.objects.filter(run_id=run_id)
+        .exclude(status=ChunkStatus.DONE)
+        .values("stage", "queue")
+        .annotate(claimable=Count("id", filter=claimable_q()))
+        .order_by()
+    )
+    stage_zero_open = any(group["stage"] == 0 for group in groups)
+    queues = {
+        group["queue"]
+        for group in groups
+        if group["claimable"] and (group["stage"] == 0 or not stage_zero_open)
+    }
+    return RunChunksState(open=bool(groups), claimable_queues=sorted(queues))
+
+
+def _stage_zero_open(run_id: int) -> bool:
+    """Whether some stage-0 chunk of the run is not done yet (stage-1 chunks wait for them)."""
+    return ScoringChunk.objects.filter(run_id=run_id, stage=0).exclude(status=ChunkStatus.DONE).exists()
 
 
 def chunk_execute(*, claimed: ClaimedChunk, progress: Callable[[int], None] | None = None) -> None:
@@ -306,18 +335,18 @@ class _Fence:
         self.chunk_id = chunk.pk
         self.progress = progress
         self.attempt = attempt
-        self.metrics = max(1, len(chunk.metrics))
+        self.metrics = max(1, len(chunk.metrics))  # metrics of the current family (items x metrics = units)
         self.units = chunk.units
         self.interval = min(5.0, settings.DIALEVAL_RUN_STALE_SECONDS / 4)
         self.last = time.monotonic()
-        self.offset = 0  # items done before the current metric call (item-by-item fallback)
+        self.done_units = 0  # units of the chunk's families computed before the current one
 
     def beat(self, items_done: int, *, force: bool = False) -> None:
         now = time.monotonic()
         if not force and now - self.last < self.interval:
             return
         self.last = now
-        units_done = min(self.units, (self.offset + items_done) * self.metrics)
+        units_done = min(self.units, self.done_units + items_done * self.metrics)
         updated = ScoringChunk.objects.filter(
             pk=self.chunk_id, status=ChunkStatus.RUNNING, attempts=self.attempt
         ).update(heartbeat_at=timezone.now(), units_done=units_done)
@@ -332,7 +361,14 @@ def _items_and_references(
 ) -> tuple[list[_ReplyItem], list[list[str]]]:
     """The replies to score with their references for the run's mode; only those with a reference when a
     metric needs one."""
-    items = _reply_items(response_ids)
+    return _with_references(_reply_items(response_ids), names, run)
+
+
+def _with_references(
+    items: list[_ReplyItem], names: Sequence[str], run: ScoringRun
+) -> tuple[list[_ReplyItem], list[list[str]]]:
+    """``items`` with their references for the run's mode; only those with a reference when one of
+    ``names`` needs one."""
     # once per context: the replies of one context share the list, which lets the metrics tokenize and
     # prepare those references once
     by_context: dict[int, list[str]] = {}
@@ -380,14 +416,31 @@ def _run_compute(
 
 
 def _compute_replies(chunk: ScoringChunk, run: ScoringRun, fence: _Fence) -> _Outcome:
-    names = list(chunk.metrics)
-    items, references = _items_and_references(chunk.response_ids, names, run)
+    """Every metric family of the chunk over its replies, read once for all of them (planning puts the
+    families that score the same replies on the same queue into one chunk); each family is computed on
+    its own, so a family that fails on some replies loses only its own scores for them."""
+    read = _reply_items(chunk.response_ids)
     outcome = _Outcome()
-    if not items:
-        return outcome
+    for family in metric_families(chunk.metrics):
+        items, references = _with_references(read, family, run)
+        if items:
+            fence.metrics = len(family)
+            _compute_family(chunk, run, family, items, references, fence, outcome)
+        fence.done_units += len(chunk.response_ids) * len(family)
+    return outcome
+
+
+def _compute_family(
+    chunk: ScoringChunk,
+    run: ScoringRun,
+    names: list[str],
+    items: list[_ReplyItem],
+    references: list[list[str]],
+    fence: _Fence,
+    outcome: _Outcome,
+) -> None:
     started = time.perf_counter()
     compute = _run_compute(run, names, items, references)
-
     everything = list(range(len(items)))
     try:
         scores = compute(everything, fence.beat)
@@ -396,16 +449,17 @@ def _compute_replies(chunk: ScoringChunk, run: ScoringRun, fence: _Fence) -> _Ou
         raise
     except Exception as batch_error:
         logger.warning("chunk %s of run %s: %s; retrying reply by reply", chunk.index, run.pk, batch_error)
+        failed_before = len(outcome.failures)
         scores, ok = _compute_one_by_one(items, names, compute, fence, outcome)
         if not ok:
-            first = outcome.failures[0]
+            first = outcome.failures[failed_before]
             raise ChunkComputeError(
                 f"{', '.join(names)} failed on every reply of the chunk: {first['error']}",
                 response_id=first["response_id"],
             ) from batch_error
     seconds = time.perf_counter() - started
-    signatures = _signatures(run, names)
     for name in names:
+        signature_id = int(run.signatures[name])  # planned with the run: no query per chunk
         outcome.seconds[name] = seconds / len(names)
         for index, value in zip(ok, scores[name], strict=True):
             if value is None:  # no value for this item: nothing stored, counted in the run's notes
@@ -415,8 +469,7 @@ def _compute_replies(chunk: ScoringChunk, run: ScoringRun, fence: _Fence) -> _Ou
                     _failure(name, items[index].pk, f"the metric gave the value {value!r}")
                 )
             else:
-                outcome.score_rows.append((items[index].pk, signatures[name].pk, float(value)))
-    return outcome
+                outcome.score_rows.append((items[index].pk, signature_id, float(value)))
 
 
 # Plain rows (named tuples: a frozen dataclass costs several times as much to build, and a chunk builds
@@ -437,30 +490,58 @@ class _ReplyItem(NamedTuple):
 
 
 def _reply_items(response_ids: Sequence[int]) -> list[_ReplyItem]:
-    """The chunk's replies in its order, with their query and references, read as plain values in two
-    queries (model instances and prefetching cost more than the metrics for fast ones); deleted replies
-    are gone."""
-    rows = {
-        pk: (text, context_id, turns)
-        for pk, text, context_id, turns in Response.objects.filter(pk__in=response_ids).values_list(
-            "pk", "text", "context_id", "context__turns"
-        )
-    }
+    """The chunk's replies in its order, with their query and references, read as plain rows in two
+    statements (one per slice of ids over the bind-parameter limit); deleted replies are gone.
+
+    Plain SQL rather than the ORM: a chunk's few queries cost more than some metrics, and most of it
+    was the ORM preparing each of the chunk's ids for its ``IN`` list and building rows (issue 27)."""
+    responses, contexts, references_table = _table(Response), _table(DialogContext), _table(Reference)
+    rows: dict[int, tuple[str, int, Any]] = {}
+    for part, marks in _id_slices(response_ids):
+        for pk, text, context_id, turns in _fetch(
+            f"SELECT r.id, r.text, r.context_id, c.turns FROM {responses} r "
+            f"INNER JOIN {contexts} c ON c.id = r.context_id WHERE r.id IN ({marks})",
+            part,
+        ):
+            rows[pk] = (text, context_id, turns)
     references: dict[int, list[_ReferenceRow]] = {}
-    for context_id, pk, text, origin in (
-        Reference.objects.filter(context_id__in={row[1] for row in rows.values()})
-        .order_by("id")
-        .values_list("context_id", "pk", "text", "origin")
-    ):
+    found: list[tuple[int, int, str, str]] = []
+    for part, marks in _id_slices(sorted({row[1] for row in rows.values()})):
+        found += _fetch(
+            f"SELECT context_id, id, text, origin FROM {references_table} WHERE context_id IN ({marks})", part
+        )
+    for context_id, pk, text, origin in sorted(found, key=lambda row: row[1]):  # by id, as the page lists
         references.setdefault(context_id, []).append(_ReferenceRow(pk, text, origin))
     items = []
     for pk in response_ids:
         if pk in rows:
             text, context_id, turns = rows[pk]
+            if isinstance(turns, (str, bytes)):  # SQLite, and PostgreSQL as Django reads jsonb: JSON text
+                turns = json.loads(turns)
             context = tuple(str(turn["text"]) for turn in turns or [])
             query = context[-1] if context else ""  # DialogContext.query: the last turn
             items.append(_ReplyItem(pk, text, query, references.get(context_id, []), context, context_id))
     return items
+
+
+def _table(model: type[Any]) -> str:
+    return str(connection.ops.quote_name(model._meta.db_table))
+
+
+def _id_slices(ids: Sequence[int]) -> list[tuple[list[int], str]]:
+    """``ids`` in slices that fit one statement's bind parameters, each with its ``%s, %s, ...`` marks."""
+    per_statement = max(1, _bind_parameter_limit() - 10)
+    slices = []
+    for start in range(0, len(ids), per_statement):
+        part = [int(pk) for pk in ids[start : start + per_statement]]
+        slices.append((part, ", ".join(["%s"] * len(part))))
+    return slices
+
+
+def _fetch(sql: str, parameters: Sequence[Any]) -> list[Any]:
+    with connection.cursor() as cursor:
+        cursor.execute(sql, parameters)
+        return list(cursor.fetchall())
 
 
 _UPSERT_ROWS = 2000  # rows per statement: 8,000 parameters, well under PostgreSQL's 65,535

@@ -1,8 +1,10 @@
 """Planning a run: claim it (PENDING -> RUNNING) and split its work into chunks, in one transaction.
 
-Chunks (issue 11): each metric family (BLEU-1..4 together, a standalone metric alone) over slices of up to
-``settings.DIALEVAL_SCORING_CHUNK_SIZE`` replies, ordered by context so that the replies of several systems
-to one context share their references' tokenization; one chunk for the system-level metrics; and, as stage
+Chunks (issue 11): the metric families (BLEU-1..4 together, a standalone metric alone) over slices of up
+to ``settings.DIALEVAL_SCORING_CHUNK_SIZE`` replies, ordered by context so that the replies of several
+systems to one context share their references' tokenization; families that score the same replies on the
+same queue share their chunks (a chunk computes each of its families on its own, issue 27); one chunk for
+the system-level metrics; and, as stage
 1 (after every stage-0 chunk is done), one chunk for the whole-set metrics, RUBER's blends, computed from
 the stored raw components (``MetricSpec.combine``), never by a second model pass.
 
@@ -26,6 +28,7 @@ from annotation.models import Reference, Response, System
 from scoring.metrics.registry import (
     is_whole_set,
     metric_origin,
+    metric_spec,
     metric_specs,
     options_for,
     signature_parameters,
@@ -115,14 +118,21 @@ def _plan(run: ScoringRun, *, signatures: dict[str, MetricSignature], gpu_availa
     def whole_set(spec: MetricSpec) -> bool:
         return is_whole_set(spec.name, run.implementations.get(spec.name, ""))
 
-    for group in _metric_groups([spec for spec in specs if not whole_set(spec)]):
-        names = [spec.name for spec in group]
-        candidates = with_references if any(spec.needs_references for spec in group) else everything
+    # Families that score the same replies on the same queue share their chunks: a chunk's replies are
+    # read, claimed and stored once for all of them (issue 27: per-chunk database work outweighed the
+    # metrics when each family had chunks of its own).
+    shared: dict[tuple[str, tuple[int, ...]], list[str]] = {}
+    for names in metric_families([spec.name for spec in specs if not whole_set(spec)]):
+        candidates = everything
+        if any(metric_spec(name).needs_references for name in names):
+            candidates = with_references
         if not run.recompute:
             candidates = _missing(candidates, [signatures[name].pk for name in names])
         queue = chunk_queue(metrics=names, gpu_available=gpu_available)
-        for start in range(0, len(candidates), size):
-            part = candidates[start : start + size]
+        shared.setdefault((queue, tuple(candidates)), []).extend(names)
+    for (queue, replies), names in shared.items():
+        for start in range(0, len(replies), size):
+            part = list(replies[start : start + size])
             plan.add(
                 kind=ChunkKind.REPLIES,
                 metrics=names,
@@ -176,11 +186,12 @@ def _complete_by_slices(response_ids: Sequence[int], signature_ids: Sequence[int
     return complete
 
 
-def _metric_groups(specs: Sequence[MetricSpec]) -> list[list[MetricSpec]]:
-    """Specs grouped by family (a metric without one is its own group), in first-seen order."""
-    groups: dict[str, list[MetricSpec]] = {}
-    for spec in specs:
-        groups.setdefault(spec.family or f"metric:{spec.name}", []).append(spec)
+def metric_families(names: Sequence[str]) -> list[list[str]]:
+    """``names`` grouped by metric family (a metric without one is its own group), in first-seen order:
+    the metrics that one metric-core call computes together."""
+    groups: dict[str, list[str]] = {}
+    for name in names:
+        groups.setdefault(metric_spec(name).family or f"metric:{name}", []).append(name)
     return list(groups.values())
 
 

@@ -43,7 +43,13 @@ from django.utils import timezone
 
 from annotation.models import Study
 from scoring.metrics.bert_ruber.cells import ALL_CELLS, BERT, FAST_CELLS, parse_cell
-from scoring.metrics.learned_specs import BERT_RUBER_KIND, MAUDE_KIND, MODEL_KINDS
+from scoring.metrics.learned_specs import (
+    BERT_RUBER_KIND,
+    CROSS_RUBER_KIND,
+    DIALOG_KINDS,
+    MAUDE_KIND,
+    MODEL_KINDS,
+)
 from scoring.metrics.maude.dialogs import DIALOGS_JSONL
 from scoring.metrics.maude.variants import ALL_VARIANTS, DEFAULT_VARIANTS, ENCODER_VARIANTS
 from scoring.metrics.ruber.corpus import DAILYDIALOG, PAIRS_JSONL, CorpusError
@@ -65,7 +71,9 @@ from scoring.trained_model_services import (
 logger = logging.getLogger(__name__)
 
 TRAIN_TASK = "scoring.train_model"
-GENERIC_FORMAT = "generic"  # the generic JSON Lines format of the kind: pairs, or MaUde's dialogs
+GENERIC_FORMAT = (
+    "generic"  # the generic JSON Lines format of the kind: pairs, or MaUde's and Cross-RUBER's dialogs
+)
 FORMAT_CHOICES = (DAILYDIALOG, GENERIC_FORMAT)
 PROGRESS_WRITE_SECONDS = 1.0  # the latest report and the heartbeat are written at most this often
 MAX_EPOCHS = 100
@@ -111,7 +119,7 @@ def training_job_create(
     ``corpus_path`` is a file or folder on the server, inside ``DIALEVAL_CORPUS_ROOTS`` (or the upload
     folder); ``upload`` a corpus file sent with the request instead, saved under
     ``DIALEVAL_CORPUS_UPLOAD_DIR``. ``corpus_format``: "dailydialog", "generic" (``{"query", "reply"}``
-    lines; for MaUde ``{"turns": [...]}`` lines) or a loader's own name (pairs-jsonl, dialogs-jsonl).
+    lines; for MaUde and Cross-RUBER ``{"turns": [...]}`` lines) or a loader's own name (pairs-jsonl, dialogs-jsonl).
     ``parameters``: epochs, max_pairs, cells (BERT-RUBER), variants (MaUde), threads, language."""
     if kind not in MODEL_KINDS:
         raise TrainingJobError("kind", f"unknown model kind {kind!r}; choose one of {', '.join(MODEL_KINDS)}")
@@ -468,7 +476,7 @@ def _check_name(name: str) -> None:
 
 def _loader_format(kind: str, corpus_format: str) -> str:
     if corpus_format == GENERIC_FORMAT:
-        return DIALOGS_JSONL if kind == MAUDE_KIND else PAIRS_JSONL
+        return DIALOGS_JSONL if kind in DIALOG_KINDS else PAIRS_JSONL
     if corpus_format not in training_corpus_formats(kind):
         known = ", ".join([DAILYDIALOG, GENERIC_FORMAT, *training_corpus_formats(kind)[1:]])
         raise TrainingJobError(
@@ -574,6 +582,11 @@ def _checked_parameters(*, kind: str, parameters: Mapping[str, Any], study: Stud
         checked["variants"] = [name for name in ALL_VARIANTS if name in variants]
     elif variants:
         raise TrainingJobError("variants", f"variants are MaUde's; a {kind} model has none")
+    if kind == CROSS_RUBER_KIND and language != "en":
+        raise TrainingJobError(
+            "language",
+            f"Cross-RUBER fine-tunes all-MiniLM-L6-v2, which covers English only, not {language!r}",
+        )
     return checked
 
 

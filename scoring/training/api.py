@@ -152,7 +152,7 @@ class TrainingJobCreateSerializer(StrictInputSerializer):
     corpus_format = serializers.ChoiceField(
         choices=FORMAT_CHOICES,
         help_text='"dailydialog" (turns separated by __eou__) or "generic": {"query", "reply"} JSON lines '
-        '(MaUde: {"turns": [...]})',
+        '(MaUde, Cross-RUBER: {"turns": [...]})',
     )
     epochs = serializers.IntegerField(required=False, min_value=1, max_value=MAX_EPOCHS)
     max_pairs = serializers.IntegerField(required=False, min_value=2)

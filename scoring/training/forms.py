@@ -38,7 +38,7 @@ class TrainingJobForm(forms.Form):
             (DAILYDIALOG, "DailyDialog: one dialogue per line, turns separated by __eou__"),
             (
                 GENERIC_FORMAT,
-                'generic JSON Lines: {"query": ..., "reply": ...} per line (MaUde: {"turns": [...]})',
+                'generic JSON Lines: {"query": ..., "reply": ...} per line (MaUde, Cross-RUBER: {"turns": [...]})',
             ),
         ],
         initial=DAILYDIALOG,

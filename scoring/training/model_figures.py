@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from scoring.metrics.bert_ruber.cells import DEFAULT_CELL
-from scoring.metrics.learned_specs import BERT_RUBER_KIND, MAUDE_KIND
+from scoring.metrics.learned_specs import BERT_RUBER_KIND, DIALOG_KINDS, MAUDE_KIND
 from scoring.metrics.maude.variants import MAUDE
 
 TIMINGS_FILE = "timings.json"  # MaUde's timings name its (context, reply) examples
@@ -73,12 +73,12 @@ def figures_compute(
     cell = _scoring_cell(kind, config, curve)
     rows = _cell_rows(curve, cell)
     kept_epoch, accuracy = _kept(config, cell, rows)
-    dialogs = _dialogs(config) if kind == MAUDE_KIND else None
+    dialogs = _dialogs(config) if kind in DIALOG_KINDS else None
     if accuracy is None and cell == "":
         accuracy = _best_accuracy(config, curve)  # a model of several cells without the scoring one
     epochs = config.get("epochs")
     return ModelFigures(
-        pairs=None if kind == MAUDE_KIND else _pairs(config, folder, pairs),
+        pairs=None if kind in DIALOG_KINDS else _pairs(config, folder, pairs),
         epochs=len(rows) if rows else _longest(curve),
         cells=tuple(str(cell) for cell in config.get("cells", ()) or ()),
         validation_accuracy=accuracy,
@@ -149,8 +149,9 @@ def _cell_rows(curve: Any, cell: str) -> list[Mapping[str, Any]]:
 def _kept(
     config: Mapping[str, Any], cell: str, rows: list[Mapping[str, Any]]
 ) -> tuple[int | None, float | None]:
-    """(epoch kept, its validation accuracy): the cell's ``results`` entry (BERT-RUBER, MaUde), or RUBER's
-    ``best_epoch`` row of the curve; without a record, the curve's best accuracy (RUBER keeps that)."""
+    """(epoch kept, its validation accuracy): the cell's ``results`` entry (BERT-RUBER, MaUde), or the
+    ``best_epoch`` row of the curve (RUBER's config, Cross-RUBER's ``results``: it keeps the lowest
+    validation loss); without a record, the curve's best accuracy (RUBER keeps that)."""
     results = config.get("results")
     if cell and isinstance(results, Mapping) and isinstance(results.get(cell), Mapping):
         entry = results[cell]
@@ -166,6 +167,8 @@ def _kept(
     if not scored:
         return None, None
     best_epoch = config.get("best_epoch")
+    if best_epoch is None and isinstance(results, Mapping):
+        best_epoch = results.get("best_epoch")  # one scorer keeping its own record (Cross-RUBER, issue 27)
     chosen = next((row for row in scored if row.get("epoch") == best_epoch), None)
     if chosen is None:
         chosen = max(scored, key=lambda row: float(row["validation_accuracy"]))

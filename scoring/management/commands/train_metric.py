@@ -1,17 +1,21 @@
-"""Train a learned metric's model on a corpus of query-reply pairs (or, for MaUde, of whole dialogs) and
-register it for scoring.
+"""Train a learned metric's model on a corpus of query-reply pairs (or, for MaUde and Cross-RUBER, of whole
+dialogs) and register it for scoring.
 
     manage.py train_metric ruber --corpus ../shared/data/dailydialog --format dailydialog --name dd-ruber
     manage.py train_metric bert-ruber --corpus ../shared/data/dailydialog --format dailydialog --name dd-bert
     manage.py train_metric bert-ruber --corpus pairs.jsonl --format pairs-jsonl --name my-bert --all-cells
     manage.py train_metric maude --corpus ../shared/data/dailydialog --format dailydialog --name dd-maude
+    manage.py train_metric cross-ruber --corpus ../shared/data/dailydialog --format dailydialog --name dd-cross
 
 RUBER trains word2vec and the unreferenced scorer s_U (seed 000, sections 3.1-3.2); BERT-RUBER trains the
 unreferenced factorial cells over MiniLM and word2vec (seed 001, section 2.1): by default the eight pooling
 cells, which train in minutes ({bert,word2vec}-{max,mean}-{ranking,ce}); the four Bi-GRU cells take hours
 on a CPU and are trained when named (``--cells``) or with ``--all-cells``; MaUde trains its scorer and
 the baselines named by --variants on (context, reply) examples of every dialog (seed 004; --format
-dialogs-jsonl reads {"turns": [...]} lines, --context-turns cuts the history). Early stopping uses the
+dialogs-jsonl reads {"turns": [...]} lines, --context-turns cuts the history); Cross-RUBER fine-tunes
+MiniLM's top layers (--frozen-layers; 0 on CUDA fine-tunes all) as a cross-encoder of context and reply
+(issue 27; docs/metrics.md, "Cross-RUBER"), caching the frozen layers' token states in
+DIALEVAL_MODEL_DIR/cross-ruber/.cache. Early stopping uses the
 corpus's validation split when there is one (``--validation``; given DailyDialog's folder, training
 uses its ``train/`` split and early stopping its ``validation/`` split), else 5% of the pairs held out with a fixed seed. --default makes the
 model the one studies use when they choose none. A progress bar shows the loss; CUDA is used when present.
@@ -27,7 +31,16 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError
 
 from scoring.metrics.bert_ruber.cells import FAST_CELLS
-from scoring.metrics.learned_specs import BERT_RUBER_KIND, FACTORIAL_CELLS, MAUDE_KIND, MODEL_KINDS
+from scoring.metrics.cross_ruber.config import INTERACTIONS
+from scoring.metrics.cross_ruber.config import NEGATIVE_KINDS as CROSS_RUBER_NEGATIVES
+from scoring.metrics.learned_specs import (
+    BERT_RUBER_KIND,
+    CROSS_RUBER_KIND,
+    DIALOG_KINDS,
+    FACTORIAL_CELLS,
+    MAUDE_KIND,
+    MODEL_KINDS,
+)
 from scoring.metrics.maude.dialogs import DIALOG_FORMATS, DIALOGS_JSONL
 from scoring.metrics.maude.inputs import POOLINGS
 from scoring.metrics.maude.training import NEGATIVE_KINDS
@@ -78,14 +91,26 @@ class Command(BaseCommand):
             f"known: {','.join(ALL_VARIANTS)})",
         )
         parser.add_argument(
-            "--context-turns", type=int, help="MaUde: context turns per example (default: the whole history)"
+            "--context-turns",
+            type=int,
+            help="MaUde, Cross-RUBER: context turns per example (default: MaUde the whole history, Cross-RUBER 3)",
         )
         parser.add_argument(
             "--pooling", choices=POOLINGS, help="MaUde: pooling of the encoder's token vectors"
         )
         parser.add_argument(
             "--negatives",
-            help=f"MaUde: negative kinds, comma-separated (default all: {','.join(NEGATIVE_KINDS)})",
+            help=f"MaUde: negative kinds, comma-separated (default all: {','.join(NEGATIVE_KINDS)}); Cross-RUBER: "
+            f"among {','.join(CROSS_RUBER_NEGATIVES)} (default batch,utterance,syntactic)",
+        )
+        parser.add_argument(
+            "--frozen-layers",
+            type=int,
+            help="Cross-RUBER: MiniLM's lower layers frozen and their token states cached (default 4; 0 "
+            "fine-tunes the whole encoder, for CUDA)",
+        )
+        parser.add_argument(
+            "--interaction", choices=INTERACTIONS, help="Cross-RUBER: how the reply meets the context"
         )
         parser.add_argument("--default", action="store_true", help="make it the default model of its kind")
         parser.add_argument(
@@ -119,7 +144,7 @@ class Command(BaseCommand):
             threads = torch_threads_apply(options["threads"] or torch_threads_default())
             source = "--threads" if options["threads"] else torch_threads_source()
             self.stdout.write(f"torch threads: {threads} ({source})")
-            unit = "dialogs" if options["kind"] == MAUDE_KIND else "pairs"
+            unit = "dialogs" if options["kind"] in DIALOG_KINDS else "pairs"
             self.stdout.write(
                 f"training {options['kind']} on {len(pairs)} {unit} ({len(validation)} for validation): {description}"
             )
@@ -137,6 +162,8 @@ class Command(BaseCommand):
                     context_turns=options["context_turns"],
                     pooling=options["pooling"],
                     negatives=negatives,
+                    frozen_layers=options["frozen_layers"],
+                    interaction=options["interaction"],
                 ),
                 pairs=pairs,
                 validation_pairs=validation,
@@ -158,32 +185,29 @@ class Command(BaseCommand):
     @staticmethod
     def _negatives(options: dict[str, Any]) -> list[str]:
         negatives = [name.strip() for name in (options["negatives"] or "").split(",") if name.strip()]
-        unknown = [name for name in negatives if name not in NEGATIVE_KINDS]
+        known = CROSS_RUBER_NEGATIVES if options["kind"] == CROSS_RUBER_KIND else NEGATIVE_KINDS
+        unknown = [name for name in negatives if name not in known]
         if unknown:
-            raise CommandError(
-                f"unknown negative(s) {', '.join(unknown)}; known: {', '.join(NEGATIVE_KINDS)}"
-            )
+            raise CommandError(f"unknown negative(s) {', '.join(unknown)}; known: {', '.join(known)}")
         return negatives
 
     @staticmethod
     def _variants(options: dict[str, Any]) -> list[str]:
         variants = [name.strip() for name in (options["variants"] or "").split(",") if name.strip()]
-        maude_only = [
-            flag
-            for flag, key in (
-                ("--variants", "variants"),
-                ("--context-turns", "context_turns"),
-                ("--pooling", "pooling"),
-                ("--negatives", "negatives"),
-            )
-            if options[key] is not None
-        ]
-        if maude_only and options["kind"] != MAUDE_KIND:
+        for flags, kinds in (
+            ((("--variants", "variants"), ("--pooling", "pooling")), (MAUDE_KIND,)),
+            ((("--context-turns", "context_turns"), ("--negatives", "negatives")), DIALOG_KINDS),
+            ((("--frozen-layers", "frozen_layers"), ("--interaction", "interaction")), (CROSS_RUBER_KIND,)),
+        ):
+            given = [flag for flag, key in flags if options[key] is not None]
+            if given and options["kind"] not in kinds:
+                raise CommandError(
+                    f"{', '.join(given)} appl{'ies' if len(given) == 1 else 'y'} to {' and '.join(kinds)} only"
+                )
+        if options["kind"] not in DIALOG_KINDS and options["corpus_format"] == DIALOGS_JSONL:
             raise CommandError(
-                f"{', '.join(maude_only)} appl{'ies' if len(maude_only) == 1 else 'y'} to maude only"
+                f"--format {DIALOGS_JSONL} is MaUde's and Cross-RUBER's; {options['kind']} trains on pairs"
             )
-        if options["kind"] != MAUDE_KIND and options["corpus_format"] == DIALOGS_JSONL:
-            raise CommandError(f"--format {DIALOGS_JSONL} is MaUde's; {options['kind']} trains on pairs")
         unknown = [name for name in variants if name not in ALL_VARIANTS]
         if unknown:
             raise CommandError(f"unknown variant(s) {', '.join(unknown)}; known: {', '.join(ALL_VARIANTS)}")

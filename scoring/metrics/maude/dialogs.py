@@ -22,11 +22,13 @@ from scoring.metrics.ruber.corpus import (
     EOU,
     PAIRS_JSONL,
     CorpusError,
+    QueryReplyPair,
     corpus_files,
     corpus_lines,
     jsonl_pairs,
     jsonl_records,
     seeded_split,
+    training_provenance,
 )
 
 DIALOGS_JSONL = "dialogs-jsonl"
@@ -116,3 +118,23 @@ def _jsonl_dialogs(path: Path) -> list[Dialog]:
                 texts.append(text.strip())
         dialogs.append(tuple(texts))
     return dialogs
+
+
+def dialogs_provenance(
+    description: str, dialogs: Sequence[Dialog], validation_dialogs: Sequence[Dialog]
+) -> dict[str, object]:
+    """``training_provenance`` of a model trained on whole dialogs (MaUde, Cross-RUBER): the corpus
+    fingerprinted over each dialog as (its earlier turns joined by ``__eot__``, its last turn) and counted
+    in dialogs, not pairs."""
+
+    def as_pairs(items: Sequence[Dialog]) -> list[QueryReplyPair]:
+        return [QueryReplyPair(" __eot__ ".join(dialog[:-1]), dialog[-1]) for dialog in items]
+
+    provenance = training_provenance(description, as_pairs(dialogs), as_pairs(validation_dialogs))
+    recorded = provenance["corpus"]
+    assert isinstance(recorded, dict)
+    corpus = {
+        key: value for key, value in recorded.items() if key not in ("training_pairs", "validation_pairs")
+    }
+    corpus.update(training_dialogs=len(dialogs), validation_dialogs=len(validation_dialogs))
+    return {**provenance, "corpus": corpus}

@@ -45,7 +45,7 @@ from scoring.metrics.artifacts import CELLS_FOLDER, encoder_record, model_device
 from scoring.metrics.bert_ruber.features import word2vec_table
 from scoring.metrics.contextual_encoder import TokenEncoder, device_settings
 from scoring.metrics.maude.artifact import MaudeArtifact, maude_artifact_hash
-from scoring.metrics.maude.dialogs import ContextReply, Dialog, examples
+from scoring.metrics.maude.dialogs import ContextReply, Dialog, dialogs_provenance, examples
 from scoring.metrics.maude.inputs import TextIndex, context_texts, encoder_vectors, example_arrays
 from scoring.metrics.maude.negatives import (
     DEFAULT_DROP_FRACTION,
@@ -54,7 +54,7 @@ from scoring.metrics.maude.negatives import (
     syntactic_negative,
 )
 from scoring.metrics.maude.variants import DEFAULT_VARIANTS, ENCODER_VARIANTS, INFERSENT, parse_variants
-from scoring.metrics.ruber.corpus import CorpusError, training_provenance
+from scoring.metrics.ruber.corpus import CorpusError
 from scoring.metrics.ruber.word2vec import Word2VecConfig, train_word2vec
 from scoring.metrics.tokenize import tokenize, tokenizer_name
 from scoring.metrics.training_loop import (
@@ -452,8 +452,6 @@ def _config_json(
     vectors_size: int,
     encoder: TokenEncoder | None,
 ) -> dict[str, Any]:
-    from scoring.metrics.ruber.corpus import QueryReplyPair
-
     settings = dataclasses.asdict(config)
     settings.pop("device")
     settings.pop("torch_threads")
@@ -470,16 +468,7 @@ def _config_json(
             "tokenizer": tokenizer_name(config.language),
             "vocabulary_size": vectors_size,
             "encoder": encoder_record(encoder),
-            **training_provenance(
-                config.corpus_description,
-                [QueryReplyPair(" __eot__ ".join(d[:-1]), d[-1]) for d in dialogs],
-                [QueryReplyPair(" __eot__ ".join(d[:-1]), d[-1]) for d in validation_dialogs],
-            ),
+            **dialogs_provenance(config.corpus_description, dialogs, validation_dialogs),
         }
     )
-    corpus = settings["corpus"]
-    corpus.pop("training_pairs")
-    corpus.pop("validation_pairs")
-    corpus["training_dialogs"] = len(dialogs)
-    corpus["validation_dialogs"] = len(validation_dialogs)
     return settings
