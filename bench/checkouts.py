@@ -7,7 +7,10 @@ is a fresh process started in its checkout (``python -m MODULE ARGS`` with that 
 and the current directory there); its CPU time (user + system, ``RUSAGE_CHILDREN``) and wall time are
 measured from outside, so the command's own start-up (Django, imports, models) counts on both sides alike.
 Printed: median CPU and wall per side, the ratio before / after per round as min / median / max (above 1:
-the after side is faster), the load averages at the start and the end.
+the after side is faster), the load averages at the start and the end. Then the rows of the Markdown tables
+the command itself printed, when both sides printed them: for each row (named by its text cells) and each
+measured cell (a number with a decimal point, or "min / median / max" of such numbers, in s or ms: the
+middle one is taken), the median of each side over the rounds and the ratio before / after per round.
 
     .venv/bin/python -m bench.checkouts --before /path/to/old/checkout --after . [--rounds 5] \\
         -- bench.report_speed --sizes 10000 --db-sizes "" --compare-sizes "" --rounds 1
@@ -21,6 +24,7 @@ from __future__ import annotations
 import argparse
 import os
 import platform
+import re
 import resource
 import statistics
 import subprocess
@@ -47,6 +51,33 @@ def _run(checkout: Path, command: list[str], log: Path) -> tuple[float, float, i
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     return cpu, wall, status
+
+
+MEASURE = re.compile(r"^(\d+\.\d+)(?: / (\d+\.\d+) / \d+\.\d+)?(?: m?s)?$|^(\d+) / (\d+) / (\d+) ms$")
+Cells = dict[tuple[str, str], float]  # (row's text cells, column header) -> the measured value
+
+
+def table_measures(text: str) -> Cells:
+    """The measured cells of the Markdown tables in ``text``, keyed by row name and column header."""
+    found: Cells = {}
+    header: list[str] = []
+    for line in text.splitlines():
+        if not line.startswith("|"):
+            header = []
+            continue
+        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+        if set("".join(cells)) <= set("-: "):
+            continue
+        if not header:
+            header = cells
+            continue
+        name = " · ".join(cell for cell in cells if cell and not MEASURE.match(cell))
+        for column, cell in zip(header, cells, strict=False):
+            match = MEASURE.match(cell)
+            if match:
+                middle = match.group(2) or match.group(1) or match.group(4)
+                found[(name, f"{column} [ms]" if cell.endswith(" ms") else column)] = float(middle)
+    return found
 
 
 def _spread(values: list[float]) -> str:
@@ -78,6 +109,7 @@ def main() -> None:
     )
     print(f"load average at start: {' '.join(f'{value:.2f}' for value in os.getloadavg())}")
     cpu: dict[str, list[float]] = {"before": [], "after": []}
+    measures: dict[str, list[Cells]] = {"before": [], "after": []}
     wall: dict[str, list[float]] = {"before": [], "after": []}
     for round_number in range(arguments.rounds):
         order = ("before", "after") if round_number % 2 == 0 else ("after", "before")
@@ -86,6 +118,7 @@ def main() -> None:
             seconds, elapsed, status = _run(sides[name], command, log)
             if status != 0:
                 raise SystemExit(f"round {round_number + 1}, {name}: exit status {status}; see {log}")
+            measures[name].append(table_measures(log.read_text(errors="replace")))
             cpu[name].append(seconds)
             wall[name].append(elapsed)
         print(
@@ -104,8 +137,29 @@ def main() -> None:
     print(
         f"before / after per round (min / median / max): CPU {_spread(cpu_ratios)}, wall {_spread(wall_ratios)}"
     )
+    _print_measures(measures)
     print(f"load average at end: {' '.join(f'{value:.2f}' for value in os.getloadavg())}")
     print(f"each run's output: {arguments.log_dir}")
+
+
+def _print_measures(measures: dict[str, list[Cells]]) -> None:
+    keys = [
+        key for key in measures["before"][0] if all(key in run for side in measures.values() for run in side)
+    ]
+    if not keys:
+        return
+    print()
+    print("The command's own table cells (median of each side over the rounds; before / after per round):")
+    print("| row | column | before | after | before / after (min / median / max) |")
+    print("|---|---|---:|---:|---|")
+    for key in keys:
+        before = [run[key] for run in measures["before"]]
+        after = [run[key] for run in measures["after"]]
+        ratios = [old / new for old, new in zip(before, after, strict=True) if new]
+        spread = _spread(ratios) if ratios else "-"
+        print(
+            f"| {key[0]} | {key[1]} | {statistics.median(before):.2f} | {statistics.median(after):.2f} | {spread} |"
+        )
 
 
 if __name__ == "__main__":
