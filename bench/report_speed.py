@@ -487,8 +487,9 @@ def _comparison(n: int, rounds: int) -> list[str]:
     return lines
 
 
-def part_b(sizes: list[int], rounds: int) -> list[tuple[int, str, list[float], list[float]]]:
-    workdir = Path(tempfile.mkdtemp(prefix="dialeval-report-bench-"))
+def setup_django(prefix: str = "dialeval-report-bench-") -> None:
+    """Django on a fresh, migrated SQLite database in a temporary folder, with the test client's set-up."""
+    workdir = Path(tempfile.mkdtemp(prefix=prefix))
     os.environ["DATABASE_URL"] = f"sqlite:///{workdir / 'bench.sqlite3'}"
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.local")
     os.environ["DJANGO_DEBUG"] = "false"
@@ -501,6 +502,10 @@ def part_b(sizes: list[int], rounds: int) -> list[tuple[int, str, list[float], l
 
     call_command("migrate", verbosity=0)
     setup_test_environment()
+
+
+def part_b(sizes: list[int], rounds: int) -> list[tuple[int, str, list[float], list[float]]]:
+    setup_django()
     results = []
     for n in sizes:
         for name, function, unit in _database_parts(n, rounds):
@@ -522,7 +527,7 @@ def _database_parts(n: int, rounds: int) -> list[tuple[str, Callable[[], object]
     from correlation.report.loading import report_inputs
     from stats.report.types import ReportOptions
 
-    study = _database_study(n)
+    study = database_study(n)
     options = ReportOptions()
     client = Client()
     client.force_login(study.owner)
@@ -546,38 +551,45 @@ def _database_parts(n: int, rounds: int) -> list[tuple[str, Callable[[], object]
     ]
 
 
-def _database_study(n: int) -> Any:
+def database_study(
+    n: int, *, seed: int = 0, name: str | None = None, shared: bool = False, contexts_of_systems: bool = False
+) -> Any:
+    """The synthetic study of n replies in the database, owned by "bench-researcher". ``shared``: its metric
+    signatures are the same rows as other studies' (a benchmark across studies matches them), else its own;
+    ``contexts_of_systems``: the replies of one context key share a dialog context (seed 003's design), else
+    each reply has its own (as the report timings here were measured)."""
     from django.contrib.auth import get_user_model
+    from django.contrib.auth.models import Group
     from django.db import transaction
 
     from annotation.models import Annotator, DialogContext, Question, Rating, Response, Study, System
     from kernel.roles import RESEARCHERS_GROUP
     from scoring.models import MetricScore, MetricSignature
 
-    inputs = synthetic_inputs(n)
-    user_model = get_user_model()
-    owner, _ = user_model.objects.get_or_create(username="bench-researcher")
-    from django.contrib.auth.models import Group
-
+    inputs = synthetic_inputs(n, seed=seed)
+    owner, _ = get_user_model().objects.get_or_create(username="bench-researcher")
     owner.groups.add(Group.objects.get_or_create(name=RESEARCHERS_GROUP)[0])
+    keys = [inputs.responses[i].context_key if contexts_of_systems else i for i in range(n)]
     with transaction.atomic():
-        study = Study.objects.create(owner=owner, name=f"bench {n} {time.time_ns()}")
+        study = Study.objects.create(owner=owner, name=name or f"bench {n} {time.time_ns()}")
         question = Question.objects.create(study=study, name="q", scale_min=1, scale_max=5)
         systems = {
             name: System.objects.create(study=study, name=name)
             for name in sorted({r.system for r in inputs.responses.values()})
         }
-        contexts = DialogContext.objects.bulk_create(
+        distinct = list(dict.fromkeys(keys))
+        created = DialogContext.objects.bulk_create(
             [
-                DialogContext(study=study, external_id=f"c{i}", turns=[{"speaker": "A", "text": "hello ."}])
-                for i in range(n)
+                DialogContext(study=study, external_id=f"c{key}", turns=[{"speaker": "A", "text": "hello ."}])
+                for key in distinct
             ],
             batch_size=2000,
         )
+        contexts = dict(zip(distinct, created, strict=True))
         responses = Response.objects.bulk_create(
             [
                 Response(
-                    context=contexts[i],
+                    context=contexts[keys[i]],
                     system=systems[inputs.responses[i].system],
                     text=inputs.responses[i].text,
                 )
@@ -594,11 +606,10 @@ def _database_study(n: int) -> Any:
             batch_size=5000,
         )
         for signature in inputs.signatures:
-            stored = MetricSignature.objects.create(
-                text=f"{signature.text}|study:{study.pk}",
-                name=signature.name,
-                parameters={"refs": "single"},
-                version="bench",
+            text = signature.text if shared else f"{signature.text}|study:{study.pk}"
+            stored, _ = MetricSignature.objects.get_or_create(
+                text=text,
+                defaults={"name": signature.name, "parameters": {"refs": "single"}, "version": "bench"},
             )
             MetricScore.objects.bulk_create(
                 [

@@ -1,7 +1,8 @@
 """Reads for the benchmark across studies: the requester's studies by id, and the table of the chosen metrics
-on them. Each study's column comes from its report inputs (correlation/report/loading.py, without the parts
-that recompute metrics), with the report's default filter, so a cell equals what the study's own report and
-stats/meta compute for it."""
+on them. Each study's column is read from its stored current report when one holds the cells
+(correlation/benchmark/cached_reports.py), else computed from its report inputs (correlation/report/
+loading.py, without the parts that recompute metrics), with the report's default filter; either way a cell
+equals what the study's own report and stats/meta compute for it."""
 
 from __future__ import annotations
 
@@ -9,12 +10,15 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from annotation.models import Study
+from correlation.benchmark.cached_reports import cached_report_documents
 from correlation.report.loading import report_inputs
 from correlation.selectors import studies_reportable_by
+from stats.benchmark.document_column import document_column, document_metrics, question_name
 from stats.benchmark.options import BenchmarkOptions
 from stats.benchmark.study import study_column, study_metrics
-from stats.benchmark.table import BenchmarkTable, MetricKey, benchmark_table
-from stats.report.types import OptionError
+from stats.benchmark.table import BenchmarkTable, MetricKey, StudyColumn, benchmark_table
+from stats.report.document_types import ReportDocument
+from stats.report.types import OptionError, ReportInputs
 
 MAX_STUDIES = 50
 
@@ -87,29 +91,64 @@ def metric_benchmark(
     options: BenchmarkOptions,
     metrics: Sequence[str] = (),
     question: str | None = None,
+    cached: bool = True,
 ) -> BenchmarkTable:
     """The table of ``metrics`` (names or signature texts; every metric of the studies when empty) over
-    ``studies``. ``question``: a question name every study has (each study's first question when ``None``)."""
-    inputs = [report_inputs(study=study, recompute=False) for study in studies]
+    ``studies``. ``question``: a question name every study has (each study's first question when ``None``).
+    A study whose current report is stored with options that hold the cells is read from it (``cached``);
+    the others are computed from their report inputs: the same numbers either way."""
+    documents = cached_report_documents(studies=studies, options=options) if cached else {}
+    sources = [_StudySource(study, documents.get(study.pk)) for study in studies]
     if question is not None:
-        lacking = [s.name for s, i in zip(studies, inputs, strict=True) if question not in _questions(i)]
+        lacking = [source.study.name for source in sources if question not in source.questions()]
         if lacking:
             raise BenchmarkInputError("question", f"no question named {question!r} in {', '.join(lacking)}")
     known: dict[str, MetricKey] = {}
-    for study_inputs in inputs:
-        for key in study_metrics(study_inputs):
+    for source in sources:
+        for key in source.metrics(question):
             known.setdefault(key.text, key)
     chosen = _chosen_metrics(list(known.values()), metrics)
     labels = _study_labels(studies)
     columns = [
-        study_column(study_inputs, options, label=label, question=question)
-        for study_inputs, label in zip(inputs, labels, strict=True)
+        source.column(options, label=label, question=question)
+        for source, label in zip(sources, labels, strict=True)
     ]
     return benchmark_table(columns, chosen, options)
 
 
-def _questions(inputs: Any) -> set[str]:
-    return {question.name for question in inputs.questions}
+class _StudySource:
+    """One study's column: read from its stored report document when there is one that answers (and has
+    the question), else computed from its report inputs, loaded once."""
+
+    def __init__(self, study: Study, document: ReportDocument | None) -> None:
+        self.study, self.document = study, document
+        self._inputs: ReportInputs | None = None
+
+    def inputs(self) -> ReportInputs:
+        if self._inputs is None:
+            self._inputs = report_inputs(study=self.study, recompute=False)
+        return self._inputs
+
+    def _readable(self, question: str | None) -> str | None:
+        """The question name the document answers for ``question``, ``None`` when the inputs must."""
+        return question_name(self.document, question) if self.document is not None else None
+
+    def questions(self) -> set[str]:
+        if self.document is not None:
+            return {summary["name"] for summary in self.document["questions"]}
+        return {question.name for question in self.inputs().questions}
+
+    def metrics(self, question: str | None) -> list[MetricKey]:
+        name = self._readable(question)
+        if self.document is not None and name is not None:
+            return document_metrics(self.document, name)
+        return study_metrics(self.inputs())
+
+    def column(self, options: BenchmarkOptions, *, label: str, question: str | None) -> StudyColumn:
+        name = self._readable(question)
+        if self.document is not None and name is not None:
+            return document_column(self.document, options, question=name, label=label)
+        return study_column(self.inputs(), options, label=label, question=question)
 
 
 def _chosen_metrics(known: list[MetricKey], wanted: Sequence[str]) -> list[MetricKey]:

@@ -25,8 +25,13 @@ import numpy as np
 
 from stats.benchmark.options import BenchmarkOptions
 from stats.correlations import kendall_with_ci, pearson_with_ci, spearman_with_ci
-from stats.meta import Groups, grouped_correlations, reply_pairwise_accuracy, system_pairwise_accuracy
-from stats.meta.groups import within_group_pairs
+from stats.meta import (
+    Groups,
+    grouped_correlations,
+    reply_pairwise_accuracy,
+    system_pairwise_accuracy,
+    trivial_accuracy,
+)
 
 SIGNIFICANCE = 0.05
 _FLAT = {"pearson": pearson_with_ci, "spearman": spearman_with_ci, "kendall": kendall_with_ci}
@@ -156,15 +161,3 @@ def _reply_accuracy(
             )
         )
     return cells
-
-
-def trivial_accuracy(human: np.ndarray, metric: np.ndarray, contexts: Groups) -> float | None:
-    """acc_eq within contexts of the better trivial metric: one that ties every pair gets t, the contexts'
-    mean share of pairs people tied; one that orders every pair at random (1 - t) / 2 in expectation."""
-    pairs = within_group_pairs(contexts, np.isfinite(human) & np.isfinite(metric))
-    if pairs.count == 0:
-        return None
-    tied = (human[pairs.first] == human[pairs.second]).astype(np.float64)
-    _, dense = np.unique(pairs.group, return_inverse=True)
-    share = float((np.bincount(dense, tied) / np.bincount(dense)).mean())
-    return max(share, (1.0 - share) / 2.0)

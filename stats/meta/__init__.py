@@ -31,6 +31,7 @@ from stats.meta.pairwise_accuracy import (
     calibrate_ties,
     reply_pairwise_accuracy,
     system_pairwise_accuracy,
+    trivial_accuracy,
 )
 from stats.meta.permutation import (
     EarlyStop,
@@ -66,6 +67,7 @@ __all__ = [
     "reply_pairwise_accuracy",
     "significance_clusters",
     "system_pairwise_accuracy",
+    "trivial_accuracy",
     "variance_components",
     "within_group_pairs",
 ]

@@ -284,6 +284,19 @@ def system_pairwise_accuracy(
     return results
 
 
+def trivial_accuracy(human: np.ndarray, metric: np.ndarray, contexts: Groups) -> float | None:
+    """acc_eq within contexts of the better trivial metric, the level a real metric must beat: one that ties
+    every pair gets t, the contexts' mean share of pairs people tied; one that orders every pair at random
+    gets (1 - t) / 2 in expectation. ``None`` when no context has two replies with both scores."""
+    pairs = within_group_pairs(contexts, np.isfinite(human) & np.isfinite(metric))
+    if pairs.count == 0:
+        return None
+    tied = (human[pairs.first] == human[pairs.second]).astype(np.float64)
+    _, dense = np.unique(pairs.group, return_inverse=True)
+    share = float((np.bincount(dense, tied) / np.bincount(dense)).mean())
+    return max(share, (1.0 - share) / 2.0)
+
+
 def best_accuracies(human_diff: np.ndarray, metric_diff: np.ndarray, calibrate: bool) -> np.ndarray:
     """Row by row (pairs in columns, NaN where a pair is absent): acc_eq at epsilon = 0, or at the best
     candidate epsilon of that row. For few pairs per row (system pairs), vectorised over rows."""

@@ -366,6 +366,9 @@ class AccuracyFields(TypedDict):
     ci: Interval
     ci_method: str
     note: str
+    # within contexts only (issue 26, benchmark significance): acc_eq of the better trivial metric, tie
+    # everything or order at random (stats.meta.trivial_accuracy); documents from before it lack it
+    trivial: NotRequired[float | None]
 
 
 class PairwiseAccuracyEntry(SignatureFields):

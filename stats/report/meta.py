@@ -37,6 +37,7 @@ from stats.meta import (
     reply_pairwise_accuracy,
     significance_clusters,
     system_pairwise_accuracy,
+    trivial_accuracy,
 )
 from stats.meta.clusters import SIGNIFICANCE, ranked_pairs
 from stats.meta.grouped import COEFFICIENTS, grouped_coefficients
@@ -294,9 +295,14 @@ def _accuracy(
             "question": question,
             **signature_fields(signature),
             "system": _accuracy_fields(at_system),
-            "context": _accuracy_fields(at_context),
+            "context": {
+                **_accuracy_fields(at_context),
+                "trivial": trivial_accuracy(x, values[:, column], layout.contexts),
+            },
         }
-        for signature, at_system, at_context in zip(signatures, system, context, strict=True)
+        for column, (signature, at_system, at_context) in enumerate(
+            zip(signatures, system, context, strict=True)
+        )
     ]
 
 

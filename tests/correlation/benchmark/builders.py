@@ -13,6 +13,24 @@ from tests.correlation.builders import bump_data_version
 from tests.factories import DialogContextFactory, QuestionFactory, ResponseFactory, StudyFactory
 
 Metric = Callable[[float, int], float]
+BLEU, METEOR, FLAT = "bleu-2|refs:single|version:test", "meteor|version:test", "flat|version:test"
+
+
+def bleu_like(quality: float, index: int) -> float:
+    """Follows the hidden quality, with a deterministic wobble."""
+    return quality + ((index * 37) % 11) / 4
+
+
+def meteor_like(quality: float, index: int) -> float:
+    """Mostly noise, a little quality."""
+    return ((index * 53) % 17) / 17 + quality / 10
+
+
+def two_studies(owner) -> list[Study]:
+    """ "GRADE convai2" scored by BLEU and METEOR, "own pilot" by BLEU and a constant metric."""
+    first = benchmark_study(owner, "GRADE convai2", {BLEU: bleu_like, METEOR: meteor_like}, seed=1)
+    second = benchmark_study(owner, "own pilot", {BLEU: bleu_like, FLAT: lambda q, i: 0.5}, seed=2)
+    return [first, second]
 
 
 def benchmark_study(

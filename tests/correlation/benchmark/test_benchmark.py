@@ -19,28 +19,16 @@ from scipy import stats as scipy_stats
 
 from annotation.models import Rating, Response
 from scoring.models import MetricScore
-from tests.correlation.benchmark.builders import benchmark_study
+from tests.correlation.benchmark.builders import BLEU, FLAT, METEOR, benchmark_study, bleu_like, two_studies
 from tests.correlation.report_helpers import report_document
 from tests.factories import ResearcherFactory
 
 pytestmark = pytest.mark.django_db
 
-BLEU, METEOR, FLAT = "bleu-2|refs:single|version:test", "meteor|version:test", "flat|version:test"
-
-
-def _bleu(quality: float, index: int) -> float:
-    return quality + ((index * 37) % 11) / 4
-
-
-def _meteor(quality: float, index: int) -> float:
-    return ((index * 53) % 17) / 17 + quality / 10
-
 
 @pytest.fixture
 def studies(researcher):
-    first = benchmark_study(researcher, "GRADE convai2", {BLEU: _bleu, METEOR: _meteor}, seed=1)
-    second = benchmark_study(researcher, "own pilot", {BLEU: _bleu, FLAT: lambda q, i: 0.5}, seed=2)
-    return first, second
+    return two_studies(researcher)
 
 
 def _direct(study, text):
@@ -143,7 +131,7 @@ def test_grouped_and_accuracy_cells_equal_the_statistics_computed_directly(studi
 def test_only_the_requesters_own_studies_are_reachable(studies) -> None:
     first, _ = studies
     stranger = ResearcherFactory.create(username="mallory")
-    theirs = benchmark_study(stranger, "theirs", {BLEU: _bleu}, seed=3, contexts=3)
+    theirs = benchmark_study(stranger, "theirs", {BLEU: bleu_like}, seed=3, contexts=3)
 
     assert _get(stranger, studies=str(first.pk)).status_code == 404
     assert _get(first.owner, studies=f"{first.pk},{theirs.pk}").status_code == 404
