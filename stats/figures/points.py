@@ -29,4 +29,14 @@ def compact(values: Iterable[float]) -> list[float]:
 
 
 def compact_or_none(values: Iterable[float | None]) -> list[float | None]:
+    """Each value as :func:`compact` gives it, None for None and NaN. A float array goes through
+    :func:`compact` (its distinct values formatted once), the rest value by value."""
+    if isinstance(values, np.ndarray) and values.dtype.kind == "f" and values.ndim == 1:
+        present = ~np.isnan(values)
+        if present.all():
+            return list(compact(values))
+        result: list[float | None] = [None] * values.size
+        for position, value in zip(np.flatnonzero(present).tolist(), compact(values[present]), strict=True):
+            result[position] = value
+        return result
     return [None if value is None or value != value else float(f"{float(value):.6g}") for value in values]
