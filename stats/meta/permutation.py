@@ -419,7 +419,7 @@ class _CorrelationPlan(_Plan):
         r_b, valid_b = self._r(b.fixed.reshape(3, g, 1) - swapped)
         if valid_a.all() and valid_b.all():
             return _PatternTable((r_a - r_b).reshape(-1), None)
-        tables = np.stack([r_a, valid_a, r_b, valid_b], axis=-1).reshape(-1, 4).astype(np.float64)
+        tables = np.stack([r_a, valid_a, r_b, valid_b], axis=-1, dtype=np.float64).reshape(-1, 4)
         return _PatternTable(None, tables)
 
     def deltas(self, pair: object, block: _Block) -> np.ndarray:
@@ -460,11 +460,21 @@ def _group_r(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Pearson's r in each group from its sums of the standardised metric y (s_y, s_yy) and of y times the
     group-centred human score (s_xy), and the human's sum of squares: 0 where undefined, and where defined."""
-    variance = s_yy - s_y * s_y / count
+    # In place, the arithmetic of s_yy - s_y^2 / count, s_xy / sqrt(human_sq * variance): fewer temporaries.
+    variance = s_y * s_y
+    variance /= count
+    np.subtract(s_yy, variance, out=variance)
+    r = human_sq * variance
     with np.errstate(invalid="ignore", divide="ignore"):
-        r = s_xy / np.sqrt(human_sq * variance)
-    valid = (human_sq > 1e-12) & (count >= 2) & (variance > 1e-12 * np.maximum(s_yy, 1.0))
-    return np.where(valid, np.clip(r, -1.0, 1.0), 0.0), valid
+        np.sqrt(r, out=r)
+        np.divide(s_xy, r, out=r)
+    limit = np.maximum(s_yy, 1.0)
+    limit *= 1e-12
+    valid = variance > limit
+    valid &= (human_sq > 1e-12) & (count >= 2)
+    np.clip(r, -1.0, 1.0, out=r)
+    r[~valid] = 0.0
+    return r, valid
 
 
 @dataclass(frozen=True)
