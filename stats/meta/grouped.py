@@ -167,6 +167,8 @@ def group_correlations(
     """The coefficient within every group over its replies with both scores, and the reasons for NaNs."""
     present = np.isfinite(human) & np.isfinite(metric)
     sizes = groups.sizes(present)
+    if not np.any(sizes >= 2):  # every group too small (a system's replies by context): nothing else to ask
+        return GroupCorrelations(np.full(groups.count, np.nan), (TOO_FEW,) * groups.count)
     human_constant = _constant(human, present, groups)
     metric_constant = _constant(metric, present, groups)
     reasons = np.full(groups.count, "", dtype=object)

@@ -16,6 +16,7 @@ from stats.meta.grouped import (
     METRIC_CONSTANT,
     TOO_FEW,
     Coefficient,
+    group_correlations,
     group_ranks,
     grouped_coefficients,
     grouped_correlations,
@@ -247,3 +248,27 @@ def test_grouping_none_is_the_flat_correlation_without_an_interval() -> None:
     result = grouped_correlations(human, metrics, Groups.single(human.size))[0]
     assert result.value == pytest.approx(scipy_stats.pearsonr(human[keep], metrics[keep, 0])[0], abs=1e-13)
     assert result.ci is None
+
+
+@pytest.mark.parametrize("coefficient", ["pearson", "spearman", "kendall"])
+def test_groups_all_too_small_are_left_out_as_the_general_path_leaves_them(coefficient: Coefficient) -> None:
+    """Contexts of one reply (a system's replies by context), some without a human or metric score: the quick
+    answer when no group has two replies is what the general path gives those groups beside a usable one."""
+    rng = np.random.default_rng(7)
+    n = 40
+    human, metric = rng.normal(size=n), np.round(rng.normal(size=n), 1)
+    human[[3, 9]] = np.nan
+    metric[[4, 9, 17]] = np.nan
+    alone = group_correlations(human, metric, Groups.of(list(range(n))), coefficient)
+    assert set(alone.reasons) == {TOO_FEW}
+    assert np.isnan(alone.values).all()
+    # The same replies beside a group of three usable replies (general path).
+    with_usable = group_correlations(
+        np.r_[human, 1.0, 2.0, 3.0],
+        np.r_[metric, 0.3, 0.1, 0.2],
+        Groups.of([*range(n), n, n, n]),
+        coefficient,
+    )
+    assert with_usable.reasons[:n] == alone.reasons
+    np.testing.assert_array_equal(with_usable.values[:n], alone.values)
+    assert with_usable.reasons[n] == ""
