@@ -419,8 +419,9 @@ class _CorrelationPlan(_Plan):
         r_b, valid_b = self._r(b.fixed.reshape(3, g, 1) - swapped)
         if valid_a.all() and valid_b.all():
             return _PatternTable((r_a - r_b).reshape(-1), None)
-        tables = np.stack([r_a, valid_a, r_b, valid_b], axis=-1, dtype=np.float64).reshape(-1, 4)
-        return _PatternTable(None, tables)
+        tables = np.stack([r_a, r_b], axis=-1).reshape(-1, 2)
+        defined = np.stack([valid_a, valid_b], axis=-1).reshape(-1, 2).view(np.int8)
+        return _PatternTable(None, tables, defined)
 
     def deltas(self, pair: object, block: _Block) -> np.ndarray:
         if not isinstance(pair, _PatternTable):
@@ -429,7 +430,11 @@ class _CorrelationPlan(_Plan):
         if pair.difference is not None:  # every group counts in every permutation
             return np.take(pair.difference, cells).sum(axis=0) / self.groups_count
         assert pair.tables is not None
-        r_a, used_a, r_b, used_b = np.take(pair.tables, cells, axis=0).sum(axis=0).T
+        assert pair.defined is not None
+        r_a, r_b = np.take(pair.tables, cells, axis=0).sum(axis=0).T
+        # Counts of defined groups, exact in integers as in floats: the same as summing 1.0s, in a quarter of
+        # the memory the gather moves.
+        used_a, used_b = np.take(pair.defined, cells, axis=0).sum(axis=0, dtype=np.int64).T.astype(np.float64)
         with np.errstate(invalid="ignore", divide="ignore"):
             return np.where(used_a > 0, r_a / used_a, np.nan) - np.where(used_b > 0, r_b / used_b, np.nan)
 
@@ -480,11 +485,12 @@ def _group_r(
 @dataclass(frozen=True)
 class _PatternTable:
     """A pair's table by group and swap pattern (cells as :meth:`SwapPatterns.cells` numbers them): the
-    difference of the two metrics' r where every group's r is always defined, else both r and whether it is
-    defined (columns r_first, defined_first, r_second, defined_second: one gather reads all four)."""
+    difference of the two metrics' r where every group's r is always defined, else both r (columns r_first,
+    r_second; 0 where undefined) and whether each is defined (``defined``, 0/1 as int8)."""
 
     difference: np.ndarray | None
     tables: np.ndarray | None
+    defined: np.ndarray | None = None
 
 
 class _SystemPlan(_Plan):

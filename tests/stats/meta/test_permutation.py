@@ -404,3 +404,46 @@ def test_group_r_in_place_is_the_plain_arithmetic_to_the_bit(seed: int) -> None:
     assert 0 < new_valid.sum() < new_valid.size
     flat = _group_r(s_y.T, s_xy.T, s_yy.T, human_sq[:, 0], count[:, 0])  # permutations x groups
     assert np.array_equal(flat[0], _group_r_as_written(s_y.T, s_xy.T, s_yy.T, human_sq[:, 0], count[:, 0])[0])
+
+
+@pytest.mark.parametrize("scheme", ["both", "inputs"])
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_pattern_deltas_are_the_four_column_gather_to_the_bit(scheme: Scheme, seed: int) -> None:
+    """Where some group's r is undefined in some pattern, a permutation's statistic sums the r of both metrics
+    and counts the defined groups from two gathers (float r, int8 flags): against the one gather of all four
+    columns as floats that it replaced, bit for bit, on contexts of 1 to 5 replies with ties, constant human
+    scores, a constant metric and missing scores."""
+    from stats.meta.permutation import _Block, _CorrelationPlan, _PatternTable, _plan
+
+    rng = np.random.default_rng(seed)
+    sizes = rng.integers(1, 6, size=60)
+    context = np.repeat(np.arange(sizes.size), sizes)
+    n = context.size
+    system = np.concatenate([np.arange(size) for size in sizes])
+    human = rng.integers(1, 4, n).astype(np.float64)
+    metrics = np.stack([np.round(rng.normal(size=n), 1), rng.normal(size=n), rng.normal(size=n)], axis=1)
+    metrics[context == 3, 0] = 0.5
+    metrics[rng.choice(n, 5, replace=False), 2] = np.nan
+    layout = Layout.of(list(context), list(system))
+    for first, second in itertools.combinations(range(3), 2):
+        present = np.isfinite(human) & np.isfinite(metrics[:, first]) & np.isfinite(metrics[:, second])
+        plan = _plan(human, metrics, present, layout, Statistic("pearson", "context"), scheme)
+        assert isinstance(plan, _CorrelationPlan)
+        assert plan.patterns is not None
+        table = plan.pair(first, second)
+        assert isinstance(table, _PatternTable)
+        assert table.tables is not None
+        assert table.defined is not None
+        four = np.stack(
+            [table.tables[:, 0], table.defined[:, 0], table.tables[:, 1], table.defined[:, 1]], axis=1
+        ).astype(np.float64)
+        blocks = plan.mask_blocks(seed, 40)
+        for index in range(3):
+            block = _Block(plan, blocks, (seed, 40, index), 40)
+            cells = plan.patterns.cells(blocks.bits(index, 40))
+            r_a, used_a, r_b, used_b = np.take(four, cells, axis=0).sum(axis=0).T
+            with np.errstate(invalid="ignore", divide="ignore"):
+                expected = np.where(used_a > 0, r_a / used_a, np.nan) - np.where(
+                    used_b > 0, r_b / used_b, np.nan
+                )
+            np.testing.assert_array_equal(plan.deltas(table, block), expected)
