@@ -466,7 +466,7 @@ def _group_r(
     """Pearson's r in each group from its sums of the standardised metric y (s_y, s_yy) and of y times the
     group-centred human score (s_xy), and the human's sum of squares: 0 where undefined, and where defined."""
     # In place, the arithmetic of s_yy - s_y^2 / count, s_xy / sqrt(human_sq * variance): fewer temporaries.
-    variance = s_y * s_y
+    variance = np.multiply(s_y, s_y, dtype=np.float64)  # a new float array (sums of no reply can be ints)
     variance /= count
     np.subtract(s_yy, variance, out=variance)
     r = human_sq * variance

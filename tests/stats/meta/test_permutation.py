@@ -447,3 +447,16 @@ def test_pattern_deltas_are_the_four_column_gather_to_the_bit(scheme: Scheme, se
                     used_b > 0, r_b / used_b, np.nan
                 )
             np.testing.assert_array_equal(plan.deltas(table, block), expected)
+
+
+@pytest.mark.parametrize("grouping", ["none", "context", "system"])
+def test_a_pair_without_a_reply_both_metrics_scored_gets_a_note(grouping: Grouping) -> None:
+    """No reply scored by both metrics: the plan's sums are empty (integer) arrays, and the test says why."""
+    human, metrics, layout = _study(contexts=6)
+    metrics[: metrics.shape[0] // 2, 0] = np.nan
+    metrics[metrics.shape[0] // 2 :, 1] = np.nan
+    result = permutation_tests(
+        human, metrics, layout, Statistic("pearson", grouping), [(0, 1)], permutations=20, early_stop=None
+    )[0]
+    assert result.p_value is None
+    assert result.note.startswith("not computable")
