@@ -265,10 +265,11 @@ def pairwise_kappas(
     scales of three or more points)."""
     weights = weighting_for_scale(points)
     pairs = []
+    rated = {rater: set(ratings) for rater, ratings in ratings_by_rater.items()}  # each rater's set once
     for first, second in combinations(ratings_by_rater, 2):
         # Kappa counts pairs of labels: it does not depend on the order of the shared replies, so they are not
         # sorted (sorting 100,000 replies by repr for each pair of raters cost more than the kappas).
-        shared = list(set(ratings_by_rater[first]) & set(ratings_by_rater[second]))
+        shared = list(rated[first] & rated[second])
         if not shared:
             pairs.append(PairKappa(first, second, None, 0, "not computable: no reply rated by both"))
             continue
