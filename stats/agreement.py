@@ -82,13 +82,13 @@ def cohen_kappa(
         raise ValueError("scale points must be distinct and in increasing order")
     position = {point: index for index, point in enumerate(scale)}
     try:
-        rows = np.array([position[value] for value in first])
-        columns = np.array([position[value] for value in second])
+        rows, columns = _positions(first, scale, position), _positions(second, scale, position)
     except KeyError as missing:
         raise ValueError(f"label {missing.args[0]!r} is not a point of the scale {scale}") from None
     size = len(scale)
-    observed = np.zeros((size, size))
-    np.add.at(observed, (rows, columns), 1.0)
+    observed = (
+        np.bincount(rows * size + columns, minlength=size * size).reshape(size, size).astype(np.float64)
+    )
     observed /= observed.sum()
     expected = np.outer(observed.sum(axis=1), observed.sum(axis=0))
     weight = disagreement_weights(size, weights)
@@ -96,6 +96,18 @@ def cohen_kappa(
     if chance <= 1e-12:
         return None
     return 1.0 - float((weight * observed).sum()) / chance
+
+
+def _positions(labels: Sequence[int], scale: list[int], position: Mapping[int, int]) -> np.ndarray:
+    """``position[label]`` of every label: by binary search in the (increasing) scale when labels and scale
+    are integers, else (or when a label is off the scale, to raise its ``KeyError``) label by label."""
+    array = np.asarray(labels)
+    if array.dtype.kind in "iu" and all(type(point) is int for point in scale):
+        points = np.asarray(scale, dtype=np.int64)
+        index = np.searchsorted(points, array)
+        if np.all(index < points.size) and np.array_equal(points[np.minimum(index, points.size - 1)], array):
+            return index
+    return np.array([position[value] for value in labels], dtype=np.int64)
 
 
 def nearest_point(value: float, points: Sequence[int]) -> int:

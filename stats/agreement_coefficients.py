@@ -1,6 +1,6 @@
 """How much the human raters of a study agree: the coefficients of the report's agreement section.
 
-All come from well-kept libraries; this module only shapes the study's ratings for them and says, in
+All come from well-kept libraries (the ICC as one computes it); this module only shapes the study's ratings for them and says, in
 words, when a coefficient cannot be computed (never NaN, never an exception):
 
 * Krippendorff's alpha, ordinal and interval (Krippendorff 2011, "Computing Krippendorff's alpha-
@@ -10,7 +10,8 @@ words, when a coefficient cannot be computed (never NaN, never an exception):
 * Fleiss' kappa (Fleiss 1971), from ``statsmodels.stats.inter_rater``. It needs the same number of ratings
   on every reply: it is computed over the replies with the most common number of ratings (k >= 2), and the
   result says how many replies that is.
-* The intraclass correlation (Shrout and Fleiss 1979; McGraw and Wong 1996), from ``pingouin``. When the
+* The intraclass correlation (Shrout and Fleiss 1979; McGraw and Wong 1996), as ``pingouin`` computes it
+  (stats/intraclass.py, equal to pingouin's values to 1e-12, without its data frame of every rating). When the
   same raters rated every reply used (a fully crossed design), ICC(A,1) and ICC(A,k): two-way random
   effects, absolute agreement, of one rater and of the mean of k raters. Otherwise ICC(1,1) and ICC(1,k):
   the one-way model, which does not need to know who rated what (each reply's ratings by position), over
@@ -40,6 +41,7 @@ from typing import Any, Literal
 import numpy as np
 
 from stats.agreement import cohen_kappa, weighting_for_scale
+from stats.intraclass import Intraclass, MeanSquares, one_way, two_way_absolute
 from stats.ratings_by_item import group_by_key
 
 Level = Literal["ordinal", "interval"]
@@ -157,53 +159,91 @@ def intraclass_correlation(
     """ICC(A,1)/ICC(A,k) for a fully crossed design of known raters, else ICC(1,1)/ICC(1,k) by position.
 
     The value is the single-rater coefficient; ``details`` carries the k-rater one, the model, its 95%
-    interval and p-value (pingouin's F test).
+    interval and p-value (the F test), as ``pingouin.intraclass_corr`` gives them (stats/intraclass.py).
     """
-    import pandas as pd
-    import pingouin
-
     items_of = {rater: set(values) for rater, values in ratings_by_rater.items() if values}
     common = set.intersection(*items_of.values()) if len(items_of) >= 2 else set()
     if not anonymous_by_item and len(items_of) >= 2 and len(common) >= 3:
-        rows = [(item, rater, ratings_by_rater[rater][item]) for rater in items_of for item in common]
+        shared = list(common)
+        matrix = np.column_stack(
+            [
+                np.fromiter(map(ratings_by_rater[rater].__getitem__, shared), np.float64, len(shared))
+                for rater in items_of
+            ]
+        )
         model, single, average = "two-way random, absolute agreement", "ICC(A,1)", "ICC(A,k)"
-        raters, items = len(items_of), len(common)
+        labels: tuple[list[Any], list[Any]] = (shared, list(items_of))
     else:
         by_item = values_by_item(ratings_by_rater, anonymous_by_item)
         counts = Counter(len(values) for values in by_item.values() if len(values) >= 2)
         if not counts:
             return not_computable("no reply has two ratings")
         k = max(counts, key=lambda size: (counts[size], size))
-        used = {item: values for item, values in by_item.items() if len(values) == k}
-        rows = [
-            (item, position, value) for item, values in used.items() for position, value in enumerate(values)
-        ]
+        used = [item for item, values in by_item.items() if len(values) == k]
+        matrix = np.array([by_item[item] for item in used], dtype=np.float64).reshape(len(used), k)
         model, single, average = "one-way random (raters not crossed)", "ICC(1,1)", "ICC(1,k)"
-        raters, items = k, len(used)
+        labels = (used, list(range(k)))
+    items, raters = matrix.shape
     if items < 3:
-        return not_computable("fewer than 3 replies rated by the same number of raters", items, len(rows))
+        return not_computable("fewer than 3 replies rated by the same number of raters", items, matrix.size)
+    if np.unique(matrix).size < 2:
+        return not_computable("every rating has the same value", items, matrix.size)
+    squares = MeanSquares.of(matrix)
+    crossed = single == "ICC(A,1)"
+    if not squares.resolved(one_way=not crossed):
+        result = _pingouin_intraclass(matrix, labels, crossed, single, average)
+    else:
+        result = two_way_absolute(squares) if crossed else one_way(squares)
+    if not math.isfinite(result.single):
+        return not_computable("no variance between replies", items, matrix.size)
+    details = {
+        "type": single,
+        "model": model,
+        "raters": raters,
+        "ci95": [_finite_or_none(bound) for bound in result.interval],
+        "p": _finite_or_none(result.p),
+        "average_type": average,
+        "average_value": _finite_or_none(result.average),
+    }
+    return Coefficient(result.single, items, matrix.size, details=details)
+
+
+def _pingouin_intraclass(
+    matrix: np.ndarray, labels: tuple[list[Any], list[Any]], crossed: bool, single: str, average: str
+) -> Intraclass:
+    """``pingouin.intraclass_corr`` on the ratings (rows: ``labels``' replies, columns: their raters, or
+    positions), in the long form the report gave it before stats/intraclass.py (rater by rater when crossed,
+    else reply by reply), for the cases where its values depend on the order of its sums (see
+    :meth:`stats.intraclass.MeanSquares.resolved`)."""
+    import pandas as pd
+    import pingouin
+
+    replies, raters = labels
+    if crossed:
+        rows = [
+            (reply, rater, matrix[row, column])
+            for column, rater in enumerate(raters)
+            for row, reply in enumerate(replies)
+        ]
+    else:
+        rows = [
+            (reply, rater, matrix[row, column])
+            for row, reply in enumerate(replies)
+            for column, rater in enumerate(raters)
+        ]
     frame = pd.DataFrame(rows, columns=["item", "rater", "value"])
-    if frame["value"].nunique() < 2:
-        return not_computable("every rating has the same value", items, len(rows))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         table = pingouin.intraclass_corr(data=frame, targets="item", raters="rater", ratings="value")
     table = table.set_index("Type")
     p_column = "pval" if "pval" in table.columns else "p_val"
-    value = float(table.loc[single, "ICC"])
-    if not math.isfinite(value):
-        return not_computable("no variance between replies", items, len(rows))
-    interval = [_finite_or_none(bound) for bound in table.loc[single, "CI95"]]
-    details = {
-        "type": single,
-        "model": model,
-        "raters": raters,
-        "ci95": interval,
-        "p": _finite_or_none(table.loc[single, p_column]),
-        "average_type": average,
-        "average_value": _finite_or_none(table.loc[average, "ICC"]),
-    }
-    return Coefficient(value, items, len(rows), details=details)
+    low, high = table.loc[single, "CI95"]
+    return Intraclass(
+        float(table.loc[single, "ICC"]),
+        (float(low), float(high)),
+        float(table.loc[single, p_column]),
+        float(table.loc[average, "ICC"]),
+    )
 
 
 @dataclass(frozen=True)
@@ -225,10 +265,11 @@ def pairwise_kappas(
     scales of three or more points)."""
     weights = weighting_for_scale(points)
     pairs = []
+    rated = {rater: set(ratings) for rater, ratings in ratings_by_rater.items()}  # each rater's set once
     for first, second in combinations(ratings_by_rater, 2):
         # Kappa counts pairs of labels: it does not depend on the order of the shared replies, so they are not
         # sorted (sorting 100,000 replies by repr for each pair of raters cost more than the kappas).
-        shared = list(set(ratings_by_rater[first]) & set(ratings_by_rater[second]))
+        shared = list(rated[first] & rated[second])
         if not shared:
             pairs.append(PairKappa(first, second, None, 0, "not computable: no reply rated by both"))
             continue

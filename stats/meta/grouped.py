@@ -126,9 +126,11 @@ def grouped_coefficients(
     for coefficient in coefficients:
         if coefficient not in COEFFICIENTS:
             raise ValueError(f"coefficient must be one of {', '.join(COEFFICIENTS)}, not {coefficient!r}")
+    shared: dict[bytes, _HumanSide] = {}
     tables = {
         coefficient: [
-            group_correlations(x, values[:, column], groups, coefficient) for column in range(values.shape[1])
+            group_correlations(x, values[:, column], groups, coefficient, shared)
+            for column in range(values.shape[1])
         ]
         for coefficient in coefficients
     }
@@ -161,13 +163,35 @@ def _results(
     return results
 
 
+@dataclass
+class _HumanSide:
+    """What the human scores give on one set of present replies, whatever the metric: the groups where they
+    are constant, and their ranks within groups (when first asked)."""
+
+    constant: np.ndarray
+    ranks: np.ndarray | None = None
+
+
 def group_correlations(
-    human: np.ndarray, metric: np.ndarray, groups: Groups, coefficient: Coefficient
+    human: np.ndarray,
+    metric: np.ndarray,
+    groups: Groups,
+    coefficient: Coefficient,
+    shared: dict[bytes, _HumanSide] | None = None,
 ) -> GroupCorrelations:
-    """The coefficient within every group over its replies with both scores, and the reasons for NaNs."""
+    """The coefficient within every group over its replies with both scores, and the reasons for NaNs.
+    ``shared``: the human side by set of present replies, kept across the metrics of one call."""
     present = np.isfinite(human) & np.isfinite(metric)
     sizes = groups.sizes(present)
-    human_constant = _constant(human, present, groups)
+    if not np.any(sizes >= 2):  # every group too small (a system's replies by context): nothing else to ask
+        return GroupCorrelations(np.full(groups.count, np.nan), (TOO_FEW,) * groups.count)
+    key = np.packbits(present).tobytes()
+    side = shared.get(key) if shared is not None else None
+    if side is None:
+        side = _HumanSide(_constant(human, present, groups))
+        if shared is not None:
+            shared[key] = side
+    human_constant = side.constant
     metric_constant = _constant(metric, present, groups)
     reasons = np.full(groups.count, "", dtype=object)
     reasons[metric_constant] = METRIC_CONSTANT
@@ -182,7 +206,11 @@ def group_correlations(
         else:
             x, y = human, metric
             if coefficient == "spearman":
-                x, y = group_ranks(human, keep, groups), group_ranks(metric, keep, groups)
+                # Ranks within groups depend on the group's replies only: those among all present replies are
+                # the ones among the kept groups' (whole groups of them), and serve every metric.
+                if side.ranks is None:
+                    side.ranks = group_ranks(human, present, groups)
+                x, y = side.ranks, group_ranks(metric, keep, groups)
             result[usable] = _pearson(x, y, keep, groups)[usable]
     return GroupCorrelations(np.clip(result, -1.0, 1.0), tuple(reasons.tolist()))
 

@@ -37,6 +37,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from functools import cached_property
 
 import numpy as np
 from scipy import sparse
@@ -122,18 +123,26 @@ def agreement(human_diff: np.ndarray, metric_diff: np.ndarray, epsilon: float = 
 
 
 def calibrate_ties(
-    human_diff: np.ndarray, metric_diff: np.ndarray, group: np.ndarray | None = None
+    human_diff: np.ndarray,
+    metric_diff: np.ndarray,
+    group: np.ndarray | None = None,
+    *,
+    dense: np.ndarray | None = None,
+    order: np.ndarray | None = None,
 ) -> TieCalibration:
     """Deutsch et al. (2023) Algorithm 1: acc_eq, averaged over the pairs' groups (each group equally), at
-    epsilon = 0 and at every distinct |metric_diff|; the best epsilon (smallest of the best)."""
+    epsilon = 0 and at every distinct |metric_diff|; the best epsilon (smallest of the best). ``dense`` (the
+    inverse of ``np.unique(group)``) and ``order`` (the stable argsort of |metric_diff|): when already known."""
     codes = np.zeros(human_diff.size, dtype=np.int64) if group is None else np.asarray(group)
     if human_diff.size == 0:
         raise ValueError("tie calibration needs at least one pair")
-    _, dense = np.unique(codes, return_inverse=True)
+    if dense is None:
+        _, dense = np.unique(codes, return_inverse=True)
     per_group = np.bincount(dense)
     size_of_pair = per_group[dense]
     distance = np.abs(metric_diff)
-    order = np.argsort(distance, kind="stable")
+    if order is None:
+        order = np.argsort(distance, kind="stable")
     ordered = distance[order]
     base = agreement(human_diff, metric_diff).astype(np.int64)
     # Past its |delta| a pair becomes a metric tie: it then counts iff people tie it too.
@@ -178,12 +187,7 @@ def reply_pairwise_accuracy(
         tables.append(_PairTable.of(x, values[:, column], within_group_pairs(contexts, present)))
     cells = sum(table.pairs.count for table in tables) * max(resamples, 0)
     recalibrate = tie_calibration and cells <= RECALIBRATE_CELLS
-    chosen = [
-        calibrate_ties(table.human_diff, table.metric_diff, table.pairs.group)
-        if tie_calibration and table.pairs.count
-        else None
-        for table in tables
-    ]
+    chosen = [table.calibration() if tie_calibration and table.pairs.count else None for table in tables]
     epsilons = [calibration.epsilon if calibration is not None else epsilon for calibration in chosen]
     bootstrapped = resamples > 0 and contexts.count > 1
     drawers = [
@@ -207,7 +211,7 @@ def reply_pairwise_accuracy(
                 calibrated=tie_calibration,
                 accuracy_at_zero=table.accuracy(0.0),
                 pairs=table.pairs.count,
-                groups=int(np.unique(table.pairs.group).size),
+                groups=int(table.dense.max()) + 1,
                 counts=tie_counts(table.human_diff, table.metric_diff, eps),
                 ci=interval,
                 ci_method=(RECALIBRATED if recalibrate else FIXED) if interval is not None else "",
@@ -332,9 +336,24 @@ class _PairTable:
             metric_diff=metric[pairs.first] - metric[pairs.second],
         )
 
+    @cached_property
+    def dense(self) -> np.ndarray:
+        """Each pair's group as an index among the groups that have pairs (``np.unique``'s inverse)."""
+        return np.asarray(np.unique(self.pairs.group, return_inverse=True)[1])
+
+    @cached_property
+    def order(self) -> np.ndarray:
+        """The pairs in the (stable) order of |metric_diff|, as tie calibration walks them."""
+        return np.argsort(np.abs(self.metric_diff), kind="stable")
+
+    def calibration(self) -> TieCalibration:
+        return calibrate_ties(
+            self.human_diff, self.metric_diff, self.pairs.group, dense=self.dense, order=self.order
+        )
+
     def accuracy(self, epsilon: float) -> float:
         agree = agreement(self.human_diff, self.metric_diff, epsilon)
-        _groups, dense = np.unique(self.pairs.group, return_inverse=True)
+        dense = self.dense
         per_group = np.bincount(dense, agree) / np.bincount(dense)
         return float(per_group.mean())
 
@@ -357,7 +376,7 @@ class _PairTable:
         start = np.bincount(group, at_zero * weight, count)
         distance = np.abs(self.metric_diff)
         change = ((self.human_diff == 0).astype(np.float64) - at_zero) * weight
-        order = np.argsort(distance, kind="stable")
+        order = self.order
         ordered = distance[order]
         run_of = np.cumsum(np.r_[False, ordered[1:] != ordered[:-1]])  # run index of each sorted pair
         runs = int(run_of[-1]) + 1

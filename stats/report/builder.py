@@ -102,7 +102,7 @@ def build_report(
         advance()
         metrics = metric_section(question.name, side.scores, inputs, options)
         advance(2)
-        meta = meta_section(question, side.scores, inputs, options, metrics)  # stats/report/meta.py
+        meta = meta_section(question, side.scores, inputs, options, metrics, side.counted)  # report/meta.py
         add_to_metric_section(metrics, meta)
         advance()
         document["questions"].append(_question_summary(question, side.scores, inputs))

@@ -90,6 +90,7 @@ class HumanSide:
     agreement: AgreementEntry
     human_rows: tuple[HumanRow, HumanRow]
     plots: dict[str, Any]
+    counted: CountedRatings | None = None  # the ratings sorted by the filter, for the rest of the report
 
 
 @dataclass(frozen=True)
@@ -171,7 +172,7 @@ def human_side(
         question.points,
     )
     plots.update(_figure_four(comparisons, rated, annotators))
-    return HumanSide(scores, filter_section, agreement, (average, best), plots)
+    return HumanSide(scores, filter_section, agreement, (average, best), plots, counted)
 
 
 def _counts(info: AnnotatorInfo, options: ReportOptions, threshold: float | None) -> bool:

@@ -53,6 +53,7 @@ from stats.report.document_types import (
     PerSystemRow,
     SignificanceClusterEntry,
 )
+from stats.report.human import CountedRatings
 from stats.report.metrics import MetricSection, metric_matrix, signature_fields
 from stats.report.rating_plan import more_ratings_entry
 from stats.report.types import GROUPING_NONE, QuestionInputs, ReportInputs, ReportOptions, SignatureInputs
@@ -86,8 +87,10 @@ def meta_section(
     inputs: ReportInputs,
     options: ReportOptions,
     metrics: MetricSection,
+    counted: CountedRatings | None = None,
 ) -> MetaSection:
-    """``metrics``: the question's metric half, whose flat Pearson's r rank the metrics at grouping none."""
+    """``metrics``: the question's metric half, whose flat Pearson's r rank the metrics at grouping none;
+    ``counted``: the question's ratings as the human side sorted them (else sorted again for the plan)."""
     items = np.array(sorted(human), dtype=np.int64)
     x = np.array([human[int(item)] for item in items], dtype=float)
     signatures = list(inputs.signatures)
@@ -128,7 +131,7 @@ def meta_section(
         },
         permutations=[_permutation_fields(statistic_label(grouping), *fields) for fields in permutations],
         accuracy=_accuracy(question.name, x, values, layout, signatures, options),
-        more_ratings=more_ratings_entry(inputs, question, options),
+        more_ratings=more_ratings_entry(inputs, question, options, counted),
     )
 
 

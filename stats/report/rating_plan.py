@@ -15,7 +15,7 @@ import numpy as np
 
 from stats.meta import Projection, RatingPlan, StudyRatings, rating_plan
 from stats.report.document_types import MoreRatingsEntry
-from stats.report.human import counted_ratings
+from stats.report.human import CountedRatings, counted_ratings
 from stats.report.metrics import metric_matrix
 from stats.report.types import QuestionInputs, ReportInputs, ReportOptions
 
@@ -23,10 +23,18 @@ NO_RATINGS = "no ratings yet"
 
 
 def question_rating_plan(
-    inputs: ReportInputs, question: QuestionInputs, options: ReportOptions | None = None
+    inputs: ReportInputs,
+    question: QuestionInputs,
+    options: ReportOptions | None = None,
+    counted: CountedRatings | None = None,
 ) -> RatingPlan:
+    """``counted``: the question's ratings as the rater filter of ``options`` sorted them, when already known
+    (the report's human side has them), else sorted here."""
     chosen = options or ReportOptions()
-    counted = counted_ratings(question, inputs.annotators, chosen, chosen.threshold(inputs.study_threshold))
+    if counted is None:
+        counted = counted_ratings(
+            question, inputs.annotators, chosen, chosen.threshold(inputs.study_threshold)
+        )
     items: list[int] = []
     values: list[float] = []
     for rated in counted.kept_named.values():
@@ -55,12 +63,16 @@ def question_rating_plan(
 
 
 def more_ratings_entry(
-    inputs: ReportInputs, question: QuestionInputs, options: ReportOptions | None = None
+    inputs: ReportInputs,
+    question: QuestionInputs,
+    options: ReportOptions | None = None,
+    counted: CountedRatings | None = None,
 ) -> MoreRatingsEntry:
-    """The plan of ``question`` in sentences, as the report and the annotation page show it."""
+    """The plan of ``question`` in sentences, as the report and the annotation page show it (``counted``: as
+    :func:`question_rating_plan` takes it)."""
     if not question.ratings:
         return _entry(question.name, NO_RATINGS, "", [], [], [])
-    plan = question_rating_plan(inputs, question, options)
+    plan = question_rating_plan(inputs, question, options, counted)
     components = plan.components
     noise = (
         f"From {components.ratings} ratings of {components.items} replies: a reply's true score varies "

@@ -181,3 +181,38 @@ def test_too_few_shared_items_give_no_kappa_but_say_how_many() -> None:
     alone = agreement_with_others({"solo": {1: 2, 2: 1, 3: 0, 4: 1, 5: 2}}, points=[0, 1, 2])
     assert alone["solo"].items == 0
     assert alone["solo"].kappa is None
+
+
+def _kappa_as_first_written(first: list, second: list, points: list[int], weights: str) -> float | None:
+    """cohen_kappa's arithmetic with its table counted by dict lookups and np.add.at, as first written."""
+    import numpy as np
+
+    position = {point: index for index, point in enumerate(points)}
+    rows = np.array([position[value] for value in first])
+    columns = np.array([position[value] for value in second])
+    size = len(points)
+    observed = np.zeros((size, size))
+    np.add.at(observed, (rows, columns), 1.0)
+    observed /= observed.sum()
+    expected = np.outer(observed.sum(axis=1), observed.sum(axis=0))
+    weight = disagreement_weights(size, weights)  # type: ignore[arg-type]
+    chance = float((weight * expected).sum())
+    return None if chance <= 1e-12 else 1.0 - float((weight * observed).sum()) / chance
+
+
+@pytest.mark.parametrize("weights", ["unweighted", "linear", "quadratic"])
+@pytest.mark.parametrize("points", [[1, 2, 3, 4, 5], [0, 1], [-2, 0, 3, 10]])
+def test_the_counted_table_is_the_one_of_dict_lookups_to_the_bit(weights: str, points: list[int]) -> None:
+    """Labels as Python ints and as floats equal to points (3.0), scales with gaps and negatives, labels off the
+    scale."""
+    rng = random.Random(len(points) * 7 + len(weights))
+    for size in (1, 2, 7, 500):
+        first = [rng.choice(points) for _ in range(size)]
+        second = [rng.choice(points) for _ in range(size)]
+        for a, b in ((first, second), ([float(v) for v in first], second)):
+            expected = _kappa_as_first_written(a, b, points, weights)
+            assert cohen_kappa(a, b, points=points, weights=weights) == expected  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="not a point of the scale"):
+        cohen_kappa([points[0], 99], [points[0], points[0]], points=points)
+    with pytest.raises(ValueError, match="not a point of the scale"):
+        cohen_kappa([points[0], points[0]], [points[0], -99], points=points)

@@ -61,6 +61,28 @@ def test_blocks_cover_every_resample_once_and_counts_sum_to_n() -> None:
     assert np.array_equal(np.concatenate(blocks), by_index)
 
 
+def test_kept_counts_are_the_drawn_ones_and_only_whole_draws_are_kept() -> None:
+    from stats import bootstrap
+
+    bootstrap._KEPT_COUNTS.clear()
+    resamples = Resamples(n=30_000, count=150, seed=9)  # several blocks
+    by_index = np.stack([np.bincount(idx, minlength=30_000) for idx in resamples.indices()])
+    first_block = next(iter(resamples.blocks()))  # drawn in part: nothing kept
+    assert not bootstrap._KEPT_COUNTS
+    assert np.array_equal(first_block, by_index[: first_block.shape[0]])
+    drawn = list(resamples.blocks())
+    assert list(bootstrap._KEPT_COUNTS) == [(30_000, 150, 9)]
+    again = list(resamples.blocks())  # read back from what was kept
+    assert [block.dtype for block in again] == [np.float64] * len(drawn)
+    assert np.array_equal(np.concatenate(drawn), by_index)
+    assert np.array_equal(np.concatenate(again), by_index)
+    again[0][:] = -1.0  # a consumer writing into its block changes nothing kept
+    assert np.array_equal(np.concatenate(list(resamples.blocks())), by_index)
+    other = Resamples(n=30_000, count=150, seed=10)
+    assert not np.array_equal(np.concatenate(list(other.blocks())), by_index)
+    assert list(bootstrap._KEPT_COUNTS) == [(30_000, 150, 10)]  # only the last draw is kept
+
+
 def test_the_same_seed_gives_the_same_draws_and_another_seed_others() -> None:
     human, metrics = _study(3, 60)
     first = bootstrap_correlations(human, metrics, Resamples(60, 30, seed=1))

@@ -16,6 +16,7 @@ from stats.meta.grouped import (
     METRIC_CONSTANT,
     TOO_FEW,
     Coefficient,
+    group_correlations,
     group_ranks,
     grouped_coefficients,
     grouped_correlations,
@@ -247,3 +248,51 @@ def test_grouping_none_is_the_flat_correlation_without_an_interval() -> None:
     result = grouped_correlations(human, metrics, Groups.single(human.size))[0]
     assert result.value == pytest.approx(scipy_stats.pearsonr(human[keep], metrics[keep, 0])[0], abs=1e-13)
     assert result.ci is None
+
+
+@pytest.mark.parametrize("coefficient", ["pearson", "spearman", "kendall"])
+def test_groups_all_too_small_are_left_out_as_the_general_path_leaves_them(coefficient: Coefficient) -> None:
+    """Contexts of one reply (a system's replies by context), some without a human or metric score: the quick
+    answer when no group has two replies is what the general path gives those groups beside a usable one."""
+    rng = np.random.default_rng(7)
+    n = 40
+    human, metric = rng.normal(size=n), np.round(rng.normal(size=n), 1)
+    human[[3, 9]] = np.nan
+    metric[[4, 9, 17]] = np.nan
+    alone = group_correlations(human, metric, Groups.of(list(range(n))), coefficient)
+    assert set(alone.reasons) == {TOO_FEW}
+    assert np.isnan(alone.values).all()
+    # The same replies beside a group of three usable replies (general path).
+    with_usable = group_correlations(
+        np.r_[human, 1.0, 2.0, 3.0],
+        np.r_[metric, 0.3, 0.1, 0.2],
+        Groups.of([*range(n), n, n, n]),
+        coefficient,
+    )
+    assert with_usable.reasons[:n] == alone.reasons
+    np.testing.assert_array_equal(with_usable.values[:n], alone.values)
+    assert with_usable.reasons[n] == ""
+
+
+@pytest.mark.parametrize("coefficient", ["pearson", "spearman", "kendall"])
+def test_the_human_side_shared_across_metrics_changes_nothing(coefficient: Coefficient) -> None:
+    """Several metrics, some with missing scores (other sets of present replies), a metric constant in a
+    context, tied and constant human scores: every metric's per-group values and reasons with the human side
+    shared across the metrics are those computed for the metric alone, to the bit."""
+    rng = np.random.default_rng(11)
+    sizes = rng.integers(1, 7, size=50)
+    context = np.repeat(np.arange(sizes.size), sizes)
+    n = context.size
+    human = rng.integers(1, 4, n).astype(np.float64)
+    human[rng.choice(n, 4, replace=False)] = np.nan
+    metrics = np.stack([np.round(rng.normal(size=n), 1), rng.normal(size=n), rng.normal(size=n)], axis=1)
+    metrics[rng.choice(n, 6, replace=False), 1] = np.nan
+    metrics[context == 2, 2] = 0.25
+    groups = Groups.of(list(context))
+    shared: dict = {}
+    for column in range(3):
+        alone = group_correlations(human, metrics[:, column], groups, coefficient)
+        with_shared = group_correlations(human, metrics[:, column], groups, coefficient, shared)
+        assert with_shared.reasons == alone.reasons
+        np.testing.assert_array_equal(with_shared.values, alone.values)
+    assert len(shared) == 2  # two sets of present replies

@@ -21,6 +21,7 @@ from stats.meta.pairwise_accuracy import (
     PairwiseAccuracy,
     TieCalibration,
     TieCounts,
+    agreement,
     calibrate_ties,
     reply_pairwise_accuracy,
     system_pairwise_accuracy,
@@ -275,3 +276,29 @@ def test_the_system_level_interval_resamples_contexts() -> None:
     expected = percentile_interval(np.array(draws))
     assert expected is not None
     assert result.ci == pytest.approx(expected, abs=1e-12)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_calibration_with_the_tables_groups_and_order_is_the_same(seed: int) -> None:
+    """A metric's pairs keep their groups' index and their order by |metric difference| for the calibration,
+    the accuracies and the bootstrap: the calibration given them equals the one that finds them itself, on
+    contexts of 1 to 5 replies with tied human scores and a metric with many ties."""
+    from stats.meta.pairwise_accuracy import _PairTable
+
+    rng = np.random.default_rng(seed)
+    sizes = rng.integers(1, 6, size=80)
+    context = np.repeat(np.arange(sizes.size), sizes)
+    human = rng.integers(1, 4, context.size).astype(np.float64)
+    metric = np.round(rng.normal(size=context.size), 1)
+    groups = Groups.of(list(context))
+    table = _PairTable.of(human, metric, within_group_pairs(groups))
+    alone = calibrate_ties(table.human_diff, table.metric_diff, table.pairs.group)
+    given = table.calibration()
+    assert given.epsilon == alone.epsilon
+    assert given.accuracy == alone.accuracy
+    np.testing.assert_array_equal(given.thresholds, alone.thresholds)
+    np.testing.assert_array_equal(given.accuracies, alone.accuracies)
+    assert int(table.dense.max()) + 1 == np.unique(table.pairs.group).size
+    agree = agreement(table.human_diff, table.metric_diff, alone.epsilon)
+    by_loop = [agree[table.pairs.group == g].mean() for g in np.unique(table.pairs.group)]
+    assert table.accuracy(alone.epsilon) == pytest.approx(float(np.mean(by_loop)), abs=1e-15)

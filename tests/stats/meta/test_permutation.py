@@ -367,3 +367,96 @@ def test_groups_layout_checks_its_inputs() -> None:
     with pytest.raises(ValueError, match="no permutation test"):
         Statistic("kendall")  # type: ignore[arg-type]
     assert Groups.of(["b", "a", "b"]).names == ("b", "a")
+
+
+def _group_r_as_written(
+    s_y: np.ndarray, s_xy: np.ndarray, s_yy: np.ndarray, human_sq: np.ndarray, count: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """``_group_r`` as it was first written, with a temporary per operation."""
+    variance = s_yy - s_y * s_y / count
+    with np.errstate(invalid="ignore", divide="ignore"):
+        r = s_xy / np.sqrt(human_sq * variance)
+    valid = (human_sq > 1e-12) & (count >= 2) & (variance > 1e-12 * np.maximum(s_yy, 1.0))
+    return np.where(valid, np.clip(r, -1.0, 1.0), 0.0), valid
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_group_r_in_place_is_the_plain_arithmetic_to_the_bit(seed: int) -> None:
+    """Sums of groups of 1 to 5 replies under every pattern (groups x patterns, as the pattern tables use them),
+    with constant groups (zero variance, either side), tiny variances and cancellation."""
+    from stats.meta.permutation import _group_r
+
+    rng = np.random.default_rng(seed)
+    groups, patterns = 300, 16
+    count = rng.integers(1, 6, size=(groups, 1)).astype(np.float64)
+    y = rng.normal(size=(groups, patterns, 5)) * (np.arange(5) < count[:, :, None])
+    y[:20] = 0.7 * (np.arange(5) < count[:20, :, None])  # constant metric within the group
+    y[20:40] *= 1e-7  # tiny variance
+    centred = rng.normal(size=(groups, 1, 5)) * (np.arange(5) < count[:, :, None])
+    centred[40:60] = 0.0  # constant human scores
+    s_y, s_yy, s_xy = y.sum(axis=2), (y * y).sum(axis=2), (centred * y).sum(axis=2)
+    human_sq = (centred * centred).sum(axis=2)
+    new_r, new_valid = _group_r(s_y, s_xy, s_yy, human_sq, count)
+    old_r, old_valid = _group_r_as_written(s_y, s_xy, s_yy, human_sq, count)
+    assert np.array_equal(new_valid, old_valid)
+    assert np.array_equal(new_r, old_r)
+    assert np.array_equal(np.signbit(new_r), np.signbit(old_r))
+    assert 0 < new_valid.sum() < new_valid.size
+    flat = _group_r(s_y.T, s_xy.T, s_yy.T, human_sq[:, 0], count[:, 0])  # permutations x groups
+    assert np.array_equal(flat[0], _group_r_as_written(s_y.T, s_xy.T, s_yy.T, human_sq[:, 0], count[:, 0])[0])
+
+
+@pytest.mark.parametrize("scheme", ["both", "inputs"])
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_pattern_deltas_are_the_four_column_gather_to_the_bit(scheme: Scheme, seed: int) -> None:
+    """Where some group's r is undefined in some pattern, a permutation's statistic sums the r of both metrics
+    and counts the defined groups from two gathers (float r, int8 flags): against the one gather of all four
+    columns as floats that it replaced, bit for bit, on contexts of 1 to 5 replies with ties, constant human
+    scores, a constant metric and missing scores."""
+    from stats.meta.permutation import _Block, _CorrelationPlan, _PatternTable, _plan
+
+    rng = np.random.default_rng(seed)
+    sizes = rng.integers(1, 6, size=60)
+    context = np.repeat(np.arange(sizes.size), sizes)
+    n = context.size
+    system = np.concatenate([np.arange(size) for size in sizes])
+    human = rng.integers(1, 4, n).astype(np.float64)
+    metrics = np.stack([np.round(rng.normal(size=n), 1), rng.normal(size=n), rng.normal(size=n)], axis=1)
+    metrics[context == 3, 0] = 0.5
+    metrics[rng.choice(n, 5, replace=False), 2] = np.nan
+    layout = Layout.of(list(context), list(system))
+    for first, second in itertools.combinations(range(3), 2):
+        present = np.isfinite(human) & np.isfinite(metrics[:, first]) & np.isfinite(metrics[:, second])
+        plan = _plan(human, metrics, present, layout, Statistic("pearson", "context"), scheme)
+        assert isinstance(plan, _CorrelationPlan)
+        assert plan.patterns is not None
+        table = plan.pair(first, second)
+        assert isinstance(table, _PatternTable)
+        assert table.tables is not None
+        assert table.defined is not None
+        four = np.stack(
+            [table.tables[:, 0], table.defined[:, 0], table.tables[:, 1], table.defined[:, 1]], axis=1
+        ).astype(np.float64)
+        blocks = plan.mask_blocks(seed, 40)
+        for index in range(3):
+            block = _Block(plan, blocks, (seed, 40, index), 40)
+            cells = plan.patterns.cells(blocks.bits(index, 40))
+            r_a, used_a, r_b, used_b = np.take(four, cells, axis=0).sum(axis=0).T
+            with np.errstate(invalid="ignore", divide="ignore"):
+                expected = np.where(used_a > 0, r_a / used_a, np.nan) - np.where(
+                    used_b > 0, r_b / used_b, np.nan
+                )
+            np.testing.assert_array_equal(plan.deltas(table, block), expected)
+
+
+@pytest.mark.parametrize("grouping", ["none", "context", "system"])
+def test_a_pair_without_a_reply_both_metrics_scored_gets_a_note(grouping: Grouping) -> None:
+    """No reply scored by both metrics: the plan's sums are empty (integer) arrays, and the test says why."""
+    human, metrics, layout = _study(contexts=6)
+    metrics[: metrics.shape[0] // 2, 0] = np.nan
+    metrics[metrics.shape[0] // 2 :, 1] = np.nan
+    result = permutation_tests(
+        human, metrics, layout, Statistic("pearson", grouping), [(0, 1)], permutations=20, early_stop=None
+    )[0]
+    assert result.p_value is None
+    assert result.note.startswith("not computable")
