@@ -41,6 +41,7 @@ from typing import Any, Protocol
 import numpy as np
 from numpy.typing import NDArray
 
+from scoring.metrics.token_cache import TOKEN_CACHE
 from scoring.metrics.word_vectors import files_hash, installed_files_hash
 
 MINILM_NAME = "all-minilm-l6-v2"
@@ -246,9 +247,27 @@ class ContextualEncoder:
         return _folder_hash(str(self._model_path), self._files)
 
     def encode_tokens(self, sentences: Sequence[str]) -> list[NDArray[np.float32]]:
-        """Last-layer vectors of each sentence's word pieces (no [CLS]/[SEP]/padding), in input order."""
+        """Last-layer vectors of each sentence's word pieces (no [CLS]/[SEP]/padding), in input order.
+        Each distinct sentence is encoded once per process while the process's token cache keeps it
+        (:mod:`scoring.metrics.token_cache`); the rest are encoded together, length-sorted."""
         if not sentences:
             return []
+        key = (str(self._model_path), self.device, self.max_length, self.autocast_dtype, self.length_sorted)
+        found = TOKEN_CACHE.get_many(key, sentences)
+        missing = list(
+            dict.fromkeys(s for s, vectors in zip(sentences, found, strict=True) if vectors is None)
+        )
+        if missing:
+            encoded = dict(zip(missing, self._encode(missing), strict=True))
+            TOKEN_CACHE.put_many(key, missing, list(encoded.values()))
+            found = [
+                encoded[s] if vectors is None else vectors
+                for s, vectors in zip(sentences, found, strict=True)
+            ]
+        return [vectors for vectors in found if vectors is not None]
+
+    def _encode(self, sentences: Sequence[str]) -> list[NDArray[np.float32]]:
+        """Every sentence through the model, in length-sorted batches, back in the caller's order."""
         import torch
 
         tokenizer, model = _load(str(self._model_path), self.device)

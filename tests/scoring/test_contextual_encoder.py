@@ -16,6 +16,7 @@ from scoring.metrics.contextual_encoder import (
     minilm_artifact_hash,
     minilm_encoder,
 )
+from scoring.metrics.token_cache import TOKEN_CACHE
 
 pytest.importorskip("transformers")
 
@@ -29,6 +30,14 @@ LONG = (
 @pytest.fixture(scope="module")
 def encoder() -> ContextualEncoder:
     return minilm_encoder(device="cpu")
+
+
+@pytest.fixture(autouse=True)
+def _no_token_cache(monkeypatch: pytest.MonkeyPatch) -> None:
+    """These tests are about what the model computes: every call encodes (scoring/metrics/token_cache.py
+    would hand a sentence's first vectors to the later calls)."""
+    monkeypatch.setattr(TOKEN_CACHE, "max_bytes", 0)
+    TOKEN_CACHE.clear()
 
 
 def test_loads_offline_with_384_dimensions(
