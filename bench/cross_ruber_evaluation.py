@@ -13,12 +13,20 @@ loads one (``--model``), and prints:
    for cross-ruber-unreferenced, -referenced and the four blends (RUBER's eq. 4 normalisation over each
    set), beside BERT-RUBER, MaUde and RUBER where their artifacts are given, and bert-ruber-referenced
    (no training needed);
-3. with ``--speed N``: the seconds to score N DailyDialog test replies (context, reply, reference) with
+3. with ``--combine``: the word-overlap and embedding baselines beside them, and two combinations of the
+   scores every set has (the learned ones given, Cross-RUBER's two, bert-ruber-referenced, METEOR, ROUGE-L,
+   BLEU-2, the three embedding metrics), each score z-normalised over its own set (no human labels, as
+   RUBER's eq. 4 normalises): "combined, z-mean" (their plain mean: fitted on nothing) and "combined,
+   ridge fitted on <other set>" (a ridge regression of the mean human rating on them, fitted on GRADE
+   DailyDialog and reported on the multi-reference study, and the other way round: never reported on the
+   set it was fitted on; the penalty is fixed at :data:`RIDGE_PENALTY`, not tuned). The fitted weights are
+   printed;
+4. with ``--speed N``: the seconds to score N DailyDialog test replies (context, reply, reference) with
    every Cross-RUBER score, CPU and wall, after the model is loaded.
 
     OMP_NUM_THREADS=1 .venv/bin/python -m bench.cross_ruber_evaluation --threads 1 \\
         [--model var/models/cross-ruber/<name>] [--output-dir /tmp/cross-ruber] [--cache-dir var/cache/cross-ruber] \\
-        [--bert-ruber-model ...] [--maude-model ...] [--ruber-model ...] [--speed 10000]
+        [--bert-ruber-model ...] [--maude-model ...] [--ruber-model ...] [--combine] [--speed 10000]
 """
 
 from __future__ import annotations
@@ -43,6 +51,19 @@ from stats.bootstrap import Resamples, bootstrap_correlations, percentile_interv
 from stats.correlations import pearson_with_ci, spearman_with_ci
 
 DEFAULT_DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data"
+BASELINES = ["meteor", "rouge-l", "bleu-2", "embedding-average", "vector-extrema", "greedy-matching"]
+COMBINED = [
+    "cross-ruber-unreferenced",
+    "cross-ruber-referenced",
+    "bert-ruber-referenced",
+    "ruber-unreferenced",
+    "bert-ruber-unreferenced",
+    "maude",
+    *BASELINES,
+]
+RIDGE_PENALTY = 10.0  # on z-normalised scores of 300-500 replies: shrinks, never tuned on a set
+FITTED_ON = {"GRADE DailyDialog": "multiref multi", "multiref single": "GRADE DailyDialog"}
+FITTED_ON["multiref multi"] = "GRADE DailyDialog"
 
 
 @dataclass(frozen=True)
@@ -170,6 +191,49 @@ def existing_metric_names(models: dict[str, str]) -> list[str]:
     return names
 
 
+def zscored(columns: Mapping[str, Sequence[float | None]], names: Sequence[str]) -> np.ndarray:
+    """[replies, names] each column z-normalised over the set (a missing value: the column's mean, 0)."""
+    matrix = np.column_stack(
+        [np.array([np.nan if v is None else float(v) for v in columns[name]]) for name in names]
+    )
+    mean, sd = np.nanmean(matrix, axis=0), np.nanstd(matrix, axis=0)
+    z = (matrix - mean) / np.where(sd > 0, sd, 1.0)
+    return np.nan_to_num(z, nan=0.0)
+
+
+def ridge_weights(human: np.ndarray, z: np.ndarray, penalty: float = RIDGE_PENALTY) -> np.ndarray:
+    """Ridge regression of ``human`` on ``z`` (centred: no intercept needed for a correlation),
+    w = (Z'Z + penalty I)^-1 Z'(h - mean h)."""
+    centred = z - z.mean(axis=0)
+    gram = centred.T @ centred + penalty * np.eye(z.shape[1])
+    return np.linalg.solve(gram, centred.T @ (human - human.mean()))
+
+
+def combination_columns(
+    sets: Sequence[JudgedSet], columns: Mapping[str, Mapping[str, Sequence[float | None]]]
+) -> tuple[dict[str, dict[str, list[float]]], dict[str, dict[str, float]]]:
+    """Per set: "combined, z-mean" and "combined, ridge fitted on <other>" (module docstring); and the
+    weights fitted on each set, by score."""
+    names = [name for name in COMBINED if all(name in columns[judged.name] for judged in sets)]
+    by_name = {judged.name: judged for judged in sets}
+    z = {judged.name: zscored(columns[judged.name], names) for judged in sets}
+    weights = {fitted: ridge_weights(by_name[fitted].human, z[fitted]) for fitted in set(FITTED_ON.values())}
+    found = {
+        judged.name: {
+            "combined, z-mean": z[judged.name].mean(axis=1).tolist(),
+            f"combined, ridge fitted on {FITTED_ON[judged.name]}": (
+                z[judged.name] @ weights[FITTED_ON[judged.name]]
+            ).tolist(),
+        }
+        for judged in sets
+    }
+    shown = {
+        fitted: {name: float(weight) for name, weight in zip(names, values, strict=True)}
+        for fitted, values in weights.items()
+    }
+    return found, shown
+
+
 def train_default(args: argparse.Namespace, overrides: dict[str, Any]) -> Path:
     from scoring.metrics.cross_ruber import CrossRuberConfig
     from scoring.metrics.cross_ruber.training import train_cross_ruber
@@ -264,6 +328,9 @@ def main() -> None:
     parser.add_argument("--ruber-model")
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
     parser.add_argument("--resamples", type=int, default=1000)
+    parser.add_argument(
+        "--combine", action="store_true", help="also the baselines and the combinations of every score"
+    )
     parser.add_argument("--speed", type=int, default=0, help="also time the scoring of this many replies")
     args = parser.parse_args()
     import torch
@@ -293,16 +360,27 @@ def main() -> None:
         f"{args.resamples} paired resamples per set, shared by its metrics.\n"
     )
     sets = judged_sets(args.data)
+    columns: dict[str, dict[str, Sequence[float | None]]] = {}
+    for judged in sets:
+        columns[judged.name] = dict(cross_ruber_columns(model, judged))
+        names = existing_metric_names(models) + (BASELINES if args.combine else [])
+        columns[judged.name].update(registry_columns(judged, models, names))
+    weights: dict[str, dict[str, float]] = {}
+    if args.combine:
+        combined, weights = combination_columns(sets, columns)
+        for judged in sets:
+            columns[judged.name].update(combined[judged.name])
     table: dict[str, dict[str, str]] = {}
     for judged in sets:
-        columns = cross_ruber_columns(model, judged)
-        columns.update(registry_columns(judged, models, existing_metric_names(models)))
-        for name, cell in correlation_cells(judged.human, columns, args.resamples).items():
+        for name, cell in correlation_cells(judged.human, columns[judged.name], args.resamples).items():
             table.setdefault(name, {})[judged.name] = cell_text(cell)
     print("| metric | " + " | ".join(s.name for s in sets) + " |")
     print("|---|" + "---|" * len(sets))
     for name, row in table.items():
         print(f"| {name} | " + " | ".join(row.get(s.name, "") for s in sets) + " |")
+    for fitted, by_score in weights.items():
+        shown = ", ".join(f"{name} {weight:+.3f}" for name, weight in by_score.items())
+        print(f"\nridge weights fitted on {fitted} (z-normalised scores, penalty {RIDGE_PENALTY:g}): {shown}")
     if args.speed:
         speed(model, args.data, args.speed)
 

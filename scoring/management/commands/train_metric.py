@@ -101,12 +101,12 @@ class Command(BaseCommand):
         parser.add_argument(
             "--negatives",
             help=f"MaUde: negative kinds, comma-separated (default all: {','.join(NEGATIVE_KINDS)}); Cross-RUBER: "
-            f"among {','.join(CROSS_RUBER_NEGATIVES)} (default batch,utterance,syntactic)",
+            f"among {','.join(CROSS_RUBER_NEGATIVES)} (default batch,utterance,syntactic,dialog)",
         )
         parser.add_argument(
             "--frozen-layers",
             type=int,
-            help="Cross-RUBER: MiniLM's lower layers frozen and their token states cached (default 4; 0 "
+            help="Cross-RUBER: MiniLM's lower layers frozen and their token states cached (default 5; 0 "
             "fine-tunes the whole encoder, for CUDA)",
         )
         parser.add_argument(
