@@ -17,8 +17,10 @@ reference, one system replying with another pair's reply: bench.dailydialog_pair
 sample, said so, without the corpus) in a temporary SQLite database.
 
 Warm-up: one untimed call of each side (loading MiniLM and the trained models); it also counts the texts
-the run's encoder calls were given (machine-independent: texts encoded / distinct texts says how much
-encoder work the run repeats, e.g. a text encoded once per chunk it occurs in). Then ``--rounds`` rounds
+the run put through the model (machine-independent: texts encoded / distinct texts says how much encoder
+work the run repeats, e.g. a text encoded once per chunk it occurs in; the process's token cache,
+scoring/metrics/token_cache.py, encodes a text once per process). The token cache is emptied before every
+call of either side, so that each timing starts from nothing encoded. Then ``--rounds`` rounds
 (default 5), each timing every comparison once per side, alternating which side goes first (A B, then
 B A), each call measured with ``time.process_time()`` (CPU, every thread of the process) and
 ``time.perf_counter()`` (wall) after a ``gc.collect()`` (bench.metric_speed's ``run_rounds``). Printed per
@@ -203,6 +205,7 @@ def build_comparisons(
     """One comparison per metric (the score_study --sync path against the floor), and each metric's count
     of distinct texts."""
     from scoring.metrics.contextual_encoder import minilm_encoder
+    from scoring.metrics.token_cache import TOKEN_CACHE
     from scoring.services import scoring_run_create, scoring_run_execute
 
     encoder = minilm_encoder()
@@ -213,6 +216,7 @@ def build_comparisons(
         distinct[metric.name] = len(texts)
 
         def project(name: str = metric.name) -> list[tuple[float, ...]]:
+            TOKEN_CACHE.clear()  # each timing starts from nothing encoded (the floor's too)
             run = scoring_run_create(
                 study=study, metrics=[name], references="single", enqueue=False, recompute=True
             )
@@ -222,6 +226,7 @@ def build_comparisons(
             return []
 
         def floor(texts: list[str] = texts) -> list[tuple[float, ...]]:
+            TOKEN_CACHE.clear()
             encoder.encode_tokens(texts)
             return []
 
@@ -233,21 +238,22 @@ def build_comparisons(
 
 @contextmanager
 def counting_encoded_texts() -> Iterator[list[int]]:
-    """Counts the texts given to any ContextualEncoder's ``encode_tokens`` inside the block (untimed use)."""
+    """Counts the texts any ContextualEncoder runs through the model inside the block (untimed use): those
+    the process's token cache (scoring/metrics/token_cache.py) did not have."""
     from scoring.metrics.contextual_encoder import ContextualEncoder
 
     count = [0]
-    original = ContextualEncoder.encode_tokens
+    original = ContextualEncoder._encode
 
-    def encode_tokens(self: ContextualEncoder, sentences: Sequence[str]) -> Any:
+    def encode(self: ContextualEncoder, sentences: Sequence[str]) -> Any:
         count[0] += len(sentences)
         return original(self, sentences)
 
-    ContextualEncoder.encode_tokens = encode_tokens  # type: ignore[method-assign]
+    ContextualEncoder._encode = encode  # type: ignore[method-assign]
     try:
         yield count
     finally:
-        ContextualEncoder.encode_tokens = original  # type: ignore[method-assign]
+        ContextualEncoder._encode = original  # type: ignore[method-assign]
 
 
 def print_table(comparisons: list[Comparison], distinct: dict[str, int], encoded: dict[str, int]) -> None:
