@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # `make test` (and CI through .ci/run): set-up, then every check in order: ruff lint, ruff format, mypy,
 # the import contracts, and the whole pytest suite (unit, integration with real Redis and Celery, browser
-# tests in headless Chromium) on SQLite, and beside it the suites that touch the database again on a throwaway
-# PostgreSQL cluster (scripts/test_postgres.sh; DIALEVAL_TEST_SERIAL=1 runs the two passes one after the other). The pytest steps include schemathesis against a live test server
+# tests in headless Chromium) on SQLite, then the suites that touch the database again on a throwaway
+# PostgreSQL cluster (scripts/test_postgres.sh). The pytest steps include schemathesis against a live test server
 # (tests/api/test_openapi_schemathesis.py, every check on, about 1.5 min per database; DIALEVAL_SCHEMATHESIS_EXAMPLES
 # sets its examples per operation, 15 by default). Every step runs even after a failure, so one run reports them all; the exit
 # status is non-zero when any step failed.
@@ -51,35 +51,10 @@ run_step "ruff check" ruff check .
 run_step "ruff format" ruff format --check .
 run_step "mypy" mypy .
 run_step "import contracts" lint-imports
-wait_for_pass() {  # wait_for_pass PID LOG: the status of a pass run in the background, its output shown
-  local pid="$1" log="$2" status=0
-  wait "$pid" || status=$?
-  cat "$log"
-  rm -f "$log"
-  return "$status"
-}
-
 if [ "$lint_only" = 0 ]; then
-  if [ "${DIALEVAL_TEST_SERIAL:-0}" = "1" ]; then
-    run_step "pytest" pytest "$@"
-    # The production database: the suites that touch the database again, on a throwaway PostgreSQL cluster.
-    run_step "pytest on PostgreSQL" bash scripts/test_postgres.sh "$@"
-  else
-    # The PostgreSQL pass (the suites that touch the database again, on a throwaway cluster) runs beside the
-    # SQLite pass: much of the SQLite pass waits on workers, Redis and Chromium, and the two share nothing
-    # (test databases, vector folders and ports are per process). Its output follows the SQLite pass's.
-    # DIALEVAL_TEST_SERIAL=1 runs them one after the other.
-    pg_log="$(mktemp /tmp/dialeval-pg-pass.XXXXXX)"
-    printf '\n[test] === pytest on PostgreSQL, beside the SQLite pass: bash scripts/test_postgres.sh %s\n' "$*"
-    # In its own process group, so that Ctrl-C here (which a background job of a script does not get) stops
-    # it too, and its cluster is removed (scripts/test_postgres.sh's traps).
-    setsid bash scripts/test_postgres.sh "$@" >"$pg_log" 2>&1 &
-    pg_pid=$!
-    trap 'kill -TERM -- "-$pg_pid" 2>/dev/null; wait "$pg_pid" 2>/dev/null; rm -f "$pg_log"; exit 130' INT TERM
-    run_step "pytest" pytest "$@"
-    run_step "pytest on PostgreSQL" wait_for_pass "$pg_pid" "$pg_log"
-    trap - INT TERM
-  fi
+  run_step "pytest" pytest "$@"
+  # The production database: the suites that touch the database again, on a throwaway PostgreSQL cluster.
+  run_step "pytest on PostgreSQL" bash scripts/test_postgres.sh "$@"
 fi
 
 comma_list() { local out="" item; for item in "$@"; do out+="${out:+, }$item"; done; echo "$out"; }

@@ -31,7 +31,6 @@ cleanup() {
   rm -rf "$workdir"
 }
 trap cleanup EXIT
-trap 'exit 143' INT TERM  # stopped (scripts/test.sh's Ctrl-C): the EXIT trap still removes the cluster
 
 say "initdb in $workdir, server on 127.0.0.1:$port"
 "${as_owner[@]}" "$pg_bin/initdb" -D "$workdir/data" -U dialeval -A trust -E UTF8 --locale=C.UTF-8 >/dev/null
