@@ -61,7 +61,10 @@ def markdown_html(text: str, *, link: LinkResolver) -> str:
                 index += 1
             out.append(f"<blockquote><p>{inline(' '.join(quoted), link)}</p></blockquote>")
         else:
-            paragraph = []
+            # The first line always belongs to it (one that only looks like something else, "|x| is ...",
+            # must not stop the loop before it moves on); the following lines while they are paragraph lines.
+            paragraph = [line.strip()]
+            index += 1
             while index < len(lines) and _in_paragraph(lines[index]):
                 paragraph.append(lines[index].strip())
                 index += 1

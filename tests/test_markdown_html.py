@@ -49,3 +49,10 @@ def test_text_is_escaped_and_only_safe_links_are_made() -> None:
     assert '<a href="../scoring' not in html
     assert '<a href="https://example.org/a?b=1&amp;c=2">web</a>' in html
     assert "<code>&lt;i&gt;</code>" in html
+
+
+def test_a_line_that_only_looks_like_a_table_row_is_a_paragraph_and_the_rest_follows() -> None:
+    text = "The gates end small\n|tanh g| at 0.05–0.15, and the head\ndoes the rest.\n\n- a list after it"
+    html = markdown_html(text, link=lambda target: target)
+    assert "<p>|tanh g| at 0.05–0.15, and the head does the rest.</p>" in html
+    assert "<li>a list after it</li>" in html

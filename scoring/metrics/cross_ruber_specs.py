@@ -51,6 +51,7 @@ def cross_ruber_specs() -> tuple[list[MetricSpec], tuple[MetricFamily, list[Metr
             model_kind=CROSS_RUBER_KIND,
             prefers_gpu=True,
             context_compute=_unreferenced,
+            one_pass=True,  # a chunk's distinct texts and contexts through the network once, not per slice
         ),
         MetricSpec(
             name=CROSS_RUBER_REFERENCED,
@@ -63,6 +64,7 @@ def cross_ruber_specs() -> tuple[list[MetricSpec], tuple[MetricFamily, list[Metr
             uses_tokenizer=False,
             model_kind=CROSS_RUBER_KIND,
             prefers_gpu=True,
+            one_pass=True,
         ),
     ]
     family = MetricFamily(
