@@ -70,7 +70,7 @@ class CrossRuberConfig:
     weight_decay: float = 0.01
     warmup_fraction: float = 0.05
     batch_size: int = 32  # contexts per step, each with 1 + len(negatives) candidates
-    epochs: int = 2  # with 5,000 dialogs: 37 min CPU on one thread (docs/benchmarks.md)
+    epochs: int = 2  # with 5,000 dialogs: 34 min on one thread, encoding included (docs/benchmarks.md)
     patience: int = 1  # epochs without a lower validation loss before stopping
     max_train_dialogs: int | None = 5000  # a seeded sample of the train split; None: every dialog
     validation_examples: int = 2000  # fixed validation candidates of this many examples (seeded)
