@@ -33,6 +33,11 @@ signatures (a third of them rounded to one decimal, so with ties), 5 systems:
   e.g. ``--against 0f6389f``, the code before issue 26), each timing in a fresh process on the same
   synthetic study, interleaved over ``--rounds`` rounds (A B, then B A, as the other benchmarks alternate
   which side goes first), CPU and wall time min / median / max, and the ratio before / this per round.
+  Each side runs numpy's BLAS as its code does: this checkout's report with 1 thread
+  (``build_report(blas_threads=1)``), older code with OpenBLAS's default (every core). ``--blas-threads N``
+  runs both with N (``OPENBLAS_NUM_THREADS`` in the child processes, and ``blas_threads=N``), which compares
+  the code alone. REV's report runs without issue 26's statistics unless ``--before-meta`` (for a REV that
+  has them: it is then grouped by context too).
 
 Replies come in contexts of ``--systems`` replies, one per system (seed 003's design), rated by
 ``--raters`` raters, scored by ``--metrics`` metrics.
@@ -306,7 +311,15 @@ def _p_value_of(tests: Callable[[int, int], Any]) -> Callable[[int, int], float 
     return lambda better, worse: tests(better, worse).p_value
 
 
-def part_d(sizes: list[int], rounds: int, shape: Shape, meta: bool, against: str) -> list[str]:
+def part_d(
+    sizes: list[int],
+    rounds: int,
+    shape: Shape,
+    meta: bool,
+    against: str,
+    blas_threads: int | None = None,
+    before_meta: bool = False,
+) -> list[str]:
     """This checkout's whole report (with issue 26's statistics when ``meta``) against REV's, interleaved, each
     timing in a fresh process; returns the table's lines."""
     lines = []
@@ -315,7 +328,7 @@ def part_d(sizes: list[int], rounds: int, shape: Shape, meta: bool, against: str
             ["git", "archive", against, "stats"], cwd=REPO, check=True, capture_output=True
         ).stdout
         subprocess.run(["tar", "-x", "-C", before], input=archive, check=True)
-        sides = {"this": (str(REPO), meta), "before": (before, False)}
+        sides = {"this": (str(REPO), meta), "before": (before, meta and before_meta)}
         for n in sizes:
             cpu: dict[str, list[float]] = {"this": [], "before": []}
             wall: dict[str, list[float]] = {"this": [], "before": []}
@@ -323,7 +336,7 @@ def part_d(sizes: list[int], rounds: int, shape: Shape, meta: bool, against: str
                 order = ["this", "before"] if round_number % 2 == 0 else ["before", "this"]
                 for side in order:
                     code, with_meta = sides[side]
-                    measured = _child_timing(code, n, shape, with_meta)
+                    measured = _child_timing(code, n, shape, with_meta, blas_threads)
                     cpu[side].append(measured["cpu"])
                     wall[side].append(measured["wall"])
                     print(
@@ -339,14 +352,17 @@ def part_d(sizes: list[int], rounds: int, shape: Shape, meta: bool, against: str
                 f"| {n:,} | {shape.raters} x {shape.metrics} | this: {label} | {spread(cpu['this'])} | "
                 f"{spread(wall['this'])} | {spread(ratio_cpu)} | {spread(ratio_wall)} |"
             )
+            before_label = label if meta and before_meta else "whole report"
             lines.append(
-                f"| {n:,} | {shape.raters} x {shape.metrics} | {against}: whole report | {spread(cpu['before'])} | "
+                f"| {n:,} | {shape.raters} x {shape.metrics} | {against}: {before_label} | {spread(cpu['before'])} | "
                 f"{spread(wall['before'])} | | |"
             )
     return lines
 
 
-def _child_timing(code: str, n: int, shape: Shape, meta: bool) -> dict[str, float]:
+def _child_timing(
+    code: str, n: int, shape: Shape, meta: bool, blas_threads: int | None = None
+) -> dict[str, float]:
     command = [
         sys.executable,
         "-m",
@@ -365,13 +381,19 @@ def _child_timing(code: str, n: int, shape: Shape, meta: bool) -> dict[str, floa
     if meta:
         command.append("--meta")
     environment = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
+    if blas_threads is not None:
+        command += ["--blas-threads", str(blas_threads)]
+        environment["OPENBLAS_NUM_THREADS"] = str(blas_threads)
     done = subprocess.run(command, cwd=REPO, check=True, capture_output=True, text=True, env=environment)
     return dict(json.loads(done.stdout.strip().splitlines()[-1]))
 
 
-def child(code: str, n: int, shape: Shape, meta: bool) -> None:
-    """Time the whole report (+ issue 26's statistics) once, with ``stats`` imported from ``code``."""
+def child(code: str, n: int, shape: Shape, meta: bool, blas_threads: int | None = None) -> None:
+    """Time the whole report (+ issue 26's statistics) once, with ``stats`` imported from ``code``; with
+    ``blas_threads``, passed to a ``build_report`` that takes it (older ones get ``OPENBLAS_NUM_THREADS``)."""
     sys.path.insert(0, code)
+    import inspect
+
     from stats.report.builder import build_report
     from stats.report.types import ReportOptions
 
@@ -381,8 +403,12 @@ def child(code: str, n: int, shape: Shape, meta: bool) -> None:
     # From issue 26 on the report computes its statistics itself (stats/report/meta.py); with ``meta`` it
     # also groups by context (REV's code, before the option, is run without it).
     options = ReportOptions(grouping="context") if meta else ReportOptions()
+    takes_threads = "blas_threads" in inspect.signature(build_report).parameters
+    threads: dict[str, Any] = (
+        {"blas_threads": blas_threads} if blas_threads is not None and takes_threads else {}
+    )
     started_cpu, started_wall = time.process_time(), time.perf_counter()
-    build_report(inputs, options)
+    build_report(inputs, options, **threads)
     measured = {"cpu": time.process_time() - started_cpu, "wall": time.perf_counter() - started_wall}
     loaded = sys.modules["stats"].__file__
     print(json.dumps({**measured, "stats": loaded}))
@@ -632,12 +658,20 @@ def main() -> None:
     parser.add_argument("--systems", type=int, default=SYSTEMS, help="systems, and replies per context")
     parser.add_argument("--meta", action="store_true", help="also time issue 26's statistics (stats/meta)")
     parser.add_argument("--against", metavar="REV", help="time the whole report against REV's, interleaved")
+    parser.add_argument(
+        "--blas-threads", type=int, help="part D: run both sides' BLAS with this many threads (see above)"
+    )
+    parser.add_argument(
+        "--before-meta",
+        action="store_true",
+        help="part D: REV has issue 26's statistics too: run its report grouped by context as well",
+    )
     parser.add_argument("--child", metavar="CODE", help=argparse.SUPPRESS)
     parser.add_argument("--child-size", type=int, default=0, help=argparse.SUPPRESS)
     arguments = parser.parse_args()
     shape = Shape(arguments.raters, arguments.metrics, arguments.systems)
     if arguments.child:
-        child(arguments.child, arguments.child_size, shape, arguments.meta)
+        child(arguments.child, arguments.child_size, shape, arguments.meta, arguments.blas_threads)
         return
     sys.path.insert(0, str(REPO))
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.local")
@@ -657,21 +691,37 @@ def main() -> None:
         part_a(sizes, arguments.rounds, shape, arguments.meta) if sizes and not arguments.against else []
     )
     against = (
-        part_d(sizes, arguments.rounds, shape, arguments.meta, arguments.against) if arguments.against else []
+        part_d(
+            sizes,
+            arguments.rounds,
+            shape,
+            arguments.meta,
+            arguments.against,
+            arguments.blas_threads,
+            arguments.before_meta,
+        )
+        if arguments.against
+        else []
     )
     results += part_b(db_sizes, arguments.rounds) if db_sizes else []
     compare_sizes = [int(size) for size in arguments.compare_sizes.split(",") if size]
     comparison = part_c(compare_sizes, arguments.rounds) if compare_sizes else []
-    print("\n| replies | part | CPU (s) | wall (s) |\n|---:|---|---:|---:|")
+    if results:
+        print("\n| replies | part | CPU (s) | wall (s) |\n|---:|---|---:|---:|")
     for n, name, cpu, wall in results:
         if "GET" in name:
             print(f"| {n:,} | {name} | | {spread(wall, 1000, 0)} ms |")
         else:
             print(f"| {n:,} | {name} | {spread(cpu)} | {spread(wall)} |")
     if against:
+        threads = (
+            f"BLAS: {arguments.blas_threads} thread(s) on both sides"
+            if arguments.blas_threads is not None
+            else "BLAS: each side as its code runs it"
+        )
         print(
             f"\nThe whole report against {arguments.against}'s, interleaved (A B, then B A), one fresh process per "
-            "timing\n\n| replies | raters x metrics | code | CPU (s) | wall (s) | before / this, CPU | before / this, "
+            f"timing; {threads}\n\n| replies | raters x metrics | code | CPU (s) | wall (s) | before / this, CPU | before / this, "
             "wall |\n|---:|---|---|---:|---:|---:|---:|"
         )
         print("\n".join(against))

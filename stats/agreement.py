@@ -61,8 +61,8 @@ def disagreement_weights(size: int, weights: Weighting) -> np.ndarray:
 
 
 def cohen_kappa(
-    first: Sequence[int],
-    second: Sequence[int],
+    first: Sequence[int] | np.ndarray,
+    second: Sequence[int] | np.ndarray,
     *,
     points: Sequence[int],
     weights: Weighting = "unweighted",
@@ -75,7 +75,7 @@ def cohen_kappa(
     """
     if len(first) != len(second):
         raise ValueError(f"the raters have {len(first)} and {len(second)} labels; kappa needs pairs")
-    if not first:
+    if len(first) == 0:
         return None
     scale = list(points)
     if sorted(set(scale)) != scale:
@@ -98,7 +98,9 @@ def cohen_kappa(
     return 1.0 - float((weight * observed).sum()) / chance
 
 
-def _positions(labels: Sequence[int], scale: list[int], position: Mapping[int, int]) -> np.ndarray:
+def _positions(
+    labels: Sequence[int] | np.ndarray, scale: list[int], position: Mapping[int, int]
+) -> np.ndarray:
     """``position[label]`` of every label: by binary search in the (increasing) scale when labels and scale
     are integers, else (or when a label is off the scale, to raise its ``KeyError``) label by label."""
     array = np.asarray(labels)

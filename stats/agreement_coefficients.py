@@ -42,7 +42,7 @@ import numpy as np
 
 from stats.agreement import cohen_kappa, weighting_for_scale
 from stats.intraclass import Intraclass, MeanSquares, one_way, two_way_absolute
-from stats.ratings_by_item import group_by_key
+from stats.ratings_by_item import factorized, group_by_key
 
 Level = Literal["ordinal", "interval"]
 MIN_PAIR_ITEMS = 5  # shared replies below which a pair's kappa says more about luck than about the pair
@@ -77,6 +77,42 @@ def krippendorff_alpha(
 ) -> Coefficient:
     """Krippendorff's alpha over every reply with two or more ratings (identity not needed)."""
     return _alpha_from_counts(value_counts(values_by_item, points), points=points, level=level)
+
+
+@dataclass(frozen=True)
+class RatedCounts:
+    """Every rating of named raters (rater by rater) and of anonymous ones (reply by reply) as a table of value
+    counts, replies in order of first appearance: the rows :func:`value_counts` gives for
+    ``values_by_item(ratings_by_rater, anonymous_by_item)``, in the same order, built in one pass, so that
+    alpha (both levels), Fleiss' kappa and leave-one-out alpha share it."""
+
+    counts: np.ndarray  # replies x scale points
+    codes: np.ndarray  # each flattened rating's reply (row of ``counts``)
+    columns: np.ndarray  # each flattened rating's scale position
+    points: tuple[int, ...]
+
+    @classmethod
+    def of(
+        cls,
+        ratings_by_rater: Mapping[Any, Mapping[Any, float]],
+        anonymous_by_item: Mapping[Any, Sequence[float]] | None,
+        points: Sequence[int],
+    ) -> RatedCounts:
+        keys, values = _flattened(ratings_by_rater, anonymous_by_item)
+        grouped = group_by_key(keys)
+        position = {point: index for index, point in enumerate(points)}
+        columns = scale_positions(values, position)
+        counts = _counts(grouped.codes, columns, len(grouped.keys), len(position))
+        return cls(counts, grouped.codes, columns, tuple(points))
+
+    def alpha(self, level: Level) -> Coefficient:
+        """Krippendorff's alpha: :func:`krippendorff_alpha` of the same ratings."""
+        return _alpha_from_counts(self.counts, points=self.points, level=level)
+
+    def fleiss(self) -> Coefficient:
+        """Fleiss' kappa: :func:`fleiss_kappa` of the same ratings."""
+        sizes = self.counts.sum(axis=1).astype(np.int64)
+        return _fleiss_of_rows(self.counts, sizes, self.points)
 
 
 def value_counts(values_by_item: Mapping[Any, Sequence[float]], points: Sequence[int]) -> np.ndarray:
@@ -134,22 +170,29 @@ def _alpha_from_counts(counts: np.ndarray, *, points: Sequence[int], level: Leve
 
 def fleiss_kappa(values_by_item: Mapping[Any, Sequence[float]], *, points: Sequence[int]) -> Coefficient:
     """Fleiss' kappa over the replies with the most common number of ratings (at least two)."""
-    counts = Counter(len(values) for values in values_by_item.values() if len(values) >= 2)
-    if not counts:
+    sizes = np.fromiter(map(len, values_by_item.values()), dtype=np.int64, count=len(values_by_item))
+    return _fleiss_of_rows(value_counts(values_by_item, points), sizes, points)
+
+
+def _fleiss_of_rows(table: np.ndarray, sizes: np.ndarray, points: Sequence[int]) -> Coefficient:
+    """Fleiss' kappa of the rows of a value-count ``table`` (replies x points) whose number of ratings
+    (``sizes``) is the most common one of at least two; a tie between numbers goes to the larger."""
+    rated = sizes[sizes >= 2]
+    if rated.size == 0:
         return not_computable("no reply has two ratings")
-    k = max(counts, key=lambda size: (counts[size], size))
-    used = [values for values in values_by_item.values() if len(values) == k]
-    table = value_counts(dict(enumerate(used)), points)
-    ratings = len(used) * k
-    if np.count_nonzero(table.sum(axis=0)) < 2:
-        return not_computable("every rating has the same value", len(used), ratings)
+    frequency = np.bincount(rated)
+    k = int(np.flatnonzero(frequency == frequency.max())[-1])
+    used = table[sizes == k]
+    ratings = used.shape[0] * k
+    if np.count_nonzero(used.sum(axis=0)) < 2:
+        return not_computable("every rating has the same value", used.shape[0], ratings)
     from statsmodels.stats.inter_rater import fleiss_kappa as statsmodels_fleiss
 
-    value = float(statsmodels_fleiss(table, method="fleiss"))
+    value = float(statsmodels_fleiss(used, method="fleiss"))
     if not math.isfinite(value):
-        return not_computable("no disagreement is expected by chance", len(used), ratings)
-    details = {"raters_per_item": k, "items_left_out": sum(counts.values()) - len(used)}
-    return Coefficient(value, len(used), ratings, details=details)
+        return not_computable("no disagreement is expected by chance", used.shape[0], ratings)
+    details = {"raters_per_item": k, "items_left_out": int(rated.size) - used.shape[0]}
+    return Coefficient(value, used.shape[0], ratings, details=details)
 
 
 def intraclass_correlation(
@@ -256,36 +299,53 @@ class PairKappa:
 
 
 def pairwise_kappas(
-    ratings_by_rater: Mapping[Any, Mapping[Any, int]],
+    ratings_by_rater: Mapping[Any, Mapping[Any, float]],
     *,
     points: Sequence[int],
     min_items: int = MIN_PAIR_ITEMS,
 ) -> list[PairKappa]:
     """Cohen's kappa of every pair of raters over the replies both rated (quadratic weights on ordinal
-    scales of three or more points)."""
+    scales of three or more points); a rating's label is ``int(value)``.
+
+    The ratings are laid out once as a raters x replies table of labels, so a pair's shared replies are one
+    vectorised AND (kappa counts pairs of labels: it does not depend on the order of the shared replies)."""
     weights = weighting_for_scale(points)
+    raters = list(ratings_by_rater)
+    keys, values = _flattened(ratings_by_rater, None)
+    codes, replies = factorized(keys)
+    labels = _labels(values)
+    rated = np.zeros((len(raters), len(replies)), dtype=bool)
+    table = np.zeros((len(raters), len(replies)), dtype=np.int64)
+    start = 0
+    for row, rater in enumerate(raters):
+        end = start + len(ratings_by_rater[rater])
+        rated[row, codes[start:end]] = True
+        table[row, codes[start:end]] = labels[start:end]
+        start = end
     pairs = []
-    rated = {rater: set(ratings) for rater, ratings in ratings_by_rater.items()}  # each rater's set once
-    for first, second in combinations(ratings_by_rater, 2):
-        # Kappa counts pairs of labels: it does not depend on the order of the shared replies, so they are not
-        # sorted (sorting 100,000 replies by repr for each pair of raters cost more than the kappas).
-        shared = list(rated[first] & rated[second])
+    for (a, first), (b, second) in combinations(enumerate(raters), 2):
+        both = rated[a] & rated[b]
+        shared = int(np.count_nonzero(both))
         if not shared:
             pairs.append(PairKappa(first, second, None, 0, "not computable: no reply rated by both"))
             continue
-        if len(shared) < min_items:
-            note = f"not computable: only {len(shared)} shared replies (at least {min_items} needed)"
-            pairs.append(PairKappa(first, second, None, len(shared), note))
+        if shared < min_items:
+            note = f"not computable: only {shared} shared replies (at least {min_items} needed)"
+            pairs.append(PairKappa(first, second, None, shared, note))
             continue
-        kappa = cohen_kappa(
-            [int(ratings_by_rater[first][item]) for item in shared],
-            [int(ratings_by_rater[second][item]) for item in shared],
-            points=points,
-            weights=weights,
-        )
+        kappa = cohen_kappa(table[a, both], table[b, both], points=points, weights=weights)
         note = "" if kappa is not None else "not computable: both gave one and the same value throughout"
-        pairs.append(PairKappa(first, second, kappa, len(shared), note))
+        pairs.append(PairKappa(first, second, kappa, shared, note))
     return pairs
+
+
+def _labels(values: Sequence[float]) -> np.ndarray:
+    """``int(value)`` of every value (truncation towards zero), vectorised where every value is finite and
+    small (else value by value, so that a value ``int`` refuses raises as it would)."""
+    array = np.asarray(values, dtype=np.float64)
+    if array.size and np.all(np.isfinite(array)) and float(np.abs(array).max()) < 2.0**52:
+        return np.trunc(array).astype(np.int64)
+    return np.array([int(value) for value in values], dtype=np.int64)
 
 
 def mean_pair_kappa(pairs: Sequence[PairKappa]) -> Coefficient:
@@ -305,21 +365,20 @@ def leave_one_out_alpha(
     *,
     points: Sequence[int],
     level: Level = "ordinal",
+    counted: RatedCounts | None = None,
 ) -> dict[Any, Coefficient]:
     """rater -> alpha of everyone else's ratings (known raters and anonymous ones alike): the value counts
-    of all ratings, minus the rater's own, so each rater costs one alpha on counts, not a rebuild."""
-    keys, values = _flattened(ratings_by_rater, anonymous_by_item)
-    grouped = group_by_key(keys)
-    position = {point: index for index, point in enumerate(points)}
-    columns = scale_positions(values, position)
-    counts = _counts(grouped.codes, columns, len(grouped.keys), len(position))
+    of all ratings, minus the rater's own, so each rater costs one alpha on counts, not a rebuild.
+    ``counted``: :meth:`RatedCounts.of` the same ratings, when already built."""
+    table = counted if counted is not None else RatedCounts.of(ratings_by_rater, anonymous_by_item, points)
+    items, width = table.counts.shape
     result: dict[Any, Coefficient] = {}
     start = 0
     for rater, rated in ratings_by_rater.items():
         # The rater's ratings come first in the flattened table, in rater order (see _flattened).
         end = start + len(rated)
-        own = _counts(grouped.codes[start:end], columns[start:end], len(grouped.keys), len(position))
-        result[rater] = _alpha_from_counts(counts - own, points=points, level=level)
+        own = _counts(table.codes[start:end], table.columns[start:end], items, width)
+        result[rater] = _alpha_from_counts(table.counts - own, points=points, level=level)
         start = end
     return result
 

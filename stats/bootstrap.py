@@ -70,11 +70,14 @@ _KEPT_COUNTS: dict[tuple[int, int, int], list[np.ndarray]] = {}
 
 @dataclass(frozen=True)
 class Resamples:
-    """``count`` bootstrap resamples of ``n`` items, reproducible from ``seed``."""
+    """``count`` bootstrap resamples of ``n`` items, reproducible from ``seed``. ``keep``: keep their counts
+    for the next ``blocks()`` of the same n, count and seed (see :data:`KEPT_COUNT_CELLS`): for resamples that
+    several statistics draw (the contexts of a report), not for those drawn once."""
 
     n: int
     count: int = DEFAULT_RESAMPLES
     seed: int = DEFAULT_SEED
+    keep: bool = False
 
     @property
     def block_size(self) -> int:
@@ -90,7 +93,9 @@ class Resamples:
             for counts in kept:
                 yield counts.astype(np.float64)
             return
-        keeping: list[np.ndarray] | None = [] if self.n * self.count <= KEPT_COUNT_CELLS else None
+        keeping: list[np.ndarray] | None = (
+            [] if self.keep and self.n * self.count <= KEPT_COUNT_CELLS else None
+        )
         generator = np.random.default_rng(self.seed)
         done = 0
         while done < self.count:

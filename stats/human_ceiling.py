@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 
 from stats.correlations import CorrelationResult, pearson_with_ci, spearman_with_ci
-from stats.ratings_by_item import group_by_key
+from stats.ratings_by_item import factorized, group_by_key
 
 MIN_SHARED = 3  # a correlation needs three replies
 
@@ -91,25 +91,78 @@ def raters_vs_rest(
     """Every rater against the mean of all other ratings of the same replies.
 
     ``extra_by_item`` holds ratings of raters with unknown identity: they count in "the rest" of every
-    rater, never as a rater of their own.
+    rater, never as a rater of their own. A rater's replies are in the order of their ``repr`` (as Python
+    sorts them), and "the rest" of a reply is (its total - the rater's value) / (its count - 1).
     """
-    totals, counts = _totals(ratings_by_rater, extra_by_item or {})
+    keys: list[Any] = []
+    values: list[float] = []
+    for rated in ratings_by_rater.values():
+        keys.extend(rated.keys())
+        values.extend(rated.values())
+    extra = extra_by_item or {}
+    codes, replies = factorized([*keys, *extra])
+    named = codes[: len(keys)]
+    own_values = np.asarray(values, dtype=np.float64)
+    # Named ratings added one by one in rater order (bincount adds in the order of its input), then the
+    # anonymous ones of each reply with math.fsum.
+    totals = np.bincount(named, weights=own_values, minlength=len(replies))
+    counts = np.bincount(named, minlength=len(replies))
+    for code, ratings in zip(codes[len(keys) :].tolist(), extra.values(), strict=True):
+        totals[code] += math.fsum(ratings)
+        counts[code] += len(ratings)
     result = []
-    for rater, values in ratings_by_rater.items():
-        items = tuple(sorted((item for item in values if counts[item] > 1), key=repr))
-        own = tuple(float(values[item]) for item in items)
-        rest = tuple((totals[item] - values[item]) / (counts[item] - 1) for item in items)
+    start = 0
+    sort_keys = _decimal_sort_keys(replies)
+    for rater, rated in ratings_by_rater.items():
+        end = start + len(rated)
+        mine = named[start:end][counts[named[start:end]] > 1]
+        own_all = own_values[start:end][counts[named[start:end]] > 1]
+        order = _repr_order(mine, replies, sort_keys)
+        chosen, own_array = mine[order], own_all[order]
+        rest_array = (totals[chosen] - own_array) / (counts[chosen] - 1)
+        own, rest = tuple(own_array.tolist()), tuple(rest_array.tolist())
         result.append(
             RaterVsRest(
                 rater=rater,
-                items=items,
+                items=tuple(replies[code] for code in chosen.tolist()),
                 own=own,
                 rest=rest,
                 pearson=pearson_with_ci(rest, own),
                 spearman=spearman_with_ci(rest, own),
             )
         )
+        start = end
     return result
+
+
+def _decimal_sort_keys(keys: Sequence[Any]) -> tuple[np.ndarray, np.ndarray] | None:
+    """For keys that are all non-negative ints below 10^17: (each key scaled to the digits of the longest, its
+    number of digits), which order them as their decimal strings compare (``repr`` of an int): the scaled
+    numbers first, then a string before the longer ones it begins (a prefix sorts first). ``None`` otherwise."""
+    if not keys or not all(type(key) is int for key in keys):
+        return None
+    numbers = np.asarray(keys, dtype=object)
+    if not (numbers.min() >= 0 and numbers.max() < 10**17):
+        return None
+    numbers = numbers.astype(np.int64)
+    powers = 10 ** np.arange(18, dtype=np.int64)
+    digits = np.maximum(1, np.searchsorted(powers, numbers, side="right"))
+    return numbers * powers[int(digits.max()) - digits], digits
+
+
+def _repr_order(
+    codes: np.ndarray, keys: Sequence[Any], sort_keys: tuple[np.ndarray, np.ndarray] | None
+) -> np.ndarray:
+    """The order that sorts ``keys[code]`` for ``codes`` (distinct keys) by ``repr``, as ``sorted(key=repr)``
+    does: on :func:`_decimal_sort_keys` of ``keys`` (``sort_keys``, found here when None), else on the
+    strings."""
+    if sort_keys is None:
+        sort_keys = _decimal_sort_keys(keys)
+    if sort_keys is not None:
+        scaled, digits = sort_keys
+        return np.lexsort((digits[codes], scaled[codes]))
+    chosen = [keys[code] for code in codes.tolist()]
+    return np.array(sorted(range(len(chosen)), key=lambda index: repr(chosen[index])), dtype=np.int64)
 
 
 def human_rows(comparisons: Sequence[RaterVsRest]) -> tuple[HumanRow, HumanRow]:
@@ -196,7 +249,8 @@ def random_halves(ratings_by_rater: Mapping[Any, Mapping[Any, float]], *, seed: 
     second = tuple(raters[i] for i in sorted(order[len(raters) // 2 :]))
     first_means = _item_means(ratings_by_rater, first)
     second_means = _item_means(ratings_by_rater, second)
-    items = tuple(sorted(set(first_means) & set(second_means), key=repr))
+    shared = [item for item in first_means if item in second_means]
+    items = tuple(shared[index] for index in _repr_order(np.arange(len(shared)), shared, None).tolist())
     x = tuple(first_means[item] for item in items)
     y = tuple(second_means[item] for item in items)
     return Halves(first, second, items, x, y, pearson_with_ci(x, y), spearman_with_ci(x, y))
@@ -213,29 +267,6 @@ def _item_means(
         values.extend(ratings_by_rater[rater].values())
     grouped = group_by_key(keys)
     return dict(zip(grouped.keys, grouped.means(values), strict=True))
-
-
-def _totals(
-    ratings_by_rater: Mapping[Any, Mapping[Any, float]], extra_by_item: Mapping[Any, Sequence[float]]
-) -> tuple[dict[Any, float], dict[Any, int]]:
-    """item -> the sum of its named ratings, added one by one in rater order (numpy's weighted bincount adds in
-    the order of its input, so the float sums are the very ones of a Python loop), plus math.fsum of its
-    anonymous ratings; and item -> how many ratings."""
-    keys: list[Any] = []
-    values: list[float] = []
-    for rated in ratings_by_rater.values():
-        keys.extend(rated.keys())
-        values.extend(rated.values())
-    grouped = group_by_key(keys)
-    sums = np.bincount(
-        grouped.codes, weights=np.asarray(values, dtype=np.float64), minlength=len(grouped.keys)
-    )
-    totals = dict(zip(grouped.keys, sums.tolist(), strict=True))
-    counts = dict(zip(grouped.keys, grouped.sizes.tolist(), strict=True))
-    for item, extra in extra_by_item.items():
-        totals[item] = totals.get(item, 0.0) + math.fsum(extra)
-        counts[item] = counts.get(item, 0) + len(extra)
-    return totals, counts
 
 
 def _why_no_rater(comparisons: Sequence[RaterVsRest]) -> str:

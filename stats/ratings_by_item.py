@@ -84,6 +84,15 @@ class Grouped:
 
 def group_by_key(keys: Sequence[Hashable]) -> Grouped:
     """Group entries by their key, keys in order of first appearance."""
+    codes, distinct = factorized(keys)
+    return _grouped(distinct, codes)
+
+
+def factorized(keys: Sequence[Hashable] | np.ndarray) -> tuple[np.ndarray, list[Any]]:
+    """(each key's dense code as int64, the distinct keys in order of first appearance). Integer keys (Python
+    ints, or an integer array) are numbered by pandas' hash-based factorize in one pass; other keys by a dict."""
+    if isinstance(keys, np.ndarray) and keys.dtype.kind in "iu":
+        return _factorized_ints(keys.astype(np.int64, copy=False))
     n = len(keys)
     if n and set(map(type, keys)) == {int}:
         try:
@@ -91,19 +100,18 @@ def group_by_key(keys: Sequence[Hashable]) -> Grouped:
         except OverflowError:
             array = None
         if array is not None:
-            return _group_ints(array)
+            return _factorized_ints(array)
     index: dict[Hashable, int] = {}
     codes = np.fromiter((index.setdefault(key, len(index)) for key in keys), dtype=np.int64, count=n)
-    return _grouped(list(index), codes)
+    return codes, list(index)
 
 
-def _group_ints(array: np.ndarray) -> Grouped:
-    """Group entries by an integer array; the group keys are its distinct values as Python ints."""
+def _factorized_ints(array: np.ndarray) -> tuple[np.ndarray, list[Any]]:
     import pandas as pd  # its hash-based factorize numbers keys in order of first appearance, in one pass
 
-    codes, uniques = pd.factorize(np.asarray(array, dtype=np.int64))
+    codes, uniques = pd.factorize(array)
     # Python ints equal to the keys (and of their type: only int keys come here).
-    return _grouped(np.asarray(uniques).tolist(), codes.astype(np.int64))
+    return codes.astype(np.int64), np.asarray(uniques).tolist()
 
 
 def _grouped(keys: list[Any], codes: np.ndarray) -> Grouped:

@@ -239,6 +239,9 @@ DIALEVAL_REPORT_MAX_ATTEMPTS = env_int("DIALEVAL_REPORT_MAX_ATTEMPTS", 3)
 # A report waits at most this long for the scoring run that computes its per-reference and diversity values
 # (scoring/services/report_scores.py) while other processes hold its chunks; then it notes what it lacks.
 DIALEVAL_REPORT_SCORES_TIMEOUT_SECONDS = env_int("DIALEVAL_REPORT_SCORES_TIMEOUT_SECONDS", 1800)
+# numpy's BLAS threads while a report is computed (stats/report/builder.py): 1, since its products are narrow
+# and waiting OpenBLAS threads spin on cores other tasks need.
+DIALEVAL_REPORT_BLAS_THREADS = env_int("DIALEVAL_REPORT_BLAS_THREADS", 1)
 
 LOGGING = {
     "version": 1,

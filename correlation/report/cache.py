@@ -207,7 +207,7 @@ def _compute(
         if progress is not None:
             progress("statistics", done, total)
 
-    return build_report(inputs, options, statistics)
+    return build_report(inputs, options, statistics, blas_threads=settings.DIALEVAL_REPORT_BLAS_THREADS)
 
 
 def snapshot_key(options: ReportOptions) -> str:

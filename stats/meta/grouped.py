@@ -35,7 +35,6 @@ Pure numpy/scipy: no Django here (import-linter contract).
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
@@ -79,6 +78,7 @@ class GroupCorrelations:
 
     values: np.ndarray
     reasons: tuple[str, ...]
+    left_out: dict[str, int]  # groups left out, by reason (every one of REASONS), counted with the reasons
 
     @property
     def used(self) -> np.ndarray:
@@ -151,8 +151,7 @@ def _results(
     results = []
     for column, table in enumerate(per_group):
         used = table.used
-        counted = Counter(table.reasons)
-        left_out = {reason: counted[reason] for reason in REASONS}
+        left_out = {reason: table.left_out[reason] for reason in REASONS}
         interval = percentile_interval(draws[column], confidence) if draws is not None else None
         if used.any():
             value = float(np.clip(np.mean(table.values[used]), -1.0, 1.0))
@@ -184,7 +183,8 @@ def group_correlations(
     present = np.isfinite(human) & np.isfinite(metric)
     sizes = groups.sizes(present)
     if not np.any(sizes >= 2):  # every group too small (a system's replies by context): nothing else to ask
-        return GroupCorrelations(np.full(groups.count, np.nan), (TOO_FEW,) * groups.count)
+        left_out = {reason: groups.count if reason == TOO_FEW else 0 for reason in REASONS}
+        return GroupCorrelations(np.full(groups.count, np.nan), (TOO_FEW,) * groups.count, left_out)
     key = np.packbits(present).tobytes()
     side = shared.get(key) if shared is not None else None
     if side is None:
@@ -196,8 +196,14 @@ def group_correlations(
     reasons = np.full(groups.count, "", dtype=object)
     reasons[metric_constant] = METRIC_CONSTANT
     reasons[human_constant] = HUMAN_CONSTANT
-    reasons[sizes < 2] = TOO_FEW
-    usable = reasons == ""
+    too_few = sizes < 2
+    reasons[too_few] = TOO_FEW
+    usable = ~(metric_constant | human_constant | too_few)
+    left_out = {
+        TOO_FEW: int(np.count_nonzero(too_few)),
+        HUMAN_CONSTANT: int(np.count_nonzero(human_constant & ~too_few)),
+        METRIC_CONSTANT: int(np.count_nonzero(metric_constant & ~human_constant & ~too_few)),
+    }
     result = np.full(groups.count, np.nan)
     if usable.any():
         keep = present & usable[groups.codes]
@@ -212,7 +218,7 @@ def group_correlations(
                     side.ranks = group_ranks(human, present, groups)
                 x, y = side.ranks, group_ranks(metric, keep, groups)
             result[usable] = _pearson(x, y, keep, groups)[usable]
-    return GroupCorrelations(np.clip(result, -1.0, 1.0), tuple(reasons.tolist()))
+    return GroupCorrelations(np.clip(result, -1.0, 1.0), tuple(reasons.tolist()), left_out)
 
 
 def group_ranks(values: np.ndarray, present: np.ndarray, groups: Groups) -> np.ndarray:
@@ -306,10 +312,22 @@ def _bootstrap(
         coefficient: np.full((values.shape[1], resamples), np.nan)
         for coefficient, (values, _) in sums.items()
     }
+    # The coefficients usually use the same groups (a group's reasons do not depend on the coefficient): the
+    # drawn number of used groups is then one product for all of them.
+    distinct: list[np.ndarray] = []
+    used_of: dict[Coefficient, int] = {}
+    for coefficient, (_, used) in sums.items():
+        index = next((i for i, seen in enumerate(distinct) if np.array_equal(seen, used)), len(distinct))
+        if index == len(distinct):
+            distinct.append(used)
+        used_of[coefficient] = index
     done = 0
-    for block in Resamples(n=count, count=resamples, seed=seed).blocks():
-        for coefficient, (values, used) in sums.items():
+    for block in Resamples(n=count, count=resamples, seed=seed, keep=True).blocks():
+        drawn_used = [block @ used for used in distinct]
+        for coefficient, (values, _) in sums.items():
             with np.errstate(invalid="ignore", divide="ignore"):
-                draws[coefficient][:, done : done + block.shape[0]] = ((block @ values) / (block @ used)).T
+                draws[coefficient][:, done : done + block.shape[0]] = (
+                    (block @ values) / drawn_used[used_of[coefficient]]
+                ).T
         done += block.shape[0]
     return draws

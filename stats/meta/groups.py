@@ -20,6 +20,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from stats.ratings_by_item import factorized
+
 
 @dataclass(frozen=True)
 class Groups:
@@ -29,11 +31,10 @@ class Groups:
     names: tuple[Hashable, ...]
 
     @classmethod
-    def of(cls, labels: Sequence[Hashable]) -> Groups:
-        """Groups from one label per reply (a context id, a system name)."""
-        index: dict[Hashable, int] = {}
-        codes = np.fromiter((index.setdefault(label, len(index)) for label in labels), np.int64, len(labels))
-        return cls(codes=codes, names=tuple(index))
+    def of(cls, labels: Sequence[Hashable] | np.ndarray) -> Groups:
+        """Groups from one label per reply (a context id, a system name; or an integer array of them)."""
+        codes, names = factorized(labels)
+        return cls(codes=codes, names=tuple(names))
 
     @classmethod
     def single(cls, n: int) -> Groups:

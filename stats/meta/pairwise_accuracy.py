@@ -238,7 +238,8 @@ def system_pairwise_accuracy(
         raise ValueError(f"{contexts.n} context codes for {x.size} replies")
     bootstrapped = contexts is not None and contexts.count > 1 and resamples > 0
     estimates: list[PairwiseAccuracy] = []
-    drawers: list[Callable[[np.ndarray], np.ndarray] | None] = []
+    # Columns that score the same replies share one drawer (one matrix product per block for all of them).
+    sharing: dict[bytes, list[int]] = {}
     for column in range(values.shape[1]):
         present = np.isfinite(x) & np.isfinite(values[:, column])
         counts = systems.sizes(present)
@@ -250,8 +251,9 @@ def system_pairwise_accuracy(
                     None, None, tie_calibration, None, 0, 0, None, systems=int(rated.size), note=note
                 )
             )
-            drawers.append(None)
             continue
+        if bootstrapped:
+            sharing.setdefault(np.packbits(present).tobytes(), []).append(column)
         codes = systems.codes[present]
         human_means = np.bincount(codes, x[present], systems.count)[rated] / counts[rated]
         metric_means = np.bincount(codes, values[present, column], systems.count)[rated] / counts[rated]
@@ -273,16 +275,24 @@ def system_pairwise_accuracy(
                 systems=int(rated.size),
             )
         )
-        drawers.append(
-            _system_drawer(x, values[:, column], present, systems, rated, contexts, tie_calibration)
-            if bootstrapped and contexts is not None
-            else None
-        )
     if not bootstrapped or contexts is None:
         return estimates
+    shared = list(sharing.values())
+    drawers: list[Callable[[np.ndarray], np.ndarray] | None] = []
+    for columns in shared:
+        present = np.isfinite(x) & np.isfinite(values[:, columns[0]])
+        rated = np.flatnonzero(systems.sizes(present) > 0)
+        drawers.append(
+            _system_drawer(x, values[:, columns], present, systems, rated, contexts, tie_calibration)
+        )
+    by_column: dict[int, np.ndarray] = {}
+    for columns, draws in zip(shared, _draws(drawers, contexts.count, resamples, seed), strict=True):
+        assert draws is not None
+        by_column.update((column, draws[:, index]) for index, column in enumerate(columns))
     method = RECALIBRATED if tie_calibration else "contexts resampled"
     results = []
-    for estimate, draws in zip(estimates, _draws(drawers, contexts.count, resamples, seed), strict=True):
+    for column, estimate in enumerate(estimates):
+        draws = by_column.get(column)
         interval = percentile_interval(draws, confidence) if draws is not None else None
         results.append(replace(estimate, ci=interval, ci_method=method if interval else ""))
     return results
@@ -399,24 +409,28 @@ class _PairTable:
 
 def _system_drawer(
     human: np.ndarray,
-    metric: np.ndarray,
+    metrics: np.ndarray,
     present: np.ndarray,
     systems: Groups,
     rated: np.ndarray,
     contexts: Groups,
     calibrate: bool,
 ) -> Callable[[np.ndarray], np.ndarray]:
-    """A function of a block of resamples of the contexts to system-level accuracy of each: system means from
-    the drawn contexts' replies (each context as often as drawn)."""
+    """A function of a block of resamples of the contexts to the system-level accuracy of every column of
+    ``metrics`` (b x columns; the columns score the same replies, ``present``): system means from the drawn
+    contexts' replies (each context as often as drawn)."""
     cells = contexts.codes[present] * systems.count + systems.codes[present]
     size = contexts.count * systems.count
 
     def table(weights: np.ndarray) -> np.ndarray:
         return np.bincount(cells, weights, size).reshape(contexts.count, systems.count)[:, rated]
 
-    # Counts, human sums and metric sums per context and system, side by side: one product per block.
+    # Counts and human sums per context and system, then each column's metric sums, side by side: one product
+    # per block for all the columns.
     sums = np.concatenate(
-        [table(np.ones(int(present.sum()))), table(human[present]), table(metric[present])], axis=1
+        [table(np.ones(int(present.sum()))), table(human[present])]
+        + [table(metrics[present, column]) for column in range(metrics.shape[1])],
+        axis=1,
     )
     first, second = np.triu_indices(rated.size, k=1)
     width = rated.size
@@ -424,15 +438,21 @@ def _system_drawer(
     def draw(block: np.ndarray) -> np.ndarray:
         drawn_sums = row_product(block, sums)
         drawn = drawn_sums[:, :width]
+        # A resample that lost a system compares fewer pairs than the study: no draw.
+        lost = ~np.all(drawn > 0, axis=1)
         with np.errstate(invalid="ignore", divide="ignore"):
             human_means = drawn_sums[:, width : 2 * width] / drawn
-            metric_means = drawn_sums[:, 2 * width :] / drawn
         human_diff = human_means[:, first] - human_means[:, second]
-        metric_diff = metric_means[:, first] - metric_means[:, second]
-        accuracy = best_accuracies(human_diff, metric_diff, calibrate)
-        # A resample that lost a system compares fewer pairs than the study: no draw.
-        accuracy[~np.all(drawn > 0, axis=1)] = np.nan
-        return accuracy
+        result = np.empty((block.shape[0], metrics.shape[1]))
+        for column in range(metrics.shape[1]):
+            start = (2 + column) * width
+            with np.errstate(invalid="ignore", divide="ignore"):
+                metric_means = drawn_sums[:, start : start + width] / drawn
+            metric_diff = metric_means[:, first] - metric_means[:, second]
+            accuracy = best_accuracies(human_diff, metric_diff, calibrate)
+            accuracy[lost] = np.nan
+            result[:, column] = accuracy
+        return result
 
     return draw
 
@@ -440,14 +460,19 @@ def _system_drawer(
 def _draws(
     drawers: Sequence[Callable[[np.ndarray], np.ndarray] | None], count: int, resamples: int, seed: int
 ) -> list[np.ndarray | None]:
-    """Every drawer's draws over one pass of the resamples of ``count`` contexts (shared by all metrics)."""
-    draws: list[np.ndarray | None] = [None if d is None else np.full(resamples, np.nan) for d in drawers]
+    """Every drawer's draws over one pass of the resamples of ``count`` contexts (shared by all metrics): a
+    drawer gives one draw per resample of a block (b,), or one per resample and column (b x columns)."""
+    draws: list[np.ndarray | None] = [None] * len(drawers)
     done = 0
-    for block in Resamples(n=count, count=resamples, seed=seed).blocks():
+    for block in Resamples(n=count, count=resamples, seed=seed, keep=True).blocks():
         size = block.shape[0]
-        for target, drawer in zip(draws, drawers, strict=True):
-            if target is not None and drawer is not None:
-                target[done : done + size] = drawer(block)
+        for index, drawer in enumerate(drawers):
+            if drawer is not None:
+                drawn = drawer(block)
+                target = draws[index]
+                if target is None:
+                    target = draws[index] = np.full((resamples, *drawn.shape[1:]), np.nan)
+                target[done : done + size] = drawn
         done += size
     return draws
 

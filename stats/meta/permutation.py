@@ -413,10 +413,16 @@ class _CorrelationPlan(_Plan):
         a, b = self.metric(first), self.metric(second)
         assert a.by_unit is not None
         assert b.by_unit is not None
-        g = self.groups_count
-        swapped = (b.by_unit - a.by_unit) @ self.patterns.bits().T  # 3 x groups x patterns
-        r_a, valid_a = self._r(a.fixed.reshape(3, g, 1) + swapped)
-        r_b, valid_b = self._r(b.fixed.reshape(3, g, 1) - swapped)
+        g, width, patterns = self.groups_count, self.patterns.width, self.patterns.patterns
+        # 3 x groups x patterns: one 2-D product (a stacked matmul with an inner size of a few units takes
+        # numpy's slow loop), the same sums to the bit; then the fixed sums added in place.
+        sums = ((b.by_unit - a.by_unit).reshape(-1, width) @ self.patterns.bits().T).reshape(3, g, patterns)
+        sums += a.fixed.reshape(3, g, 1)
+        r_a, valid_a = self._r(sums)
+        # Under pattern p the second metric holds what the first holds under the complement of p (every unit
+        # swapped the other way), so its table is the first's read backwards: r_b(p) = r_a(~p), the
+        # complement of p being patterns - 1 - p.
+        r_b, valid_b = r_a[:, ::-1], valid_a[:, ::-1]
         if valid_a.all() and valid_b.all():
             return _PatternTable((r_a - r_b).reshape(-1), None)
         tables = np.stack([r_a, r_b], axis=-1).reshape(-1, 2)

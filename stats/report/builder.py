@@ -21,6 +21,13 @@ entries tagged with their question:
 
 The data behind the figures goes into a second, larger object (``plots``), served separately.
 
+numpy's BLAS (OpenBLAS) runs with ``blas_threads`` threads while a report is built, 1 by default. The report's
+matrix products are narrow (20 resamples of 100,000 replies at a time), and OpenBLAS threads that wait for work
+spin: with OpenBLAS's default of every core, the report of 100,000 replies costs a third more CPU for a wall
+time 8% shorter on the 2 cores of the python machine kind (docs/benchmarks.md, issue 26's third round). A
+report is one task of a worker beside others, so CPU is what it spends; ``settings.DIALEVAL_REPORT_BLAS_THREADS``
+gives a worker more. One thread also keeps a report's last bits from depending on how many cores there are.
+
 Pure Python: no Django here (import-linter contract).
 """
 
@@ -31,6 +38,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+from threadpoolctl import threadpool_limits
 
 from stats.correlations import pearson_with_ci, spearman_with_ci
 from stats.curves import ReferenceCountPoint, reference_count_curve
@@ -55,13 +63,27 @@ from stats.report.types import QuestionInputs, ReportInputs, ReportOptions
 
 Progress = Callable[[int, int], None]
 DOCUMENT_VERSION = 2  # bump when a field changes meaning; fields are added, never renamed
+BLAS_THREADS = 1  # numpy's BLAS threads while a report is built (see the module's docstring)
 
 
 def build_report(
-    inputs: ReportInputs, options: ReportOptions, progress: Progress | None = None
+    inputs: ReportInputs,
+    options: ReportOptions,
+    progress: Progress | None = None,
+    *,
+    blas_threads: int = BLAS_THREADS,
 ) -> tuple[ReportDocument, dict[str, Any]]:
     """(document, plots) for every question of the study (the document's shape:
-    stats/report/document_types.py)."""
+    stats/report/document_types.py), with numpy's BLAS limited to ``blas_threads`` threads."""
+    if blas_threads < 1:
+        raise ValueError(f"a report needs at least 1 BLAS thread, not {blas_threads}")
+    with threadpool_limits(limits=blas_threads, user_api="blas"):
+        return _build_report(inputs, options, progress)
+
+
+def _build_report(
+    inputs: ReportInputs, options: ReportOptions, progress: Progress | None
+) -> tuple[ReportDocument, dict[str, Any]]:
     total = len(inputs.questions) * 4 + 2
     done = 0
 

@@ -30,14 +30,13 @@ import numpy as np
 from stats.agreement import is_included
 from stats.agreement_coefficients import (
     Coefficient,
-    fleiss_kappa,
+    RatedCounts,
     intraclass_correlation,
     krippendorff_alpha,
     leave_one_out_alpha,
     mean_pair_kappa,
     not_computable,
     pairwise_kappas,
-    values_by_item,
 )
 from stats.correlations import jitter
 from stats.figures.points import JITTER_SD, JITTER_SEED, compact
@@ -313,15 +312,18 @@ def _agreement_section(
     note = ""
     if anonymous_ratings:
         note = IDENTITY_CAVEAT.format(anonymous=anonymous_ratings, named=len(kept_named))
-    kept_items = values_by_item(kept_named, kept_anonymous)
-    alpha = krippendorff_alpha(kept_items, points=points, level="ordinal")
+    kept = RatedCounts.of(
+        kept_named, kept_anonymous, points
+    )  # shared by both alphas, Fleiss and leave-one-out
+    alpha = kept.alpha("ordinal")
     pair_raters = _most_active(all_named)
-    pairs = pairwise_kappas(
-        {key: {item: int(value) for item, value in all_named[key].items()} for key in pair_raters},
-        points=points,
-    )
+    pairs = pairwise_kappas({key: all_named[key] for key in pair_raters}, points=points)
     kept_pairs = [pair for pair in pairs if pair.first in kept_named and pair.second in kept_named]
-    loo = leave_one_out_alpha(kept_named, kept_anonymous, points=points) if len(kept_named) > 1 else {}
+    loo = (
+        leave_one_out_alpha(kept_named, kept_anonymous, points=points, counted=kept)
+        if len(kept_named) > 1
+        else {}
+    )
     versus = {comparison.rater: comparison for comparison in comparisons}
     rows: list[AnnotatorAgreement] = []
     for key in sorted(all_named, key=lambda k: annotators[k].pseudonym):
@@ -364,13 +366,11 @@ def _agreement_section(
         "identity": identity,
         "note": note,
         "krippendorff_alpha_ordinal": _coefficient_entry(alpha),
-        "krippendorff_alpha_interval": _coefficient_entry(
-            krippendorff_alpha(kept_items, points=points, level="interval")
-        ),
+        "krippendorff_alpha_interval": _coefficient_entry(kept.alpha("interval")),
         "krippendorff_alpha_ordinal_before_filter": _coefficient_entry(
             krippendorff_alpha(all_by_item, points=points, level="ordinal")
         ),
-        "fleiss_kappa": _coefficient_entry(fleiss_kappa(kept_items, points=points)),
+        "fleiss_kappa": _coefficient_entry(kept.fleiss()),
         "icc": _coefficient_entry(intraclass_correlation(kept_named, kept_anonymous)),
         "cohen_kappa_mean": _coefficient_entry(mean_kappa),
         "annotators": rows,

@@ -94,7 +94,10 @@ def meta_section(
     items = np.array(sorted(human), dtype=np.int64)
     x = np.array([human[int(item)] for item in items], dtype=float)
     signatures = list(inputs.signatures)
-    values = metric_matrix(items, signatures, inputs.metric_values)
+    if metrics.items is not None and metrics.values is not None and np.array_equal(metrics.items, items):
+        values = metrics.values  # the metric half's matrix of the same replies
+    else:
+        values = metric_matrix(items, signatures, inputs.metric_values)
     replies = [inputs.responses[int(item)] for item in items]
     layout = Layout.of([reply.context_key for reply in replies], [reply.system for reply in replies])
     grouping = options.grouping
@@ -106,7 +109,7 @@ def meta_section(
         system_codes = layout.systems.codes
         for code, system in enumerate(layout.systems.names):
             mask = system_codes == code
-            within = Groups.of(groups.codes[mask].tolist())  # the system's replies, by the same groups
+            within = Groups.of(groups.codes[mask])  # the system's replies, by the same groups
             per_system[str(system)] = grouped_fields(x[mask], values[mask], within, grouping, options)
     statistic = Statistic("pearson", _grouping(grouping))
     ranked = (

@@ -50,6 +50,7 @@ from stats.correlations import (
 )
 from stats.curves import QuantileGroup, quantile_means
 from stats.figures.points import HOVER_TEXT_LIMIT, JITTER_SD, JITTER_SEED, compact, compact_or_none
+from stats.ratings_by_item import factorized
 from stats.report.document_types import (
     ComparisonTests,
     CorrelationFields,
@@ -78,6 +79,10 @@ class MetricSection:
     system_level: list[SystemLevelRow]
     quantiles: list[QuantileEntry]
     plots: dict[str, Any]
+    # The replies with a human score (ascending ids) and their metric values (replies x signatures, in
+    # ``inputs.signatures`` order), for the rest of the report (stats/report/meta.py)
+    items: np.ndarray | None = None
+    values: np.ndarray | None = None
 
 
 def metric_section(
@@ -92,7 +97,8 @@ def metric_section(
     signatures = list(inputs.signatures)
     values = metric_matrix(items, signatures, inputs.metric_values)
     systems = [inputs.responses[int(item)].system for item in items]
-    steps = 2 + len(set(systems))
+    system_codes, system_names = factorized(systems)
+    steps = 2 + len(system_names)
     step = 0
 
     def advance() -> None:
@@ -112,8 +118,8 @@ def metric_section(
         for column, signature in enumerate(signatures)
     ]
     per_system: list[PerSystemRow] = []
-    for offset, system in enumerate(sorted(set(systems))):
-        mask = np.array([name == system for name in systems])
+    for offset, system in enumerate(sorted(system_names)):
+        mask = system_codes == system_names.index(system)
         draws = _bootstrap(x[mask], values[mask], options, options.seed + 1 + offset)
         for column, signature in enumerate(signatures):
             per_system.append(
@@ -132,7 +138,7 @@ def metric_section(
         per_system=per_system,
         comparisons=comparisons,
         system_level=[
-            _system_level_row(question, signature, items, x, values[:, column], systems)
+            _system_level_row(question, signature, x, values[:, column], system_codes, system_names)
             for column, signature in enumerate(signatures)
         ],
         quantiles=[
@@ -145,6 +151,8 @@ def metric_section(
             for column, signature in enumerate(signatures)
         ],
         plots=_scatter_data(question, items, x, values, signatures, inputs, rows),
+        items=items,
+        values=values,
     )
 
 
@@ -333,16 +341,17 @@ def _entry(matrix: np.ndarray, i: int, j: int) -> float | None:
 def _system_level_row(
     question: str,
     signature: SignatureInputs,
-    items: np.ndarray,
     x: np.ndarray,
     column: np.ndarray,
-    systems: Sequence[str],
+    system_codes: np.ndarray,
+    system_names: Sequence[str],
 ) -> SystemLevelRow:
+    """``system_codes``: each reply's system as an index into ``system_names``."""
     # Both means run over the same replies, so a system is not flattered by items only one side saw.
     present = np.isfinite(column)
-    system_of = np.asarray(systems, dtype=object)
-    names = sorted(set(system_of[present].tolist()))
-    rows_of = {name: np.flatnonzero(present & (system_of == name)) for name in names}
+    code_of = {system_names[code]: code for code in np.unique(system_codes[present]).tolist()}
+    names = sorted(code_of)
+    rows_of = {name: np.flatnonzero(present & (system_codes == code_of[name])) for name in names}
     # fmean of Python floats: the same exact sums (math.fsum) as over numpy scalars, without their overhead.
     human_means = [fmean(x[rows_of[name]].tolist()) for name in names]
     metric_means = [fmean(column[rows_of[name]].tolist()) for name in names]

@@ -65,7 +65,10 @@ def test_kept_counts_are_the_drawn_ones_and_only_whole_draws_are_kept() -> None:
     from stats import bootstrap
 
     bootstrap._KEPT_COUNTS.clear()
-    resamples = Resamples(n=30_000, count=150, seed=9)  # several blocks
+    once = Resamples(n=30_000, count=150, seed=9)  # drawn once (a reply bootstrap): not kept
+    list(once.blocks())
+    assert not bootstrap._KEPT_COUNTS
+    resamples = Resamples(n=30_000, count=150, seed=9, keep=True)  # several blocks
     by_index = np.stack([np.bincount(idx, minlength=30_000) for idx in resamples.indices()])
     first_block = next(iter(resamples.blocks()))  # drawn in part: nothing kept
     assert not bootstrap._KEPT_COUNTS
@@ -78,7 +81,10 @@ def test_kept_counts_are_the_drawn_ones_and_only_whole_draws_are_kept() -> None:
     assert np.array_equal(np.concatenate(again), by_index)
     again[0][:] = -1.0  # a consumer writing into its block changes nothing kept
     assert np.array_equal(np.concatenate(list(resamples.blocks())), by_index)
-    other = Resamples(n=30_000, count=150, seed=10)
+    assert np.array_equal(np.concatenate(list(once.blocks())), by_index)  # the same draws, kept or not
+    list(Resamples(n=30_000, count=150, seed=11).blocks())
+    assert list(bootstrap._KEPT_COUNTS) == [(30_000, 150, 9)]  # a draw not to keep evicts nothing
+    other = Resamples(n=30_000, count=150, seed=10, keep=True)
     assert not np.array_equal(np.concatenate(list(other.blocks())), by_index)
     assert list(bootstrap._KEPT_COUNTS) == [(30_000, 150, 10)]  # only the last draw is kept
 

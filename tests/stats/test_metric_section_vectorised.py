@@ -8,6 +8,7 @@ from statistics import fmean
 
 import numpy as np
 
+from stats.ratings_by_item import factorized
 from stats.report.metrics import _system_level_row, metric_matrix
 from stats.report.types import SignatureInputs
 
@@ -70,6 +71,7 @@ def test_system_means_equal_the_loop() -> None:
     x = rng.normal(size=n)
     column = rng.normal(size=n) * 1e3
     column[rng.random(n) < 0.2] = np.nan
-    row = _system_level_row("q", _signature(0), np.arange(n), x, column, systems)
+    codes, names = factorized(systems)
+    row = _system_level_row("q", _signature(0), x, column, codes, names)
     expected = _old_means(x, column, systems)
     assert [(s["system"], s["human_mean"], s["metric_mean"], s["n"]) for s in row["systems"]] == expected

@@ -12,13 +12,15 @@ import numpy as np
 import pytest
 
 from stats.agreement_coefficients import (
+    RatedCounts,
     fleiss_kappa,
     krippendorff_alpha,
     leave_one_out_alpha,
+    pairwise_kappas,
     value_counts,
     values_by_item,
 )
-from stats.human_ceiling import _item_means, raters_vs_rest
+from stats.human_ceiling import _item_means, random_halves, raters_vs_rest
 from stats.ratings_by_item import group_by_key
 from stats.report.human import counted_ratings, human_scores
 from stats.report.types import AnnotatorInfo, QuestionInputs, ReportOptions
@@ -76,6 +78,65 @@ def _old_rest(
     for rater, values in ratings_by_rater.items():
         items = tuple(sorted((item for item in values if counts[item] > 1), key=repr))
         result[rater] = tuple((totals[item] - values[item]) / (counts[item] - 1) for item in items)
+    return result
+
+
+def _old_items_and_own(
+    ratings_by_rater: Mapping[Any, Mapping[Any, float]], extra_by_item: Mapping[Any, Sequence[float]]
+) -> dict[Any, tuple[tuple[Any, ...], tuple[float, ...]]]:
+    counts: dict[Any, int] = {}
+    for values in ratings_by_rater.values():
+        for item in values:
+            counts[item] = counts.get(item, 0) + 1
+    for item, extra in extra_by_item.items():
+        counts[item] = counts.get(item, 0) + len(extra)
+    result = {}
+    for rater, values in ratings_by_rater.items():
+        items = tuple(sorted((item for item in values if counts[item] > 1), key=repr))
+        result[rater] = (items, tuple(float(values[item]) for item in items))
+    return result
+
+
+def _old_fleiss(values_by_item: Mapping[Any, Sequence[float]], points: Sequence[int]) -> tuple[Any, ...]:
+    """Fleiss' kappa as computed before the shared table: (value, replies, k, replies left out)."""
+    from collections import Counter
+
+    from statsmodels.stats.inter_rater import fleiss_kappa as statsmodels_fleiss
+
+    counts = Counter(len(values) for values in values_by_item.values() if len(values) >= 2)
+    k = max(counts, key=lambda size: (counts[size], size))
+    used = [values for values in values_by_item.values() if len(values) == k]
+    table = _old_value_counts(dict(enumerate(used)), points)
+    value = float(statsmodels_fleiss(table, method="fleiss"))
+    return (value, len(used), k, sum(counts.values()) - len(used))
+
+
+def _old_pairwise_kappas(
+    ratings_by_rater: Mapping[Any, Mapping[Any, float]], points: Sequence[int]
+) -> list[Any]:
+    """The set-based loop before issue 26's table, on labels int(value) as the report passed them."""
+    from itertools import combinations
+
+    from stats.agreement import cohen_kappa, weighting_for_scale
+
+    labels = {
+        rater: {item: int(value) for item, value in rated.items()}
+        for rater, rated in ratings_by_rater.items()
+    }
+    result = []
+    for first, second in combinations(labels, 2):
+        shared = sorted(set(labels[first]) & set(labels[second]), key=repr)
+        kappa = (
+            cohen_kappa(
+                [labels[first][item] for item in shared],
+                [labels[second][item] for item in shared],
+                points=points,
+                weights=weighting_for_scale(points),
+            )
+            if len(shared) >= 5
+            else None
+        )
+        result.append((first, second, kappa, len(shared)))
     return result
 
 
@@ -186,8 +247,104 @@ def test_item_means_equal_the_loop(seed: int, floats: bool) -> None:
 def test_raters_vs_rest_equals_the_loop(seed: int, floats: bool) -> None:
     ratings, anonymous = _ratings(seed, floats=floats), _anonymous(seed, floats=floats)
     expected = _old_rest(ratings, anonymous)
-    for comparison in raters_vs_rest(ratings, anonymous):
+    items_and_own = _old_items_and_own(ratings, anonymous)
+    comparisons = raters_vs_rest(ratings, anonymous)
+    assert [comparison.rater for comparison in comparisons] == list(ratings)
+    for comparison in comparisons:
         _same(comparison.rest, expected[comparison.rater])
+        _same((comparison.items, comparison.own), items_and_own[comparison.rater])
+
+
+@pytest.mark.parametrize(
+    "keys",
+    [
+        [
+            0,
+            1,
+            9,
+            10,
+            19,
+            2,
+            100,
+            1000,
+            99,
+            101,
+            10**16,
+            10**16 + 1,
+            5 * 10**15,
+        ],  # decimal prefixes sort first
+        [-1, -10, 3, 30, 4],  # a minus sign sorts before digits: compared as strings
+        [10**17, 2, 10**18 + 3],  # too long for the numeric order
+        ["b", "a10", "a9", ("x", 1), 2.5, 7],  # keys of any kind
+    ],
+)
+def test_raters_vs_rest_orders_replies_by_repr_for_keys_of_any_kind(keys: list[Any]) -> None:
+    rng = np.random.default_rng(5)
+    ratings = {
+        rater: {key: int(value) for key, value in zip(keys, rng.integers(1, 6, len(keys)), strict=True)}
+        for rater in ("a", "b", "c")
+    }
+    expected = _old_items_and_own(ratings, {})
+    for comparison in raters_vs_rest(ratings):
+        _same((comparison.items, comparison.own), expected[comparison.rater])
+        assert list(comparison.items) == sorted(keys, key=repr)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2, 3])
+def test_random_halves_compare_the_shared_replies_in_repr_order(seed: int) -> None:
+    ratings = _ratings(seed, floats=bool(seed % 2))
+    halves = random_halves(ratings, seed=seed)
+    assert halves is not None
+    first = _old_item_means(ratings, halves.first)
+    second = _old_item_means(ratings, halves.second)
+    items = tuple(sorted(set(first) & set(second), key=repr))
+    _same(halves.items, items)
+    _same(halves.first_mean, tuple(first[item] for item in items))
+    _same(halves.second_mean, tuple(second[item] for item in items))
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2, 3])
+@pytest.mark.parametrize("floats", [False, True])
+def test_pairwise_kappas_equal_the_set_loop(seed: int, floats: bool) -> None:
+    ratings = _ratings(seed, floats=floats)
+    if floats:  # labels are int(value): on a -2..2 scale
+        ratings = {r: {i: max(-2.0, min(2.0, v)) for i, v in rated.items()} for r, rated in ratings.items()}
+    points = [-2, -1, 0, 1, 2] if floats else [1, 2, 3, 4, 5]
+    sparse = {**ratings, "few": dict(list(next(iter(ratings.values())).items())[:3]), "none": {10_000: 1}}
+    got = [(p.first, p.second, p.kappa, p.items) for p in pairwise_kappas(sparse, points=points)]
+    assert got == _old_pairwise_kappas(sparse, points)
+    assert any(kappa is not None for _, _, kappa, _ in got)
+    assert any(items == 0 for _, _, _, items in got)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_rated_counts_give_the_coefficients_of_values_by_item(seed: int) -> None:
+    """The report's shared table of value counts gives alpha (both levels) and Fleiss' kappa bit for bit as
+    computed from values_by_item, with and without anonymous ratings, and with a tie of rating counts."""
+    points = [1, 2, 3, 4, 5]
+    for ratings, anonymous in (
+        (_ratings(seed), _anonymous(seed)),
+        (_ratings(seed), {}),
+        ({"a": {1: 1, 2: 2, 3: 3}, "b": {1: 2, 2: 2}, "c": {3: 3, 4: 1}}, {4: [2], 5: [1, 5]}),
+        # two replies with 2 ratings, two with 3: the tie goes to 3
+        ({"a": {1: 1, 2: 2, 3: 3, 4: 4}, "b": {1: 2, 2: 2, 3: 3, 4: 5}, "c": {3: 1, 4: 2}}, {}),
+    ):
+        table = RatedCounts.of(ratings, anonymous, points)
+        items = values_by_item(ratings, anonymous)
+        np.testing.assert_array_equal(table.counts, value_counts(items, points))
+        for level in ("ordinal", "interval"):
+            assert table.alpha(level) == krippendorff_alpha(items, points=points, level=level)
+        assert table.fleiss() == fleiss_kappa(items, points=points)
+        fleiss = table.fleiss()
+        assert (
+            fleiss.value,
+            fleiss.items,
+            fleiss.details["raters_per_item"],
+            fleiss.details["items_left_out"],
+        ) == (_old_fleiss(items, points))
+        assert leave_one_out_alpha(ratings, anonymous, points=points, counted=table) == leave_one_out_alpha(
+            ratings, anonymous, points=points
+        )
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])

@@ -14,6 +14,7 @@ from stats.bootstrap import Resamples, percentile_interval
 from stats.meta.grouped import (
     HUMAN_CONSTANT,
     METRIC_CONSTANT,
+    REASONS,
     TOO_FEW,
     Coefficient,
     group_correlations,
@@ -270,6 +271,8 @@ def test_groups_all_too_small_are_left_out_as_the_general_path_leaves_them(coeff
         coefficient,
     )
     assert with_usable.reasons[:n] == alone.reasons
+    assert alone.left_out == {reason: alone.reasons.count(reason) for reason in REASONS}
+    assert with_usable.left_out == {reason: with_usable.reasons.count(reason) for reason in REASONS}
     np.testing.assert_array_equal(with_usable.values[:n], alone.values)
     assert with_usable.reasons[n] == ""
 
@@ -295,4 +298,7 @@ def test_the_human_side_shared_across_metrics_changes_nothing(coefficient: Coeff
         with_shared = group_correlations(human, metrics[:, column], groups, coefficient, shared)
         assert with_shared.reasons == alone.reasons
         np.testing.assert_array_equal(with_shared.values, alone.values)
+        # the counts by reason are those of the reasons (the metric constant in context 2 is among them)
+        assert alone.left_out == {reason: alone.reasons.count(reason) for reason in REASONS}
+        assert with_shared.left_out == alone.left_out
     assert len(shared) == 2  # two sets of present replies
