@@ -2,7 +2,7 @@
 # `make test` (and CI through .ci/run): set-up, then every check in order: ruff lint, ruff format, mypy,
 # the import contracts, and the whole pytest suite (unit, integration with real Redis and Celery, browser
 # tests in headless Chromium) on SQLite, then the suites that touch the database again on a throwaway
-# PostgreSQL cluster (scripts/test_postgres.sh). The pytest steps include schemathesis against a live test server
+# PostgreSQL cluster (scripts/test_postgres.sh), each pass in 2 processes (pytest-xdist). The pytest steps include schemathesis against a live test server
 # (tests/api/test_openapi_schemathesis.py, every check on, about 1.5 min per database; DIALEVAL_SCHEMATHESIS_EXAMPLES
 # sets its examples per operation, 15 by default). Every step runs even after a failure, so one run reports them all; the exit
 # status is non-zero when any step failed.
@@ -25,9 +25,22 @@ fi
 
 export PATH="$PWD/.venv/bin:$PATH"
 export NLTK_DATA="$PWD/var/nltk_data"  # METEOR's WordNet, built by setup.sh
+# pytest runs in 2 processes (pytest-xdist, a file's tests in one process, so module fixtures are built once):
+# alone, the suite keeps one core busy and leaves the other idle while it waits on its database, its worker
+# processes and Chromium. DIALEVAL_TEST_WORKERS=0 runs it in one process; on one core it does so by itself.
+if [ -z "${DIALEVAL_TEST_WORKERS:-}" ]; then
+  DIALEVAL_TEST_WORKERS=$(( $(nproc) >= 2 ? 2 : 0 ))
+fi
+export DIALEVAL_TEST_WORKERS
 
 passed=()
 failed=()
+run_serial() {  # the serial tests of the selection; exit status 5 (none selected) counts as passing
+  local status=0
+  pytest -m serial "$@" || status=$?
+  [ "$status" -eq 5 ] && return 0
+  return "$status"
+}
 run_step() {  # run_step NAME COMMAND...
   local name="$1" started status
   shift
@@ -52,7 +65,9 @@ run_step "ruff format" ruff format --check .
 run_step "mypy" mypy .
 run_step "import contracts" lint-imports
 if [ "$lint_only" = 0 ]; then
-  run_step "pytest" pytest "$@"
+  run_step "pytest" pytest -n "$DIALEVAL_TEST_WORKERS" --dist loadfile -m "not serial" "$@"
+  # The tests that keep both cores busy themselves (marker serial), alone; none selected is no failure here.
+  run_step "pytest, serial tests" run_serial "$@"
   # The production database: the suites that touch the database again, on a throwaway PostgreSQL cluster.
   run_step "pytest on PostgreSQL" bash scripts/test_postgres.sh "$@"
 fi

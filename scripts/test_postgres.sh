@@ -50,7 +50,7 @@ export DATABASE_URL="postgres://dialeval@127.0.0.1:$port/dialeval"
 # writer that commits every 0.3 s (SQLite's lock is its point); and the OpenAPI fuzzing (schemathesis, two
 # minutes), which checks the answers' shapes against the schema, not what the database does. A pool process killed mid-run, where the
 # chunk claims meet PostgreSQL's row locks, runs on both; so do the identical starts (tests/scoring).
-.venv/bin/pytest "$@" --database-only -m "not browser and not shared_data" \
+.venv/bin/pytest -n "${DIALEVAL_TEST_WORKERS:-0}" --dist loadfile "$@" --database-only -m "not browser and not shared_data" \
   tests/annotation tests/scoring tests/correlation tests/api tests/web tests/integration \
   --ignore=tests/integration/test_scoring_redis_outage.py --ignore=tests/integration/test_broker_outage.py \
   --deselect tests/integration/test_scoring_faults.py::test_a_run_survives_sigkill_of_the_whole_worker_and_an_immediate_restart \

@@ -207,7 +207,9 @@ def intraclass_correlation(
     items_of = {rater: set(values) for rater, values in ratings_by_rater.items() if values}
     common = set.intersection(*items_of.values()) if len(items_of) >= 2 else set()
     if not anonymous_by_item and len(items_of) >= 2 and len(common) >= 3:
-        shared = list(common)
+        # In a fixed order (the replies' own, ids ascending): the sums of squares are float sums over the rows,
+        # whose last bits depend on their order, and a set's order depends on the ids' values and history.
+        shared = _ordered(common)
         matrix = np.column_stack(
             [
                 np.fromiter(map(ratings_by_rater[rater].__getitem__, shared), np.float64, len(shared))
@@ -249,6 +251,14 @@ def intraclass_correlation(
         "average_value": _finite_or_none(result.average),
     }
     return Coefficient(result.single, items, matrix.size, details=details)
+
+
+def _ordered(items: set[Any]) -> list[Any]:
+    """The items sorted (by ``repr`` where they do not compare with one another)."""
+    try:
+        return sorted(items)
+    except TypeError:
+        return sorted(items, key=repr)
 
 
 def _pingouin_intraclass(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
@@ -135,7 +136,13 @@ def test_openapi_schema_and_docs_are_served() -> None:
         assert path in paths, path
     docs = client.get("/api/docs/")
     assert docs.status_code == 200
-    assert b"cdn" not in docs.content.lower()  # Swagger UI comes from static (drf-spectacular-sidecar)
+    # Swagger UI comes from static (drf-spectacular-sidecar), not a CDN: every script and stylesheet is local.
+    # (Not a search for "cdn" in the page: its CSRF token is random and may spell it.)
+    sources = re.findall(r'(?:src|href)="([^"]*)"', docs.content.decode())
+    assert not [source for source in sources if source.startswith(("http:", "https:", "//"))], sources
+    scripts = re.findall(r'<script src="([^"]*)"', docs.content.decode())
+    assert any(script.endswith("swagger-ui-bundle.js") for script in scripts), scripts
+    assert all(script.startswith("/static/") for script in scripts), scripts
 
 
 def test_metric_list_names_bleu() -> None:

@@ -35,7 +35,7 @@ from tests.factories import (
     StudyFactory,
     SystemFactory,
 )
-from tests.scoring.cross_ruber.builders import train_tiny
+from tests.scoring.cross_ruber.builders import TinyTraining
 from tests.scoring.maude_builders import dialogs
 from tests.scoring.training_builders import training_places
 
@@ -62,10 +62,10 @@ def places(tmp_path: Path, settings):
     return training_places(tmp_path, settings)
 
 
-@pytest.fixture(scope="module")
-def artifact(tmp_path_factory: pytest.TempPathFactory) -> CrossRuberArtifact:
-    """Trained once for the module; each test registers its own copy."""
-    return train_tiny(tmp_path_factory.mktemp("cross-ruber-app") / "model")
+@pytest.fixture
+def artifact(tiny_cross_ruber: TinyTraining) -> CrossRuberArtifact:
+    """Trained once for the session (tests/scoring/conftest.py); each test registers its own copy."""
+    return tiny_cross_ruber.artifact
 
 
 @pytest.fixture

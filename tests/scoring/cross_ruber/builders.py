@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 from scoring.metrics.cross_ruber import CrossRuberArtifact, CrossRuberConfig
@@ -26,6 +27,14 @@ TINY = CrossRuberConfig(
     torch_threads=1,
     corpus_description="synthetic exchanges",
 )
+
+
+@dataclass(frozen=True)
+class TinyTraining:
+    """A tiny Cross-RUBER training: its artifact and the progress stages it reported, in order."""
+
+    artifact: CrossRuberArtifact
+    stages: tuple[str, ...]
 
 
 def train_tiny(

@@ -29,18 +29,14 @@ from scoring.metrics.training_progress import (
     TrainingCancelled,
     TrainingReport,
 )
-from tests.scoring.cross_ruber.builders import train_tiny
+from tests.scoring.cross_ruber.builders import TinyTraining, train_tiny
 from tests.scoring.maude_builders import dialogs
 
-REPORTS: list[str] = []
 
-
-@pytest.fixture(scope="module")
-def artifact(tmp_path_factory: pytest.TempPathFactory) -> CrossRuberArtifact:
-    folder = tmp_path_factory.mktemp("cross-ruber")
-    return train_tiny(
-        folder / "model", cache_dir=folder / "cache", on_progress=lambda r: REPORTS.append(r.stage)
-    )
+@pytest.fixture
+def artifact(tiny_cross_ruber: TinyTraining) -> CrossRuberArtifact:
+    """The session's tiny training (tests/scoring/conftest.py), its token-state cache beside the model."""
+    return tiny_cross_ruber.artifact
 
 
 def held_out() -> tuple[list[list[str]], list[str]]:
@@ -52,7 +48,9 @@ def held_out() -> tuple[list[list[str]], list[str]]:
     return contexts, replies
 
 
-def test_it_ranks_true_replies_above_shuffled_and_unrelated_ones(artifact: CrossRuberArtifact) -> None:
+def test_it_ranks_true_replies_above_shuffled_and_unrelated_ones(
+    artifact: CrossRuberArtifact, tiny_cross_ruber: TinyTraining
+) -> None:
     model = load_cross_ruber(artifact.path, device="cpu")
     contexts, replies = held_out()
     rng = random.Random(5)
@@ -65,7 +63,7 @@ def test_it_ranks_true_replies_above_shuffled_and_unrelated_ones(artifact: Cross
     kept = artifact.config["results"]
     assert kept["validation_accuracy"] > 1 / 3  # chance: the true reply first of three candidates
     assert kept["best_epoch"] == min(artifact.curve, key=lambda row: row["validation_loss"])["epoch"]
-    assert {ENCODING_STAGE, BATCH_STAGE, EPOCH_STAGE} <= set(REPORTS)
+    assert {ENCODING_STAGE, BATCH_STAGE, EPOCH_STAGE} <= set(tiny_cross_ruber.stages)
 
 
 def test_the_context_changes_the_score(artifact: CrossRuberArtifact) -> None:

@@ -1,0 +1,20 @@
+"""Fixtures shared by the scoring tests."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.scoring.cross_ruber.builders import TinyTraining, train_tiny
+
+
+@pytest.fixture(scope="session")
+def tiny_cross_ruber(tmp_path_factory: pytest.TempPathFactory) -> TinyTraining:
+    """Cross-RUBER trained once per test session on the tiny corpus (about 11 s), its token-state cache beside
+    the model folder and the progress stages it reported: the model's tests and the app's read it; a test that
+    changes files works on a copy."""
+    folder = tmp_path_factory.mktemp("cross-ruber")
+    stages: list[str] = []
+    artifact = train_tiny(
+        folder / "model", cache_dir=folder / "cache", on_progress=lambda report: stages.append(report.stage)
+    )
+    return TinyTraining(artifact, tuple(stages))
