@@ -325,7 +325,11 @@ def pairwise_kappas(
     codes, replies = factorized(keys)
     labels = _labels(values)
     rated = np.zeros((len(raters), len(replies)), dtype=bool)
-    table = np.zeros((len(raters), len(replies)), dtype=np.int64)
+    # Labels are scale points: 4 bytes each keeps the table of 80 raters x 100,000 replies at 32 MB.
+    small = labels.size == 0 or (
+        labels.min() >= np.iinfo(np.int32).min and labels.max() <= np.iinfo(np.int32).max
+    )
+    table = np.zeros((len(raters), len(replies)), dtype=np.int32 if small else np.int64)
     start = 0
     for row, rater in enumerate(raters):
         end = start + len(ratings_by_rater[rater])
