@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -45,6 +46,29 @@ def committed(django_capture_on_commit_callbacks):
 
 
 DATABASE_FIXTURES = {"db", "transactional_db", "django_db_reset_sequences", "django_db_serialized_rollback"}
+
+
+@pytest.fixture(autouse=True)
+def _celery_pools_forgotten_after_each_test() -> Iterator[None]:
+    """After every test, the Celery app publishes to the broker the settings name again and forgets its
+    connection and producer pools: a test that pointed the broker at a live Redis (the settings fixture,
+    celery_broker) would otherwise leave later tests of the same process publishing there, and a test that
+    needs an unreachable broker would see its message sent (found when the suite first ran in two processes,
+    in another order)."""
+    yield
+    import sys
+
+    if "config.celery_app" in sys.modules:
+        from django.conf import settings
+
+        from config.celery_app import app
+
+        # The broker the settings name (pytest-django has restored them by now): tests/live_services.py's
+        # celery_broker writes the URL it found on entry back into the app's own configuration on exit, which
+        # outlives the settings fixture when that fixture had pointed the broker at a live Redis.
+        app.conf.broker_url = settings.CELERY_BROKER_URL
+        app._pool = None
+        app.amqp._producer_pool = None
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
