@@ -36,7 +36,8 @@ signatures (a third of them rounded to one decimal, so with ties), 5 systems:
   Each side runs numpy's BLAS as its code does: this checkout's report with 1 thread
   (``build_report(blas_threads=1)``), older code with OpenBLAS's default (every core). ``--blas-threads N``
   runs both with N (``OPENBLAS_NUM_THREADS`` in the child processes, and ``blas_threads=N``), which compares
-  the code alone. REV's report runs without issue 26's statistics unless ``--before-meta`` (for a REV that
+  the code alone; ``--before-blas-threads M`` gives REV's side M instead (``--against HEAD --blas-threads 1
+  --before-blas-threads 2``: the same code at 1 and 2 threads). REV's report runs without issue 26's statistics unless ``--before-meta`` (for a REV that
   has them: it is then grouped by context too).
 
 Replies come in contexts of ``--systems`` replies, one per system (seed 003's design), rated by
@@ -319,6 +320,7 @@ def part_d(
     against: str,
     blas_threads: int | None = None,
     before_meta: bool = False,
+    before_blas_threads: int | None = None,
 ) -> list[str]:
     """This checkout's whole report (with issue 26's statistics when ``meta``) against REV's, interleaved, each
     timing in a fresh process; returns the table's lines."""
@@ -328,6 +330,10 @@ def part_d(
             ["git", "archive", against, "stats"], cwd=REPO, check=True, capture_output=True
         ).stdout
         subprocess.run(["tar", "-x", "-C", before], input=archive, check=True)
+        threads = {
+            "this": blas_threads,
+            "before": blas_threads if before_blas_threads is None else before_blas_threads,
+        }
         sides = {"this": (str(REPO), meta), "before": (before, meta and before_meta)}
         for n in sizes:
             cpu: dict[str, list[float]] = {"this": [], "before": []}
@@ -336,7 +342,7 @@ def part_d(
                 order = ["this", "before"] if round_number % 2 == 0 else ["before", "this"]
                 for side in order:
                     code, with_meta = sides[side]
-                    measured = _child_timing(code, n, shape, with_meta, blas_threads)
+                    measured = _child_timing(code, n, shape, with_meta, threads[side])
                     cpu[side].append(measured["cpu"])
                     wall[side].append(measured["wall"])
                     print(
@@ -666,6 +672,12 @@ def main() -> None:
         action="store_true",
         help="part D: REV has issue 26's statistics too: run its report grouped by context as well",
     )
+    parser.add_argument(
+        "--before-blas-threads",
+        type=int,
+        help="part D: REV's side with this many BLAS threads (default: --blas-threads); with --against HEAD, "
+        "the same code at two thread counts",
+    )
     parser.add_argument("--child", metavar="CODE", help=argparse.SUPPRESS)
     parser.add_argument("--child-size", type=int, default=0, help=argparse.SUPPRESS)
     arguments = parser.parse_args()
@@ -699,6 +711,7 @@ def main() -> None:
             arguments.against,
             arguments.blas_threads,
             arguments.before_meta,
+            arguments.before_blas_threads,
         )
         if arguments.against
         else []
@@ -714,11 +727,9 @@ def main() -> None:
         else:
             print(f"| {n:,} | {name} | {spread(cpu)} | {spread(wall)} |")
     if against:
-        threads = (
-            f"BLAS: {arguments.blas_threads} thread(s) on both sides"
-            if arguments.blas_threads is not None
-            else "BLAS: each side as its code runs it"
-        )
+        default = "as its code runs it"
+        before_threads = arguments.before_blas_threads or arguments.blas_threads or default
+        threads = f"BLAS threads: this side {arguments.blas_threads or default}, {arguments.against} {before_threads}"
         print(
             f"\nThe whole report against {arguments.against}'s, interleaved (A B, then B A), one fresh process per "
             f"timing; {threads}\n\n| replies | raters x metrics | code | CPU (s) | wall (s) | before / this, CPU | before / this, "
