@@ -42,7 +42,7 @@ import numpy as np
 
 from stats.agreement import cohen_kappa, weighting_for_scale
 from stats.intraclass import Intraclass, MeanSquares, one_way, two_way_absolute
-from stats.ratings_by_item import factorized, group_by_key
+from stats.ratings_by_item import factorized, flattened, group_by_key
 
 Level = Literal["ordinal", "interval"]
 MIN_PAIR_ITEMS = 5  # shared replies below which a pair's kappa says more about luck than about the pair
@@ -98,7 +98,7 @@ class RatedCounts:
         anonymous_by_item: Mapping[Any, Sequence[float]] | None,
         points: Sequence[int],
     ) -> RatedCounts:
-        keys, values = _flattened(ratings_by_rater, anonymous_by_item)
+        keys, values = flattened(ratings_by_rater, anonymous_by_item)
         grouped = group_by_key(keys)
         position = {point: index for index, point in enumerate(points)}
         columns = scale_positions(values, position)
@@ -321,7 +321,7 @@ def pairwise_kappas(
     vectorised AND (kappa counts pairs of labels: it does not depend on the order of the shared replies)."""
     weights = weighting_for_scale(points)
     raters = list(ratings_by_rater)
-    keys, values = _flattened(ratings_by_rater, None)
+    keys, values = flattened(ratings_by_rater, None)
     codes, replies = factorized(keys)
     labels = _labels(values)
     rated = np.zeros((len(raters), len(replies)), dtype=bool)
@@ -389,7 +389,7 @@ def leave_one_out_alpha(
     result: dict[Any, Coefficient] = {}
     start = 0
     for rater, rated in ratings_by_rater.items():
-        # The rater's ratings come first in the flattened table, in rater order (see _flattened).
+        # The rater's ratings come first in the flattened table, in rater order (see flattened).
         end = start + len(rated)
         own = _counts(table.codes[start:end], table.columns[start:end], items, width)
         result[rater] = _alpha_from_counts(table.counts - own, points=points, level=level)
@@ -411,22 +411,6 @@ def values_by_item(
     for item, extra in (anonymous_by_item or {}).items():
         result.setdefault(item, []).extend(extra)
     return result
-
-
-def _flattened(
-    ratings_by_rater: Mapping[Any, Mapping[Any, float]],
-    anonymous_by_item: Mapping[Any, Sequence[float]] | None,
-) -> tuple[list[Any], list[Any]]:
-    """Every rating as (item, value): each named rater's in turn, then the anonymous ones item by item."""
-    keys: list[Any] = []
-    values: list[Any] = []
-    for rated in ratings_by_rater.values():
-        keys.extend(rated.keys())
-        values.extend(rated.values())
-    for item, extra in (anonymous_by_item or {}).items():
-        keys.extend([item] * len(extra))
-        values.extend(extra)
-    return keys, values
 
 
 def _finite_or_none(value: Any) -> float | None:

@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 
 from stats.correlations import CorrelationResult, pearson_with_ci, spearman_with_ci
-from stats.ratings_by_item import factorized, group_by_key
+from stats.ratings_by_item import factorized, flattened, group_by_key
 
 MIN_SHARED = 3  # a correlation needs three replies
 
@@ -94,11 +94,7 @@ def raters_vs_rest(
     rater, never as a rater of their own. A rater's replies are in the order of their ``repr`` (as Python
     sorts them), and "the rest" of a reply is (its total - the rater's value) / (its count - 1).
     """
-    keys: list[Any] = []
-    values: list[float] = []
-    for rated in ratings_by_rater.values():
-        keys.extend(rated.keys())
-        values.extend(rated.values())
+    keys, values = flattened(ratings_by_rater)
     extra = extra_by_item or {}
     codes, replies = factorized([*keys, *extra])
     named = codes[: len(keys)]
@@ -154,10 +150,8 @@ def _repr_order(
     codes: np.ndarray, keys: Sequence[Any], sort_keys: tuple[np.ndarray, np.ndarray] | None
 ) -> np.ndarray:
     """The order that sorts ``keys[code]`` for ``codes`` (distinct keys) by ``repr``, as ``sorted(key=repr)``
-    does: on :func:`_decimal_sort_keys` of ``keys`` (``sort_keys``, found here when None), else on the
+    does: on ``sort_keys`` (:func:`_decimal_sort_keys` of ``keys``) where the keys have them, else on the
     strings."""
-    if sort_keys is None:
-        sort_keys = _decimal_sort_keys(keys)
     if sort_keys is not None:
         scaled, digits = sort_keys
         return np.lexsort((digits[codes], scaled[codes]))
@@ -250,7 +244,8 @@ def random_halves(ratings_by_rater: Mapping[Any, Mapping[Any, float]], *, seed: 
     first_means = _item_means(ratings_by_rater, first)
     second_means = _item_means(ratings_by_rater, second)
     shared = [item for item in first_means if item in second_means]
-    items = tuple(shared[index] for index in _repr_order(np.arange(len(shared)), shared, None).tolist())
+    order = _repr_order(np.arange(len(shared)), shared, _decimal_sort_keys(shared))
+    items = tuple(shared[index] for index in order.tolist())
     x = tuple(first_means[item] for item in items)
     y = tuple(second_means[item] for item in items)
     return Halves(first, second, items, x, y, pearson_with_ci(x, y), spearman_with_ci(x, y))
@@ -260,11 +255,7 @@ def _item_means(
     ratings_by_rater: Mapping[Any, Mapping[Any, float]], raters: Sequence[Any]
 ) -> dict[Any, float]:
     """item -> math.fsum of the raters' ratings / their number, items in order of first appearance."""
-    keys: list[Any] = []
-    values: list[float] = []
-    for rater in raters:
-        keys.extend(ratings_by_rater[rater].keys())
-        values.extend(ratings_by_rater[rater].values())
+    keys, values = flattened({rater: ratings_by_rater[rater] for rater in raters})
     grouped = group_by_key(keys)
     return dict(zip(grouped.keys, grouped.means(values), strict=True))
 

@@ -23,7 +23,7 @@ Pure Python + numpy (+ pandas' factorize): no Django here (import-linter contrac
 from __future__ import annotations
 
 import math
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -80,6 +80,23 @@ class Grouped:
             totals = np.bincount(self.codes, weights=array, minlength=len(self.keys))
             return (totals / self.sizes).tolist()
         return [math.fsum(group) / len(group) for group in self.lists(values)]
+
+
+def flattened(
+    ratings_by_rater: Mapping[Any, Mapping[Any, float]],
+    anonymous_by_item: Mapping[Any, Sequence[float]] | None = None,
+) -> tuple[list[Any], list[Any]]:
+    """Every rating as (item, value): each named rater's in turn (in their order), then the anonymous ones
+    item by item."""
+    keys: list[Any] = []
+    values: list[Any] = []
+    for rated in ratings_by_rater.values():
+        keys.extend(rated.keys())
+        values.extend(rated.values())
+    for item, extra in (anonymous_by_item or {}).items():
+        keys.extend([item] * len(extra))
+        values.extend(extra)
+    return keys, values
 
 
 def group_by_key(keys: Sequence[Hashable]) -> Grouped:

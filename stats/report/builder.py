@@ -23,8 +23,8 @@ The data behind the figures goes into a second, larger object (``plots``), serve
 
 numpy's BLAS (OpenBLAS) runs with ``blas_threads`` threads while a report is built, 1 by default. The report's
 matrix products are narrow (20 resamples of 100,000 replies at a time), and OpenBLAS threads that wait for work
-spin: with OpenBLAS's default of every core, the report of 100,000 replies costs a third more CPU for a wall
-time 8% shorter on the 2 cores of the python machine kind (docs/benchmarks.md, issue 26's third round). A
+spin: with 2 threads, the report of 100,000 replies costs 1.24x the CPU of 1 thread for 0.94x the wall time
+on the 2 cores of the python machine kind (medians, interleaved; docs/benchmarks.md, issue 26's third round). A
 report is one task of a worker beside others, so CPU is what it spends; ``settings.DIALEVAL_REPORT_BLAS_THREADS``
 gives a worker more. One thread also keeps a report's last bits from depending on how many cores there are.
 

@@ -50,7 +50,7 @@ from stats.human_ceiling import (
     raters_vs_rest,
     z_normalised,
 )
-from stats.ratings_by_item import group_by_key
+from stats.ratings_by_item import flattened, group_by_key
 from stats.report.document_types import (
     AgreementEntry,
     AnnotatorAgreement,
@@ -198,14 +198,7 @@ def _human_scores(
             note += "; imported means (no per-rater scores) stay on the rating scale"
         if question.gold:
             note += "; adjudicated gold values stay on the rating scale"
-    keys: list[int] = []
-    values: list[float] = []
-    for rated in named.values():
-        keys.extend(rated.keys())
-        values.extend(rated.values())
-    for response_id, extra in anonymous.items():
-        keys.extend([response_id] * len(extra))
-        values.extend(extra)
+    keys, values = flattened(named, anonymous)
     scores = {
         response_id: float(value)
         for response_id, value in question.imported_means.items()

@@ -54,7 +54,7 @@ from stats.report.document_types import (
     SignificanceClusterEntry,
 )
 from stats.report.human import CountedRatings
-from stats.report.metrics import MetricSection, metric_matrix, signature_fields
+from stats.report.metrics import MetricSection, signature_fields
 from stats.report.rating_plan import more_ratings_entry
 from stats.report.types import GROUPING_NONE, QuestionInputs, ReportInputs, ReportOptions, SignatureInputs
 
@@ -91,13 +91,9 @@ def meta_section(
 ) -> MetaSection:
     """``metrics``: the question's metric half, whose flat Pearson's r rank the metrics at grouping none;
     ``counted``: the question's ratings as the human side sorted them (else sorted again for the plan)."""
-    items = np.array(sorted(human), dtype=np.int64)
+    items, values = metrics.items, metrics.values  # the replies with a human score, and their metric matrix
     x = np.array([human[int(item)] for item in items], dtype=float)
     signatures = list(inputs.signatures)
-    if metrics.items is not None and metrics.values is not None and np.array_equal(metrics.items, items):
-        values = metrics.values  # the metric half's matrix of the same replies
-    else:
-        values = metric_matrix(items, signatures, inputs.metric_values)
     replies = [inputs.responses[int(item)] for item in items]
     layout = Layout.of([reply.context_key for reply in replies], [reply.system for reply in replies])
     grouping = options.grouping

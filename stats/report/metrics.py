@@ -81,8 +81,8 @@ class MetricSection:
     plots: dict[str, Any]
     # The replies with a human score (ascending ids) and their metric values (replies x signatures, in
     # ``inputs.signatures`` order), for the rest of the report (stats/report/meta.py)
-    items: np.ndarray | None = None
-    values: np.ndarray | None = None
+    items: np.ndarray
+    values: np.ndarray
 
 
 def metric_section(
