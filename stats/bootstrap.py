@@ -42,6 +42,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.stats import rankdata
 
+from stats.centred import scale_exponent
+
 DEFAULT_RESAMPLES = 1000
 DEFAULT_SEED = 20180201
 # Elements per block of the count matrix (16 MB of float64): large enough for efficient matrix products.
@@ -241,11 +243,23 @@ class _WeightedPearson:
 
     def __init__(self, x: np.ndarray, values: np.ndarray, items: np.ndarray) -> None:
         mask = items.astype(np.float64)
-        # Centering first keeps the sums of squares free of cancellation for values far from zero.
-        x_centered = (x - x[items].mean()) * mask if items.any() else np.zeros_like(x)
-        y = np.where(items[:, None], values, 0.0)
+        # Centering first keeps the sums of squares free of cancellation for values far from zero; scaling each
+        # side by a power of two (exact) keeps them inside the range of doubles for values of any scale
+        # (stats/centred.py): a weighted r does not change when a side is multiplied by a constant.
+        # Both sides measured from their smallest value first (stats/centred.py): means as exact as the spread.
+        if items.any():
+            x_above = x - x[items].min()
+            x_centered = (x_above - x_above[items].mean()) * mask
+        else:
+            x_centered = np.zeros_like(x)
+        x_centered = np.ldexp(x_centered, -scale_exponent(x_centered))
+        floor = np.where(items[:, None], values, np.inf).min(axis=0) if values.size else np.zeros(0)
+        y = np.where(items[:, None], values - np.where(np.isfinite(floor), floor, 0.0), 0.0)
         counts = max(1.0, float(mask.sum()))
         y_centered = (y - y.sum(axis=0) / counts) * mask[:, None]
+        if y_centered.size:
+            largest = np.max(np.abs(y_centered), axis=0)
+            y_centered = np.ldexp(y_centered, -np.where(largest > 0, np.frexp(largest)[1], 0))
         self.columns = values.shape[1]
         self.stacked = np.ascontiguousarray(
             np.concatenate(

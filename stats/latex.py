@@ -87,6 +87,8 @@ _LATEX_SPECIALS = {
     "<": r"\textless{}",
     ">": r"\textgreater{}",
     "|": r"\textbar{}",
+    "≤": r"\ensuremath{\leq}",
+    "≥": r"\ensuremath{\geq}",
 }
 
 _FIXED_NAMES = {
@@ -450,10 +452,12 @@ def _rank_sentence(document: ReportDocument, question: str) -> str:
     entry = clusters[0]
     if entry["note"]:
         return f" Rank: none ({latex_escape(entry['note'])})."
+    rule = entry.get("rule_description") or (
+        f"a new cluster starts where a metric is worse than the best of the current one, p < {entry['alpha']:g}"
+    )
     return (
-        f" Rank: significance cluster by {latex_escape(entry['statistic'])}; a new cluster starts where a metric"
-        f" is worse than the best of the current one ({latex_escape(entry['test'])} permutation test,"
-        f" {entry['permutations']} permutations, $p < {entry['alpha']:g}$)."
+        f" Rank: significance cluster by {latex_escape(entry['statistic'])}; {latex_escape(rule)}"
+        f" ({latex_escape(entry['test'])} permutation test, {entry['permutations']} permutations)."
     )
 
 

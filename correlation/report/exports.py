@@ -120,6 +120,8 @@ COMPARISON_COLUMNS = (
     "winner",
     "note",
     "permutation_statistic",
+    "first_statistic",
+    "second_statistic",
     "perm_both_p",
     "perm_both_permutations",
     "perm_inputs_p",

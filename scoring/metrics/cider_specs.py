@@ -9,7 +9,12 @@ the references of every item scored together, so a value depends on the whole se
 A study has several systems' replies to one context. nlg-eval is run on one system's output file, where each
 context counts once in the document frequencies; here each context counts once as well (the items of one
 context, recognised by their last context turn and their references, form one group), so every system's
-CIDEr-D equals nlg-eval run on that system's file over the same contexts.
+CIDEr-D equals nlg-eval run on that system's file over the same contexts: parameter ``df:contexts``.
+
+With ``df:lines`` every item is its own document, as pycocoevalcap counts the lines of one file whatever
+their text (two lines whose references are the same text are two documents). ``manage.py score_files``
+scores a file without a study: with no ``--context`` it cannot tell which lines answer one context, so it
+uses ``df:lines`` and equals pycocoevalcap's ``Cider`` on the file.
 """
 
 from __future__ import annotations
@@ -22,6 +27,9 @@ from scoring.metrics.spec import MetricImplementation, MetricSpec
 
 CIDER_D_NAME = "cider-d"
 CIDER_VERSION = f"{METRICS_VERSION}+pycocoevalcap-1.2"
+# Who counts as a document for the idf: each context of the study once, or each item (line) as pycocoevalcap.
+DF_CONTEXTS, DF_LINES = "contexts", "lines"
+DF_CONVENTIONS = (DF_CONTEXTS, DF_LINES)
 
 
 def cider_d_compute(
@@ -31,20 +39,29 @@ def cider_d_compute(
     language: str,
     params: Mapping[str, str],
 ) -> list[float]:
-    """CIDEr-D per item, document frequencies counting each context once (see the module docstring)."""
+    """CIDEr-D per item, document frequencies counting each context once (``df:contexts``) or each item
+    (``df:lines``; see the module docstring)."""
     stripped = [[text.strip() for text in texts] for texts in references]
-    groups = [(query, tuple(texts)) for query, texts in zip(queries, stripped, strict=True)]
+    convention = params.get("df", DF_CONTEXTS)
+    if convention not in DF_CONVENTIONS:
+        raise ValueError(f"{CIDER_D_NAME}: df={convention!r} is not one of {', '.join(DF_CONVENTIONS)}")
+    groups = (
+        [(query, tuple(texts)) for query, texts in zip(queries, stripped, strict=True)]
+        if convention == DF_CONTEXTS
+        else None
+    )
     return coco_cider_d([text.strip() for text in hypotheses], stripped, groups=groups)
 
 
 def cider_spec() -> MetricSpec:
-    parameters = {"tok": "split", "case": "mixed", "sigma": "6", "df": "contexts", "refagg": "mean"}
+    parameters = {"tok": "split", "case": "mixed", "sigma": "6", "df": DF_CONTEXTS, "refagg": "mean"}
     implementation = MetricImplementation(
         name="nlg-eval",
         compute=cider_d_compute,
         version=CIDER_VERSION,
         description="pycocoevalcap's CIDEr-D (sigma 6, clipped tf-idf, x10), idf over the study's contexts",
         parameters=parameters,
+        choices={"df": DF_CONVENTIONS},
         own_tokenizer=True,
         whole_set=True,
     )

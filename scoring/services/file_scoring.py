@@ -23,6 +23,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from scoring.metrics.cider_specs import CIDER_D_NAME, DF_LINES
 from scoring.metrics.implementation_choice import ImplementationChoiceError
 from scoring.metrics.registry import (
     MissingModelError,
@@ -211,6 +212,10 @@ def texts_score(
     chosen = {**resolve_implementations(required, choice), **chosen}
     model_records = _models(specs + metric_specs(required), models)
     chosen_vectors = _vectors(vectors, language)
+    if not any(contexts):
+        # Without contexts no line can be known to answer the same context as another: CIDEr-D's document
+        # frequencies count every line, as pycocoevalcap does on a file (scoring/metrics/cider_specs.py).
+        checked = {**checked, "df": checked.get("df", DF_LINES)} if CIDER_D_NAME in names else checked
     several = any(len(refs) > 1 for refs in references)
     references_mode = "multi" if several else "single"
     scores = FileScores(lines=len(replies))

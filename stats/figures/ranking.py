@@ -40,9 +40,11 @@ def metric_ranking_chart(document: ReportDocument, question: str) -> dict[str, A
         "marker": {"color": [CLUSTER_COLOURS[((rank or 1) - 1) % len(CLUSTER_COLOURS)] for rank in ranks]},
         "hovertemplate": "%{x}<br>%{y:.3f}<br>rank %{customdata[0]}<br>%{customdata[1]}<extra></extra>",
     }
+    rule = "WMT's rule, " if clusters.get("rule", "best") == "any" else "best-of-cluster rule, "
+    comparison = "≤" if clusters.get("rule", "best") == "any" else "<"
     subtitle = escaped(
-        f"bars best first, coloured by significance cluster ({clusters['test']} permutation test, "
-        f"p < {clusters['alpha']:g})"
+        f"bars best first, coloured by significance cluster ({rule}{clusters['test']} permutation test, "
+        f"p {comparison} {clusters['alpha']:g})"
     )
     return {
         "data": [trace],

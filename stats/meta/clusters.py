@@ -2,16 +2,19 @@
 
 Metrics are ordered by their statistic, best first (ties by their position in the input, as mt-metrics-eval
 breaks ties by name). The first metric opens cluster 1; walking down the order, a metric opens the next
-cluster when it is significantly worse than the best metric of the current cluster (one-sided p < alpha,
-by the chosen test: stats/meta/permutation.py); otherwise it joins the current cluster. A metric's rank is
-its cluster's number. Because every cluster is compared with its own best metric only, the tests needed are
-at most one per metric after the first, and they are run when needed (``p_value`` is a function).
+cluster or joins the current one, by one of two rules (``rule``):
 
-``rule="any"`` is mt-metrics-eval's ``AssignRanks`` (data.py) exactly: a metric opens a new cluster when
-any metric of the current cluster beats it with p <= alpha; it needs every earlier pair of the cluster.
+* ``"any"`` (the default, WMT's): a metric opens a new cluster when *any* metric of the current cluster beats
+  it with one-sided p <= alpha, by the chosen test (stats/meta/permutation.py). This is mt-metrics-eval's
+  ``AssignRanks`` (data.py, as the WMT metrics tasks since 2021 rank metrics) exactly, given the same p-values;
+  it needs every earlier pair of the cluster.
+* ``"best"`` (best of cluster): a metric opens a new cluster only when the *best* metric of the current
+  cluster beats it with p < alpha. It asks for at most one test per metric, and can keep in a cluster a
+  metric that a lower member of the cluster beats.
 
-A metric whose statistic is undefined has no rank (``None``); a test that could not be run (``None``) is
-not evidence of a difference.
+A metric's rank is its cluster's number. Tests are run when needed (``p_value`` is a function). A metric
+whose statistic is undefined has no rank (``None``); a test that could not be run (``None``) is not evidence
+of a difference.
 
 Pure Python: no Django here (import-linter contract).
 """
@@ -23,7 +26,15 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 SIGNIFICANCE = 0.05
-Rule = Literal["best", "any"]
+Rule = Literal["any", "best"]
+WMT_RULE: Rule = "any"
+# What each rule does, in the words the report and its exports print beside the ranks.
+RULE_SENTENCES: dict[str, str] = {
+    "any": "a new cluster starts at a metric that any metric of the current cluster beats with one-sided "
+    "p ≤ {alpha:g} (the WMT metrics task's rule, mt-metrics-eval's AssignRanks)",
+    "best": "a new cluster starts at a metric that the best metric of the current cluster beats with "
+    "one-sided p < {alpha:g} (best-of-cluster rule)",
+}
 
 
 @dataclass(frozen=True)
@@ -34,7 +45,7 @@ class Clusters:
     ranks: tuple[int | None, ...]
     order: tuple[int, ...]
     p_values: dict[tuple[int, int], float | None] = field(default_factory=dict)
-    rule: Rule = "best"
+    rule: Rule = WMT_RULE
     alpha: float = SIGNIFICANCE
 
 
@@ -43,12 +54,12 @@ def significance_clusters(
     p_value: Callable[[int, int], float | None],
     *,
     alpha: float = SIGNIFICANCE,
-    rule: Rule = "best",
+    rule: Rule = WMT_RULE,
 ) -> Clusters:
     """Cluster ranks of the metrics with statistics ``values`` (higher is better); ``p_value(better,
     worse)`` is the one-sided p-value that ``better`` beats ``worse``."""
-    if rule not in ("best", "any"):
-        raise ValueError(f'rule must be "best" or "any", not {rule!r}')
+    if rule not in RULE_SENTENCES:
+        raise ValueError(f'rule must be "any" (WMT\'s) or "best", not {rule!r}')
     order = ranking_order(values)
     ranks: list[int | None] = [None] * len(values)
     tested: dict[tuple[int, int], float | None] = {}
@@ -89,8 +100,13 @@ def ranked_pairs(values: Sequence[float | None]) -> list[tuple[int, int]]:
     return [(better, worse) for position, better in enumerate(order) for worse in order[position + 1 :]]
 
 
+def rule_sentence(rule: Rule, alpha: float = SIGNIFICANCE) -> str:
+    """How ``rule`` forms clusters, in a sentence (without the test, which the caller names)."""
+    return RULE_SENTENCES[rule].format(alpha=alpha)
+
+
 def ranks_from_matrix(
-    p_values: Sequence[Sequence[float]], alpha: float = SIGNIFICANCE, rule: Rule = "any"
+    p_values: Sequence[Sequence[float]], alpha: float = SIGNIFICANCE, rule: Rule = WMT_RULE
 ) -> list[int]:
     """Ranks of metrics already sorted best first, from an upper-triangular matrix of one-sided p-values
     (``p_values[i][j]``, i < j: that metric i beats metric j), as mt-metrics-eval's ``AssignRanks`` takes it."""

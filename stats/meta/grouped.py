@@ -43,6 +43,7 @@ import numpy as np
 from scipy import stats as scipy_stats
 
 from stats.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED, Resamples, percentile_interval
+from stats.centred import centred_within_groups, group_pearson
 from stats.meta.groups import Groups, within_group_pairs
 
 Coefficient = Literal["pearson", "spearman", "kendall"]
@@ -253,18 +254,12 @@ def _constant(values: np.ndarray, present: np.ndarray, groups: Groups) -> np.nda
 
 
 def _pearson(x: np.ndarray, y: np.ndarray, present: np.ndarray, groups: Groups) -> np.ndarray:
-    """Pearson's r within every group over the present replies (two passes: centred sums)."""
+    """Pearson's r within every group over the present replies: each side centred within its groups and
+    scaled by a power of two first (stats/centred.py), so that r is exact for values of any finite scale."""
     codes = groups.codes[present]
-    xs, ys = x[present], y[present]
-    count = np.bincount(codes, minlength=groups.count).astype(np.float64)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        x_mean = np.bincount(codes, xs, groups.count) / count
-        y_mean = np.bincount(codes, ys, groups.count) / count
-        dx, dy = xs - x_mean[codes], ys - y_mean[codes]
-        sxx = np.bincount(codes, dx * dx, groups.count)
-        syy = np.bincount(codes, dy * dy, groups.count)
-        sxy = np.bincount(codes, dx * dy, groups.count)
-        return sxy / np.sqrt(sxx * syy)
+    centred_x = centred_within_groups(x[present], codes, groups.count)
+    centred_y = centred_within_groups(y[present], codes, groups.count)
+    return group_pearson(centred_x, centred_y, codes, groups.count)
 
 
 def _kendall(human: np.ndarray, metric: np.ndarray, present: np.ndarray, groups: Groups) -> np.ndarray:

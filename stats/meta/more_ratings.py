@@ -43,6 +43,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import stats as scipy_stats
 
+from stats.centred import pearson
 from stats.comparisons import williams_test
 from stats.meta.groups import Groups
 
@@ -461,11 +462,7 @@ def _williams_t(r12: float, r13: float, r23: float, n: float) -> float:
 
 
 def _pearson(x: np.ndarray, y: np.ndarray) -> float | None:
-    if x.size < 3:
-        return None
-    dx, dy = x - x.mean(), y - y.mean()
-    denominator = math.sqrt(float(np.dot(dx, dx)) * float(np.dot(dy, dy)))
-    return float(np.dot(dx, dy)) / denominator if denominator > 0 else None
+    return pearson(x, y) if x.size >= 3 else None
 
 
 def _z(confidence: float) -> float:

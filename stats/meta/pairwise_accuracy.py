@@ -43,9 +43,14 @@ import numpy as np
 from scipy import sparse
 
 from stats.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED, Resamples, percentile_interval, row_product
+from stats.centred import scaled
 from stats.meta.groups import Groups, Pairs, within_group_pairs
 
 TIE_TOLERANCE = 1e-12  # accuracies this close count as equal when choosing epsilon
+# A difference of two system means within this share of the scores' standard deviation is a tie (0): means
+# that are equal in exact arithmetic can differ by the rounding of their sums, and a swap of the permutation
+# test can leave two systems with the same mean up to rounding; rounding must not order them.
+ZERO_SHARE = 1e-12
 # Pairs x resamples x metrics up to which the interval recalibrates epsilon in every resample.
 RECALIBRATE_CELLS = 40_000_000
 SLICE_ELEMENTS = 2_000_000  # resamples x runs of |delta| held at once while recalibrating
@@ -167,6 +172,19 @@ def calibrate_ties(
     return TieCalibration(thresholds, accuracies, float(thresholds[best]), float(accuracies[best]))
 
 
+def spread(values: np.ndarray) -> float:
+    """The values' population standard deviation, at any scale (stats/centred.py); 0 for fewer than 2."""
+    if values.size < 2:
+        return 0.0
+    inside = scaled(values)
+    return float(np.ldexp(inside.spread, inside.top)) if np.ptp(values) > 0 else 0.0
+
+
+def snapped(differences: np.ndarray, scale: float) -> np.ndarray:
+    """Differences of means within :data:`ZERO_SHARE` of ``scale`` (the scores' spread) set to 0: ties."""
+    return np.where(np.abs(differences) <= ZERO_SHARE * scale, 0.0, differences)
+
+
 def reply_pairwise_accuracy(
     human: np.ndarray | Sequence[float],
     metrics: np.ndarray,
@@ -256,10 +274,14 @@ def system_pairwise_accuracy(
             sharing.setdefault(np.packbits(present).tobytes(), []).append(column)
         codes = systems.codes[present]
         human_means = np.bincount(codes, x[present], systems.count)[rated] / counts[rated]
-        metric_means = np.bincount(codes, values[present, column], systems.count)[rated] / counts[rated]
+        # Means of the values above their smallest: differences of means as exact as the values' spread, at
+        # any level (stats/centred.py); what the permutation test's observed statistic computes too.
+        column_values = values[present, column]
+        above = column_values - column_values.min()
+        metric_means = np.bincount(codes, above, systems.count)[rated] / counts[rated]
         first, second = np.triu_indices(rated.size, k=1)
-        human_diff = human_means[first] - human_means[second]
-        metric_diff = metric_means[first] - metric_means[second]
+        human_diff = snapped(human_means[first] - human_means[second], spread(x[present]))
+        metric_diff = snapped(metric_means[first] - metric_means[second], spread(column_values))
         chosen = calibrate_ties(human_diff, metric_diff) if tie_calibration else None
         eps = chosen.epsilon if chosen is not None else 0.0
         at_zero = float(agreement(human_diff, metric_diff).mean())
@@ -429,11 +451,16 @@ def _system_drawer(
     # per block for all the columns.
     sums = np.concatenate(
         [table(np.ones(int(present.sum()))), table(human[present])]
-        + [table(metrics[present, column]) for column in range(metrics.shape[1])],
+        + [
+            table(metrics[present, column] - metrics[present, column].min())
+            for column in range(metrics.shape[1])
+        ],
         axis=1,
     )
     first, second = np.triu_indices(rated.size, k=1)
     width = rated.size
+    human_spread = spread(human[present])
+    spreads = [spread(metrics[present, column]) for column in range(metrics.shape[1])]
 
     def draw(block: np.ndarray) -> np.ndarray:
         drawn_sums = row_product(block, sums)
@@ -442,13 +469,13 @@ def _system_drawer(
         lost = ~np.all(drawn > 0, axis=1)
         with np.errstate(invalid="ignore", divide="ignore"):
             human_means = drawn_sums[:, width : 2 * width] / drawn
-        human_diff = human_means[:, first] - human_means[:, second]
+        human_diff = snapped(human_means[:, first] - human_means[:, second], human_spread)
         result = np.empty((block.shape[0], metrics.shape[1]))
         for column in range(metrics.shape[1]):
             start = (2 + column) * width
             with np.errstate(invalid="ignore", divide="ignore"):
                 metric_means = drawn_sums[:, start : start + width] / drawn
-            metric_diff = metric_means[:, first] - metric_means[:, second]
+            metric_diff = snapped(metric_means[:, first] - metric_means[:, second], spreads[column])
             accuracy = best_accuracies(human_diff, metric_diff, calibrate)
             accuracy[lost] = np.nan
             result[:, column] = accuracy

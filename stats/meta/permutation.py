@@ -62,10 +62,12 @@ import numpy as np
 from scipy import sparse
 
 from stats.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED, row_product
+from stats.centred import centred_within_groups, scaled, standardised
 from stats.meta.grouped import group_ranks
 from stats.meta.groups import Groups, within_group_pairs
-from stats.meta.pairwise_accuracy import agreement, best_accuracies, calibrate_ties
+from stats.meta.pairwise_accuracy import agreement, best_accuracies, calibrate_ties, snapped, spread
 from stats.meta.swap_patterns import SwapPatterns
+from stats.meta.swapped_correlation import deviations, mixed_r
 
 StatisticName = Literal["pearson", "spearman", "system_accuracy", "reply_accuracy"]
 Grouping = Literal["none", "context", "system"]
@@ -79,6 +81,8 @@ DENSE_COLUMNS = 48
 DENSE_CELLS = 4_000_000
 BLOCK_CELLS = 2_000_000  # permutations x units of one mask block
 KEPT_SUM_COLUMNS = 64  # a metric's swapped sums per block are kept for later tests up to this many columns
+PATTERN_SLICE_CELLS = 262_144  # groups x patterns of a pattern table computed at once
+BASE = -1  # a correlation plan's "metric" of the replies' counts and centred human scores by group
 
 
 @dataclass(frozen=True)
@@ -299,6 +303,12 @@ class _MetricSums:
     fixed: np.ndarray
     matrix: np.ndarray | sparse.csr_matrix
     by_unit: np.ndarray | None = None  # sums x groups x units within a group, where swap patterns are used
+    # A correlation's metric, per group: the exponent of its deviations and the z-score of the group's mean
+    # (stats/meta/swapped_correlation.py).
+    exponent: np.ndarray | None = None
+    offset: np.ndarray | None = None
+    raw: np.ndarray | None = None  # system accuracy: the raw sums by system, and the values' sd
+    spread: float = 0.0
 
 
 def _plan(
@@ -354,7 +364,8 @@ class _Masks:
 
 
 class _CorrelationPlan(_Plan):
-    """Pearson (or Pearson of ranks) within the groups of a grouping, averaged over groups."""
+    """Pearson (or Pearson of ranks) within the groups of a grouping, averaged over groups; each group's r
+    under a swap from the decomposition of stats/meta/swapped_correlation.py, exact at every scale."""
 
     def __init__(
         self,
@@ -373,9 +384,9 @@ class _CorrelationPlan(_Plan):
         count = used_groups.size
         self.count = np.bincount(codes, minlength=count).astype(np.float64)
         h = group_ranks(human, present, groups)[self.replies] if ranks else human[self.replies]
-        centred = h - (np.bincount(codes, h, count) / self.count)[codes]
-        self.centred = centred
-        self.human_sq = np.bincount(codes, centred * centred, count)
+        centred = centred_within_groups(h, codes, count)
+        self.centred = centred.scaled  # the human score centred within its group, scaled (exactly)
+        self.human_sq = np.bincount(codes, centred.squares, count)  # 0 where the human scores are constant
         unit_codes, self.units = _unit_codes(layout, scheme)
         self.unit_of = unit_codes[self.replies]
         self.groups_count = count
@@ -383,42 +394,81 @@ class _CorrelationPlan(_Plan):
         self.patterns = SwapPatterns.of(codes, self.unit_of, count, self.units)
 
     def metric(self, column: int) -> _MetricSums:
+        """A metric's sums by group (its scaled deviations d, h * d and d * d: the fixed sums over every reply,
+        and by swap unit), with its exponents and offsets; column :data:`BASE`: the replies (count) and their
+        centred human scores, whatever the metric."""
         if column not in self.cache:
-            raw = self.values[:, column]
-            if self.ranks:
-                raw = group_ranks(raw, self.present, self.group_of)
-            z = _standardised(raw[self.replies])
             count, codes = self.groups_count, self.codes
-            quantities = np.concatenate([z, self.centred * z, z * z])
-            columns = np.concatenate([codes, codes + count, codes + 2 * count])
-            fixed = np.bincount(columns, quantities, 3 * count)
+            if column == BASE:
+                parts, quantities = 2, np.concatenate([np.ones(codes.size), self.centred])
+                split = None
+            else:
+                raw = self.values[:, column]
+                if self.ranks:
+                    raw = group_ranks(raw, self.present, self.group_of)
+                split = deviations(raw[self.replies], codes, count)
+                d = split.scaled
+                parts, quantities = 3, np.concatenate([d, self.centred * d, d * d])
+            columns = np.concatenate([codes + part * count for part in range(parts)])
+            fixed = np.bincount(columns, quantities, parts * count)
             if self.patterns is not None:  # no product with masks: sums by group and unit (see pair)
                 width = self.patterns.width
-                cells = np.concatenate([codes * width + self.patterns.local] * 3)
-                cells += np.repeat(np.arange(3) * count * width, z.size)
-                by_unit = np.bincount(cells, quantities, 3 * count * width).reshape(3, count, width)
-                self.cache[column] = _MetricSums(fixed, np.zeros((0, 0)), by_unit)
+                cells = np.concatenate([codes * width + self.patterns.local] * parts)
+                cells += np.repeat(np.arange(parts) * count * width, codes.size)
+                by_unit = np.bincount(cells, quantities, parts * count * width).reshape(parts, count, width)
+                sums = _MetricSums(fixed, np.zeros((0, 0)), by_unit)
             else:
-                units = np.tile(self.unit_of, 3)
-                matrix = _sum_matrix(units, columns, quantities, (self.units, 3 * count))
-                self.cache[column] = _MetricSums(fixed, matrix)
+                units = np.tile(self.unit_of, parts)
+                sums = _MetricSums(
+                    fixed, _sum_matrix(units, columns, quantities, (self.units, parts * count))
+                )
+            if split is not None:
+                sums.exponent, sums.offset = split.exponent, split.offset
+            self.cache[column] = sums
         return self.cache[column]
 
     def pair(self, first: int, second: int) -> object:
-        """With swap patterns (:mod:`stats.meta.swap_patterns`): each group's r of both metrics under each
-        of its patterns, from the same sums as :meth:`statistic` (fixed sums plus the swapped units'
-        differences), the table that every permutation's statistic is gathered from."""
+        """With swap patterns (:mod:`stats.meta.swap_patterns`): each group's r of the first metric under each
+        of its patterns (the units of the pattern hold the second metric's scores), the table every
+        permutation's statistic is gathered from; the second metric's is the same table read backwards."""
         if self.patterns is None:
             return (first, second)
-        a, b = self.metric(first), self.metric(second)
+        a, b, base = self.metric(first), self.metric(second), self.metric(BASE)
         assert a.by_unit is not None
         assert b.by_unit is not None
+        assert base.by_unit is not None
+        assert a.exponent is not None
+        assert b.exponent is not None
+        assert a.offset is not None
+        assert b.offset is not None
         g, width, patterns = self.groups_count, self.patterns.width, self.patterns.patterns
-        # 3 x groups x patterns: one 2-D product (a stacked matmul with an inner size of a few units takes
-        # numpy's slow loop), the same sums to the bit; then the fixed sums added in place.
-        sums = ((b.by_unit - a.by_unit).reshape(-1, width) @ self.patterns.bits().T).reshape(3, g, patterns)
-        sums += a.fixed.reshape(3, g, 1)
-        r_a, valid_a = self._r(sums)
+        swapped = self.patterns.bits().T  # width x patterns: the units each pattern swaps
+        kept = 1.0 - swapped
+        r_a = np.empty((g, patterns))
+        valid_a = np.empty((g, patterns), dtype=bool)
+        step = max(1, PATTERN_SLICE_CELLS // patterns)
+        for start in range(0, g, step):
+            rows = slice(start, min(g, start + step))
+            size = rows.stop - rows.start
+
+            def summed(
+                by_unit: np.ndarray, bits: np.ndarray, rows: slice = rows, size: int = size
+            ) -> np.ndarray:
+                # One 2-D product (a stacked matmul with an inner size of a few units takes numpy's slow loop).
+                parts = by_unit.shape[0]
+                return (by_unit[:, rows].reshape(-1, width) @ bits).reshape(parts, size, patterns)
+
+            on_a, on_b = summed(a.by_unit, kept), summed(b.by_unit, swapped)
+            base_a, base_b = summed(base.by_unit, kept), summed(base.by_unit, swapped)
+            r_a[rows], valid_a[rows] = mixed_r(
+                self.count[rows, None],
+                (base_a[0], on_a[0], on_a[2], on_a[1]),
+                (base_b[0], on_b[0], on_b[2], on_b[1]),
+                base_b[1],
+                (a.exponent[rows, None], b.exponent[rows, None]),
+                (a.offset[rows, None], b.offset[rows, None]),
+                self.human_sq[rows, None],
+            )
         # Under pattern p the second metric holds what the first holds under the complement of p (every unit
         # swapped the other way), so its table is the first's read backwards: r_b(p) = r_a(~p), the
         # complement of p being patterns - 1 - p.
@@ -431,7 +481,11 @@ class _CorrelationPlan(_Plan):
 
     def deltas(self, pair: object, block: _Block) -> np.ndarray:
         if not isinstance(pair, _PatternTable):
-            return super().deltas(pair, block)
+            assert isinstance(pair, tuple)
+            first, second = pair
+            sums = (block.metric_sums(first), block.metric_sums(second), block.metric_sums(BASE))
+            r_first, r_second = self._swapped(self.metric(first), self.metric(second), sums)
+            return r_first - r_second
         cells = block.pattern_cells()
         if pair.difference is not None:  # every group counts in every permutation
             return np.take(pair.difference, cells).sum(axis=0) / self.groups_count
@@ -444,48 +498,68 @@ class _CorrelationPlan(_Plan):
         with np.errstate(invalid="ignore", divide="ignore"):
             return np.where(used_a > 0, r_a / used_a, np.nan) - np.where(used_b > 0, r_b / used_b, np.nan)
 
-    def _r(self, sums: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """groups x patterns: r within each group (0 where undefined), and where it is defined."""
-        count, human_sq = self.count[:, None], self.human_sq[:, None]
-        return _group_r(sums[0], sums[1], sums[2], human_sq, count)
-
     def statistic(
         self, first: _MetricSums, second: _MetricSums, sums: tuple[np.ndarray, np.ndarray] | None
     ) -> tuple[np.ndarray, np.ndarray]:
-        """Rows: permutations (one row, the observed, when ``sums`` is None); (first's, second's) statistic."""
-        if sums is None:
-            return self._mean_r(first.fixed[None, :]), self._mean_r(second.fixed[None, :])
-        swapped = sums[1] - sums[0]  # sums of w * (second - first)
-        return self._mean_r(first.fixed + swapped), self._mean_r(second.fixed - swapped)
+        """The observed statistics (one row): nothing swapped, so each metric's r is its rows' r."""
+        return self._swapped(first, second, None)
 
-    def _mean_r(self, sums: np.ndarray) -> np.ndarray:
+    def _swapped(
+        self,
+        first: _MetricSums,
+        second: _MetricSums,
+        sums: tuple[np.ndarray, np.ndarray, np.ndarray] | None,
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Rows: permutations (one row, nothing swapped, when ``sums`` is None); (first's, second's) mean r.
+        ``sums``: the swapped units' sums of the first metric, the second and :data:`BASE`."""
         g = self.groups_count
-        r, valid = _group_r(sums[:, :g], sums[:, g : 2 * g], sums[:, 2 * g :], self.human_sq, self.count)
-        used = valid.sum(axis=1)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            return np.where(used > 0, r.sum(axis=1) / used, np.nan)
+        if sums is None:
+            sums = (np.zeros((1, 3 * g)), np.zeros((1, 3 * g)), np.zeros((1, 2 * g)))
+        on_first, on_second, base = sums
+        swapped_count, human_swapped = base[:, :g], base[:, g:]
+        kept_count = self.count - swapped_count
+
+        def parts(metric: _MetricSums, on: np.ndarray, kept: bool) -> tuple[np.ndarray, ...]:
+            if not kept:  # (count, sum d, sum d^2, sum h d) over the swapped units
+                return swapped_count, on[:, :g], on[:, 2 * g :], on[:, g : 2 * g]
+            fixed = metric.fixed
+            return (
+                kept_count,
+                fixed[:g] - on[:, :g],
+                fixed[2 * g :] - on[:, 2 * g :],
+                fixed[g : 2 * g] - on[:, g : 2 * g],
+            )
+
+        assert first.exponent is not None
+        assert second.exponent is not None
+        assert first.offset is not None
+        assert second.offset is not None
+        r_first, valid_first = mixed_r(
+            self.count,
+            parts(first, on_first, True),  # type: ignore[arg-type]
+            parts(second, on_second, False),  # type: ignore[arg-type]
+            human_swapped,
+            (first.exponent, second.exponent),
+            (first.offset, second.offset),
+            self.human_sq,
+        )
+        # The second metric's configuration: its scores where nothing is swapped, the first's elsewhere.
+        r_second, valid_second = mixed_r(
+            self.count,
+            parts(second, on_second, True),  # type: ignore[arg-type]
+            parts(first, on_first, False),  # type: ignore[arg-type]
+            human_swapped,
+            (second.exponent, first.exponent),
+            (second.offset, first.offset),
+            self.human_sq,
+        )
+        return _mean_over_groups(r_first, valid_first), _mean_over_groups(r_second, valid_second)
 
 
-def _group_r(
-    s_y: np.ndarray, s_xy: np.ndarray, s_yy: np.ndarray, human_sq: np.ndarray, count: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
-    """Pearson's r in each group from its sums of the standardised metric y (s_y, s_yy) and of y times the
-    group-centred human score (s_xy), and the human's sum of squares: 0 where undefined, and where defined."""
-    # In place, the arithmetic of s_yy - s_y^2 / count, s_xy / sqrt(human_sq * variance): fewer temporaries.
-    variance = np.multiply(s_y, s_y, dtype=np.float64)  # a new float array (sums of no reply can be ints)
-    variance /= count
-    np.subtract(s_yy, variance, out=variance)
-    r = human_sq * variance
+def _mean_over_groups(r: np.ndarray, valid: np.ndarray) -> np.ndarray:
+    used = valid.sum(axis=1)
     with np.errstate(invalid="ignore", divide="ignore"):
-        np.sqrt(r, out=r)
-        np.divide(s_xy, r, out=r)
-    limit = np.maximum(s_yy, 1.0)
-    limit *= 1e-12
-    valid = variance > limit
-    valid &= (human_sq > 1e-12) & (count >= 2)
-    np.clip(r, -1.0, 1.0, out=r)
-    r[~valid] = 0.0
-    return r, valid
+        return np.where(used > 0, r.sum(axis=1) / used, np.nan)
 
 
 @dataclass(frozen=True)
@@ -518,7 +592,9 @@ class _SystemPlan(_Plan):
         self.count = np.bincount(codes, minlength=used.size).astype(np.float64)
         human_means = np.bincount(codes, human[self.replies], used.size) / self.count
         self.first, self.second = np.triu_indices(used.size, k=1)
-        self.human_diff = human_means[self.first] - human_means[self.second]
+        self.human_diff = snapped(
+            human_means[self.first] - human_means[self.second], spread(human[self.replies])
+        )
         unit_codes, self.units = _unit_codes(layout, scheme)
         self.unit_of = unit_codes[self.replies]
         self.cache: dict[int, _MetricSums] = {}
@@ -527,23 +603,37 @@ class _SystemPlan(_Plan):
 
     def metric(self, column: int) -> _MetricSums:
         if column not in self.cache:
-            z = _standardised(self.values[self.replies, column])
-            fixed = np.bincount(self.codes, z, self.systems)
+            values = self.values[self.replies, column]
+            z = standardised(values)
+            # The system sums of the values above their smallest (as the rows sum them), and the same in units
+            # of sd: a system mean minus another is then the rows' difference of means, times one factor in the
+            # swapped statistics (systems with equal sums stay tied); z's offset would cancel in it.
+            inside = scaled(values)
+            raw = np.bincount(self.codes, values - inside.reference, self.systems)
+            fixed = np.bincount(self.codes, inside.values, self.systems) / inside.spread
             matrix = _sum_matrix(self.unit_of, self.codes, z, (self.units, self.systems))
-            self.cache[column] = _MetricSums(fixed, matrix)
+            self.cache[column] = _MetricSums(fixed, matrix, raw=raw, spread=spread(values))
         return self.cache[column]
 
     def statistic(
         self, first: _MetricSums, second: _MetricSums, sums: tuple[np.ndarray, np.ndarray] | None
     ) -> tuple[np.ndarray, np.ndarray]:
+        """Observed (``sums`` None): from the raw system sums, as the rows compute it (tie calibration
+        compares differences of means as the doubles they are). Swapped: in units of each metric's sd."""
         if sums is None:
-            return self._accuracy(first.fixed[None, :]), self._accuracy(second.fixed[None, :])
+            assert first.raw is not None
+            assert second.raw is not None
+            return (
+                self._accuracy(first.raw[None, :], first.spread),
+                self._accuracy(second.raw[None, :], second.spread),
+            )
         swapped = sums[1] - sums[0]
-        return self._accuracy(first.fixed + swapped), self._accuracy(second.fixed - swapped)
+        return self._accuracy(first.fixed + swapped, 1.0), self._accuracy(second.fixed - swapped, 1.0)
 
-    def _accuracy(self, system_sums: np.ndarray) -> np.ndarray:
+    def _accuracy(self, system_sums: np.ndarray, scale: float) -> np.ndarray:
         means = system_sums / self.count
-        metric_diff = means[:, self.first] - means[:, self.second]
+        # Means within 1e-12 sd of each other are tied, as in the rows (stats/meta/pairwise_accuracy.py).
+        metric_diff = snapped(means[:, self.first] - means[:, self.second], scale)
         human_diff = np.broadcast_to(self.human_diff, metric_diff.shape)
         return best_accuracies(human_diff, metric_diff, self.calibrate)
 
@@ -579,16 +669,6 @@ class _PairsPlan(_Plan):
             return first.fixed.copy(), second.fixed.copy()
         swapped = (sums[1] - sums[0])[:, 0]
         return first.fixed[0] + swapped, second.fixed[0] - swapped
-
-
-def _standardised(values: np.ndarray) -> np.ndarray:
-    if (
-        values.size == 0
-    ):  # no reply scored by both metrics: nothing to scale (the test says why it is not run)
-        return values
-    spread = float(values.std())
-    centred = values - values.mean()
-    return centred / spread if spread > 0 else centred
 
 
 # --- running the tests ------------------------------------------------------------------------------------------

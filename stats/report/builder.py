@@ -62,7 +62,7 @@ from stats.report.pairwise import pairwise_section
 from stats.report.types import QuestionInputs, ReportInputs, ReportOptions
 
 Progress = Callable[[int, int], None]
-DOCUMENT_VERSION = 2  # bump when a field changes meaning; fields are added, never renamed
+DOCUMENT_VERSION = 3  # bump when a field changes meaning; fields are added, never renamed
 BLAS_THREADS = 1  # numpy's BLAS threads while a report is built (see the module's docstring)
 
 

@@ -280,6 +280,10 @@ class MetricComparison(ComparisonTests):
     second_metric: str
     n: int
     permutation_statistic: NotRequired[str]  # e.g. "Pearson, grouped by context"
+    # the permutation_statistic of each metric that the two permutation tests compared (on the replies both
+    # metrics scored; None where the tests were not run)
+    first_statistic: NotRequired[float | None]
+    second_statistic: NotRequired[float | None]
     perm_both_p: NotRequired[float | None]  # PERM-BOTH: each reply's two scores swapped independently
     perm_both_permutations: NotRequired[int]  # run (early stopping as the WMT metrics task)
     perm_inputs_p: NotRequired[float | None]  # PERM-INPUTS: every reply of a context swapped together
@@ -329,13 +333,17 @@ class QuantileEntry(TypedDict):
 class SignificanceClusterEntry(TypedDict):
     """``significance_clusters``: how a question's metric rows got their ``rank``, as the WMT metrics task
     ranks metrics (stats.meta.significance_clusters): ordered by ``statistic``, a new cluster starts where a
-    metric is significantly worse (one-sided ``test`` p < ``alpha``) than the best of the current cluster."""
+    metric is significantly worse (one-sided ``test``) than a metric of the current cluster, by ``rule``
+    ("any": any metric of the cluster, p <= ``alpha``, mt-metrics-eval's AssignRanks; "best": its best, p <
+    ``alpha``), which ``rule_description`` says in words. Documents before version 3 ranked by "best"."""
 
     question: str
     statistic: str
     test: str
     permutations: int
     alpha: float
+    rule: NotRequired[str]
+    rule_description: NotRequired[str]
     order: list[str]  # signatures, best first (those with a rank)
     note: str
 

@@ -9,8 +9,9 @@ replies the metric half correlates (stats/report/metrics.py), with the same huma
   within contexts (acc_eq with tie calibration, Deutsch, Foster and Freitag 2023, its epsilon reported),
   each with the bootstrap over contexts.
 * Metric against metric: PERM-BOTH and PERM-INPUTS p-values (Deutsch, Dror and Roth 2021) in every
-  comparison, of Pearson's r at the report's grouping; significance clusters of the same statistic by
-  PERM-BOTH (one-sided), as a ``rank`` in every metric row and a ``significance_clusters`` entry saying how.
+  comparison, of Pearson's r at the report's grouping, with the two statistics compared; significance clusters
+  of the same statistic by PERM-BOTH (one-sided) and the WMT metrics task's rule (mt-metrics-eval's
+  ``AssignRanks``), as a ``rank`` in every metric row and a ``significance_clusters`` entry saying how.
 * How many more ratings (``more_ratings``): stats/report/rating_plan.py's sentences.
 
 Permutations and resamples are the report's ``resamples`` (0: none, with a note) and its seed.
@@ -39,7 +40,7 @@ from stats.meta import (
     system_pairwise_accuracy,
     trivial_accuracy,
 )
-from stats.meta.clusters import SIGNIFICANCE, ranked_pairs
+from stats.meta.clusters import SIGNIFICANCE, WMT_RULE, ranked_pairs, rule_sentence
 from stats.meta.grouped import COEFFICIENTS, grouped_coefficients
 from stats.meta.permutation import PERM_BOTH, PERM_INPUTS, Grouping, PermutationResult
 from stats.report.document_types import (
@@ -125,6 +126,8 @@ def meta_section(
             "test": CLUSTER_TEST,
             "permutations": options.resamples,
             "alpha": SIGNIFICANCE,
+            "rule": WMT_RULE,
+            "rule_description": rule_sentence(WMT_RULE),
             "order": [signatures[column].text for column in clusters.order] if clusters is not None else [],
             "note": cluster_note,
         },
@@ -207,7 +210,10 @@ def _clusters(
         return None, NO_PERMUTATIONS
     if not any(value is not None for value in ranked):
         return None, "no metric has the statistic"
-    return significance_clusters(ranked, lambda better, worse: tests[(better, worse)].p_value), ""
+    return (
+        significance_clusters(ranked, lambda better, worse: tests[(better, worse)].p_value, rule=WMT_RULE),
+        "",
+    )
 
 
 def _permutations(
@@ -260,8 +266,13 @@ def _permutations(
 def _permutation_fields(
     label: str, both: PermutationResult | None, inputs: PermutationResult | None, note: str
 ) -> dict[str, object]:
+    observed = both if both is not None and both.statistic_first is not None else inputs
     return {
         "permutation_statistic": label,
+        # What both tests compared: each metric's statistic on the replies both scored (the rows' values when
+        # neither metric misses a reply); the same for PERM-BOTH and PERM-INPUTS, which differ in what they swap.
+        "first_statistic": observed.statistic_first if observed is not None else None,
+        "second_statistic": observed.statistic_second if observed is not None else None,
         "perm_both_p": both.p_two_sided if both is not None else None,
         "perm_both_permutations": both.permutations if both is not None else 0,
         "perm_inputs_p": inputs.p_two_sided if inputs is not None else None,

@@ -39,6 +39,7 @@ from stats.bootstrap import (
     bootstrap_interval_or_none,
     paired_difference_p,
 )
+from stats.centred import centred_columns
 from stats.comparisons import williams_test
 from stats.correlations import (
     TOO_FEW_ITEMS,
@@ -330,7 +331,7 @@ def _correlation_matrices(x: np.ndarray, values: np.ndarray) -> tuple[np.ndarray
     data = np.column_stack([x, values])
     ranks = scipy_stats.rankdata(data, axis=0)
     with np.errstate(invalid="ignore", divide="ignore"):
-        return np.corrcoef(data, rowvar=False), np.corrcoef(ranks, rowvar=False)
+        return np.corrcoef(centred_columns(data), rowvar=False), np.corrcoef(ranks, rowvar=False)
 
 
 def _entry(matrix: np.ndarray, i: int, j: int) -> float | None:

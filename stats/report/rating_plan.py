@@ -9,10 +9,10 @@ that correlate best with people (is the best really better than the runner-up?).
 from __future__ import annotations
 
 import itertools
-import math
 
 import numpy as np
 
+from stats.centred import pearson
 from stats.meta import Projection, RatingPlan, StudyRatings, rating_plan
 from stats.report.document_types import MoreRatingsEntry
 from stats.report.human import CountedRatings, counted_ratings
@@ -141,8 +141,8 @@ def _best_two_metrics(metrics: dict[str, np.ndarray], means: np.ndarray) -> list
     for name, column in metrics.items():
         present = np.isfinite(column) & np.isfinite(means)
         if present.sum() >= 3 and np.ptp(column[present]) > 0 and np.ptp(means[present]) > 0:
-            r = float(np.corrcoef(column[present], means[present])[0, 1])
-            if math.isfinite(r):
+            r = pearson(column[present], means[present])
+            if r is not None:
                 scored.append((-r, name))
     best = [name for _, name in sorted(scored)[:2]]
     return [(best[0], best[1])] if len(best) == 2 else []

@@ -96,7 +96,11 @@ def test_json_gives_nlg_evals_values_the_corpus_statistic_and_the_signatures(fil
     assert scores["corpus"]["rouge-l"]["statistic"] == "mean of the sentence values"
     # the signatures a scoring run writes: several references on some line, so refs:multi
     for name in ("bleu-4", "rouge-l", "cider-d"):
-        expected = signature_parameters(name, language="en", references="multi", implementation="nlg-eval")
+        # without --context every line is its own CIDEr-D document (df:lines), as in pycocoevalcap
+        params = {"df": "lines"} if name == "cider-d" else None
+        expected = signature_parameters(
+            name, language="en", references="multi", implementation="nlg-eval", params=params
+        )
         assert scores["signatures"][name] == metric_signature(name, expected)
         assert scores["implementations"][name] == "nlg-eval"
     corpus_parameters = system_metric_spec("corpus-bleu").signature_parameters(
@@ -280,6 +284,57 @@ def test_contexts_reach_the_metrics_as_their_last_turn(tmp_path: Path) -> None:
         {index: [text] for index, text in enumerate(replies)},
     )
     assert different == pytest.approx(list(apart), abs=TOLERANCE)
+
+
+@pytest.mark.django_db
+def test_without_contexts_each_line_is_its_own_cider_document(tmp_path: Path) -> None:
+    """pycocoevalcap counts every line of a file as a document, also lines whose references are the same text:
+    without --context, so does score_files (df:lines); grouping them (the earlier df:contexts) made the first
+    two lines one document and gave 2.5357 and 0.1084 where pycocoevalcap gives 1.5566 and 0.0687."""
+    replies = [
+        "thank you very much .",
+        "you are welcome .",
+        "i like the red one best",
+        "see you tomorrow then",
+    ]
+    references = ["thank you .", "thank you .", "i prefer the red one", "see you tomorrow"]
+    files = ["--hyp", _write(tmp_path, "hyp.txt", replies), "--ref", _write(tmp_path, "ref.txt", references)]
+    scores = json.loads(_score_files(*files, "--metrics", "cider-d", "--format", "json"))
+    _, expected = Cider().compute_score(
+        {index: [text] for index, text in enumerate(references)},
+        {index: [text] for index, text in enumerate(replies)},
+    )
+    assert [row["cider-d"] for row in scores["sentences"]] == pytest.approx(list(expected), abs=TOLERANCE)
+    assert "|df:lines|" in scores["signatures"]["cider-d"]
+    # the convention can still be asked for, and the signature says which was used
+    grouped = json.loads(
+        _score_files(*files, "--metrics", "cider-d", "--option", "df=contexts", "--format", "json")
+    )
+    assert "|df:contexts|" in grouped["signatures"]["cider-d"]
+    assert grouped["sentences"][0]["cider-d"] != pytest.approx(expected[0], abs=1e-3)
+
+
+@pytest.mark.django_db
+@pytest.mark.shared_data
+def test_cider_of_2000_dailydialog_pairs_is_pycocoevalcaps(tmp_path: Path) -> None:
+    """2,000 turn pairs of DailyDialog's test set, where many references recur ("thank you ."): every line
+    equals pycocoevalcap's Cider to 1e-9 (1,351 lines differed when recurring references were one document)."""
+    from tests.scoring.test_coco_metrics import dailydialog_batch
+
+    hypotheses, references = dailydialog_batch()
+    hypotheses, first = hypotheses[:2000], [refs[0] for refs in references[:2000]]
+    assert len(set(first)) < len(first)  # references recur, so the convention matters
+    output = _score_files(
+        "--hyp", _write(tmp_path, "hyp.txt", hypotheses), "--ref", _write(tmp_path, "ref.txt", first),
+        "--metrics", "cider-d", "--format", "json",
+    )  # fmt: skip
+    _, expected = Cider().compute_score(
+        {index: [text] for index, text in enumerate(first)},
+        {index: [text] for index, text in enumerate(hypotheses)},
+    )
+    ours = [row["cider-d"] for row in json.loads(output)["sentences"]]
+    worst = max(abs(a - b) for a, b in zip(ours, expected, strict=True))
+    assert worst <= TOLERANCE, f"largest difference {worst:.3e}"
 
 
 # --- POST /api/score/ ----------------------------------------------------------------------------------------

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from stats.meta.clusters import ranks_from_matrix, significance_clusters
+from stats.meta.clusters import ranks_from_matrix, rule_sentence, significance_clusters
 from stats.meta.permutation import Layout, Statistic, permutation_p_values
 
 ALL_ONES = [[0, 1, 1, 1], [0, 0, 1, 1], [0, 0, 0, 1], [0, 0, 0, 0]]
@@ -20,6 +20,24 @@ def test_mt_metrics_eval_assign_ranks_vectors() -> None:
     assert ranks_from_matrix(ALL_ONES, 1.0, rule="any") == [1, 2, 3, 4]  # p <= alpha: 1 <= 1
     assert ranks_from_matrix(SECOND, 0.5, rule="any") == [1, 1, 2, 2]
     assert ranks_from_matrix(THIRD, 0.5, rule="any") == [1, 2, 2, 3]
+
+
+def test_the_default_rule_is_the_wmt_metrics_tasks() -> None:
+    """Without a rule, clusters are AssignRanks's (issue 33: the default was the best-of-cluster rule, which
+    gave [1, 2, 2, 2] on THIRD while the report said it ranked as the WMT metrics task does)."""
+    for matrix, alpha, expected in (
+        (THIRD, 0.5, [1, 2, 2, 3]),
+        (SECOND, 0.5, [1, 1, 2, 2]),
+        (ALL_ONES, 1.0, [1, 2, 3, 4]),
+    ):
+        assert ranks_from_matrix(matrix, alpha) == expected
+        clusters = significance_clusters(
+            [4.0, 3.0, 2.0, 1.0], lambda i, j, m=matrix: float(m[i][j]), alpha=alpha
+        )
+        assert list(clusters.ranks) == expected
+        assert clusters.rule == "any"
+    assert "AssignRanks" in rule_sentence("any")
+    assert "best metric" in rule_sentence("best")
 
 
 def test_the_best_of_cluster_rule_compares_with_the_cluster_best_only() -> None:

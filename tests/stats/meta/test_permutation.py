@@ -369,43 +369,6 @@ def test_groups_layout_checks_its_inputs() -> None:
     assert Groups.of(["b", "a", "b"]).names == ("b", "a")
 
 
-def _group_r_as_written(
-    s_y: np.ndarray, s_xy: np.ndarray, s_yy: np.ndarray, human_sq: np.ndarray, count: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
-    """``_group_r`` as it was first written, with a temporary per operation."""
-    variance = s_yy - s_y * s_y / count
-    with np.errstate(invalid="ignore", divide="ignore"):
-        r = s_xy / np.sqrt(human_sq * variance)
-    valid = (human_sq > 1e-12) & (count >= 2) & (variance > 1e-12 * np.maximum(s_yy, 1.0))
-    return np.where(valid, np.clip(r, -1.0, 1.0), 0.0), valid
-
-
-@pytest.mark.parametrize("seed", [0, 1, 2])
-def test_group_r_in_place_is_the_plain_arithmetic_to_the_bit(seed: int) -> None:
-    """Sums of groups of 1 to 5 replies under every pattern (groups x patterns, as the pattern tables use them),
-    with constant groups (zero variance, either side), tiny variances and cancellation."""
-    from stats.meta.permutation import _group_r
-
-    rng = np.random.default_rng(seed)
-    groups, patterns = 300, 16
-    count = rng.integers(1, 6, size=(groups, 1)).astype(np.float64)
-    y = rng.normal(size=(groups, patterns, 5)) * (np.arange(5) < count[:, :, None])
-    y[:20] = 0.7 * (np.arange(5) < count[:20, :, None])  # constant metric within the group
-    y[20:40] *= 1e-7  # tiny variance
-    centred = rng.normal(size=(groups, 1, 5)) * (np.arange(5) < count[:, :, None])
-    centred[40:60] = 0.0  # constant human scores
-    s_y, s_yy, s_xy = y.sum(axis=2), (y * y).sum(axis=2), (centred * y).sum(axis=2)
-    human_sq = (centred * centred).sum(axis=2)
-    new_r, new_valid = _group_r(s_y, s_xy, s_yy, human_sq, count)
-    old_r, old_valid = _group_r_as_written(s_y, s_xy, s_yy, human_sq, count)
-    assert np.array_equal(new_valid, old_valid)
-    assert np.array_equal(new_r, old_r)
-    assert np.array_equal(np.signbit(new_r), np.signbit(old_r))
-    assert 0 < new_valid.sum() < new_valid.size
-    flat = _group_r(s_y.T, s_xy.T, s_yy.T, human_sq[:, 0], count[:, 0])  # permutations x groups
-    assert np.array_equal(flat[0], _group_r_as_written(s_y.T, s_xy.T, s_yy.T, human_sq[:, 0], count[:, 0])[0])
-
-
 @pytest.mark.parametrize("scheme", ["both", "inputs"])
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_pattern_deltas_are_the_four_column_gather_to_the_bit(scheme: Scheme, seed: int) -> None:
