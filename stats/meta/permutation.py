@@ -81,7 +81,7 @@ DENSE_COLUMNS = 48
 DENSE_CELLS = 4_000_000
 BLOCK_CELLS = 2_000_000  # permutations x units of one mask block
 KEPT_SUM_COLUMNS = 64  # a metric's swapped sums per block are kept for later tests up to this many columns
-PATTERN_SLICE_CELLS = 262_144  # groups x patterns of a pattern table computed at once
+PATTERN_SLICE_CELLS = 65_536  # groups x patterns of a pattern table computed at once (in the CPU cache)
 BASE = -1  # a correlation plan's "metric" of the replies' counts and centred human scores by group
 
 

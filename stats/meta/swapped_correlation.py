@@ -82,32 +82,88 @@ def mixed_r(
     human scores are constant). Returns r (0 where undefined) and where it is defined."""
     count_a, sum_a, squares_a, human_a = part_a
     count_b, sum_b, squares_b, human_products_b = part_b
-    has_a, has_b = count_a > 0.5, count_b > 0.5
-    mixed = has_a & has_b
+    factor_a, factor_b, gap, size = _scales(count_a, count_b, exponents, offsets)
+    # In place, on as few temporaries as the arithmetic allows (a pattern table is groups x patterns large). An
+    # empty part has zero sums, so each of its terms vanishes by itself, and the weight of the gap between the
+    # parts, m_A m_B / n, is 0 unless both hold replies. With f the factors and S, Q the parts' sums:
+    # S_yy = f_a^2 Q_A - (f_a S_A)^2 / m_A + f_b^2 Q_B - (f_b S_B)^2 / m_B + w (gap + f_b S_B/m_B - f_a S_A/m_A)^2.
+    with np.errstate(invalid="ignore", divide="ignore"):
+        scaled_a = np.multiply(sum_a, factor_a)  # f_a S_A
+        mean_a = np.divide(scaled_a, np.maximum(count_a, 1.0))
+        scaled_b = np.multiply(sum_b, factor_b)
+        mean_b = np.divide(scaled_b, np.maximum(count_b, 1.0))
+        magnitude = np.multiply(squares_a, factor_a * factor_a)
+        magnitude += squares_b * (factor_b * factor_b)
+        scaled_a *= mean_a
+        scaled_b *= mean_b
+        syy = magnitude - scaled_a
+        syy -= scaled_b
+        weight = np.multiply(count_a, count_b)
+        weight /= n
+        level = np.subtract(mean_b, mean_a)
+        level += gap
+        level *= level
+        level *= weight
+        syy += level
+        # |terms| for the test of a constant group: the squares, and the gap's reach at its largest
+        np.abs(mean_a, out=mean_a)
+        np.abs(mean_b, out=mean_b)
+        mean_a += mean_b
+        mean_a += size
+        mean_a *= mean_a
+        mean_a *= weight
+        magnitude += mean_a
+        sxy = np.multiply(human_a, factor_a)
+        sxy += human_products_b * factor_b
+        sxy += human_b * gap
+        r = np.multiply(syy, human_sq)
+        np.sqrt(r, out=r)
+        np.divide(sxy, r, out=r)
+    magnitude *= CONSTANT_SHARE
+    valid = syy > magnitude
+    valid &= (human_sq > 0) & (n >= 2)
+    np.clip(r, -1.0, 1.0, out=r)
+    r[~valid] = 0.0
+    return r, valid
+
+
+# Exponents of one group's scales this far apart at most: one common scale leaves every term's square above
+# 2^-1000 (no underflow), so the scale can be the group's, not each swap pattern's.
+COMMON_SCALE_SPREAD = 450
+
+
+def _scales(
+    count_a: np.ndarray,
+    count_b: np.ndarray,
+    exponents: tuple[np.ndarray, np.ndarray],
+    offsets: tuple[np.ndarray, np.ndarray],
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The factors of a's and b's deviations, the gap c_b - c_a and |c_a| + |c_b|, all divided by the largest
+    scale present (a power of two): per group where its scales lie within :data:`COMMON_SCALE_SPREAD`
+    exponents of each other (nearly always), else per cell, from the parts the cell holds."""
     offset_gap = offsets[1] - offsets[0]
     # The gap is exact only to the rounding of the offsets themselves: a gap of two equal offsets is no spread.
     offset_size = np.abs(offsets[0]) + np.abs(offsets[1])
-    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
-        gap_exponent = np.where(mixed & (offset_gap != 0), np.frexp(offset_gap)[1], NO_SPREAD)
+    gap_exponent = np.where(offset_gap != 0, np.frexp(offset_gap)[1], NO_SPREAD)
+    top = np.maximum(np.maximum(exponents[0], exponents[1]), gap_exponent)
+    low = np.minimum.reduce([np.where(e == NO_SPREAD, top, e) for e in (*exponents, gap_exponent)])
+    with np.errstate(over="ignore"):
+        if np.all(top - low <= COMMON_SCALE_SPREAD):
+            return (
+                np.ldexp(1.0, exponents[0] - top),
+                np.ldexp(1.0, exponents[1] - top),
+                np.ldexp(offset_gap, -top),
+                np.ldexp(offset_size, -top),
+            )
+        has_a, has_b = count_a > 0.5, count_b > 0.5
+        mixed = has_a & has_b
         top = np.maximum(
             np.maximum(np.where(has_a, exponents[0], NO_SPREAD), np.where(has_b, exponents[1], NO_SPREAD)),
-            gap_exponent,
+            np.where(mixed, gap_exponent, NO_SPREAD),
         )
-        factor_a = np.where(has_a, np.ldexp(1.0, exponents[0] - top), 0.0)
-        factor_b = np.where(has_b, np.ldexp(1.0, exponents[1] - top), 0.0)
-        gap = np.where(mixed, np.ldexp(offset_gap, -top), 0.0)
-        size = np.where(mixed, np.ldexp(offset_size, -top), 0.0)
-        mean_a = np.where(has_a, sum_a / count_a, 0.0)
-        mean_b = np.where(has_b, sum_b / count_b, 0.0)
-        within_a = np.maximum(squares_a - sum_a * mean_a, 0.0)
-        within_b = np.maximum(squares_b - sum_b * mean_b, 0.0)
-        weight = np.where(mixed, count_a * count_b / n, 0.0)
-        level_gap = gap + factor_b * mean_b - factor_a * mean_a
-        syy = factor_a**2 * within_a + factor_b**2 * within_b + weight * level_gap**2
-        magnitude = factor_a**2 * np.maximum(squares_a, 0.0) + factor_b**2 * np.maximum(squares_b, 0.0)
-        magnitude = magnitude + weight * (size + factor_b * np.abs(mean_b) + factor_a * np.abs(mean_a)) ** 2
-        sxy = factor_a * human_a + factor_b * human_products_b + gap * human_b
-        r = sxy / np.sqrt(human_sq * syy)
-    valid = (syy > CONSTANT_SHARE * magnitude) & (human_sq > 0) & (n >= 2)
-    r = np.clip(np.where(valid, r, 0.0), -1.0, 1.0)
-    return r, valid
+        return (
+            np.where(has_a, np.ldexp(1.0, exponents[0] - top), 0.0),
+            np.where(has_b, np.ldexp(1.0, exponents[1] - top), 0.0),
+            np.where(mixed, np.ldexp(offset_gap, -top), 0.0),
+            np.where(mixed, np.ldexp(offset_size, -top), 0.0),
+        )
