@@ -81,7 +81,10 @@ class StudyReportOutputSerializer(serializers.Serializer):
     rows = _RowSerializer(many=True)
     per_system = serializers.ListField(child=serializers.DictField())
     metric_comparisons = serializers.ListField(
-        child=serializers.DictField(), help_text="Williams and bootstrap p per pair"
+        child=serializers.DictField(),
+        help_text="per pair of metrics: Williams and bootstrap p; PERM-BOTH and PERM-INPUTS p (perm_both_p, "
+        "perm_inputs_p) with the two statistics they compared (first_statistic, second_statistic: "
+        "permutation_statistic of each metric on the replies both scored)",
     )
     system_level = serializers.ListField(child=serializers.DictField())
     quantiles = serializers.ListField(child=serializers.DictField())
@@ -98,7 +101,8 @@ class StudyReportOutputSerializer(serializers.Serializer):
     significance_clusters = serializers.ListField(
         child=serializers.DictField(),
         required=False,
-        help_text="per question: how the rows' rank was assigned",
+        help_text="per question: how the rows' rank was assigned (statistic, test, rule: 'any' is the WMT "
+        "metrics task's, mt-metrics-eval's AssignRanks; rule_description says it in words)",
     )
     more_ratings = serializers.ListField(
         child=serializers.DictField(),

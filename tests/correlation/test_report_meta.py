@@ -5,6 +5,7 @@ mt-metrics-eval's vectors in tests/stats/), and shown by the page, the API, the 
 
 from __future__ import annotations
 
+import csv
 import io
 from itertools import combinations
 
@@ -195,6 +196,35 @@ def test_permutation_p_values_and_ranks_are_stats_metas(study, grouping) -> None
     assert entry["order"] == [document["rows"][index]["signature"] for index in clusters.order]
     assert entry["test"] == "PERM-BOTH, one-sided"
     assert entry["permutations"] == RESAMPLES
+    assert entry.get("rule") == "any"  # the WMT metrics task's rule
+    assert "AssignRanks" in entry.get("rule_description", "")
+
+
+@pytest.mark.parametrize("grouping", ["none", "context", "system"])
+def test_each_comparison_says_which_two_statistics_its_permutation_tests_compared(study, grouping) -> None:
+    """first_statistic and second_statistic: the rows' statistic of each metric (every metric scores every
+    reply here), in the document, the API, the comparisons CSV and the page."""
+    document = _document(study, grouping)
+    by_signature = {
+        row["signature"]: (row["grouped"]["pearson"] if grouping != "none" else row["pearson"])
+        for row in document["rows"]
+    }
+    for comparison in document["metric_comparisons"]:
+        assert comparison.get("first_statistic") == pytest.approx(
+            by_signature[comparison["first"]], abs=1e-12
+        )
+        assert comparison.get("second_statistic") == pytest.approx(
+            by_signature[comparison["second"]], abs=1e-12
+        )
+    row = next(csv.DictReader(io.StringIO(report_tables_csv(document)["metric_comparisons"])))
+    assert float(row["first_statistic"]) == document["metric_comparisons"][0]["first_statistic"]
+    client = APIClient()
+    client.force_login(study.owner)
+    url = reverse("api-study-correlations", args=[study.pk])
+    body = client.get(url, {"grouping": grouping, "resamples": str(RESAMPLES), "seed": str(SEED)}).json()
+    assert [entry["second_statistic"] for entry in body["metric_comparisons"]] == [
+        entry["second_statistic"] for entry in document["metric_comparisons"]
+    ]
 
 
 def test_without_resamples_no_permutations_and_a_note(study) -> None:
@@ -271,6 +301,9 @@ def test_the_page_shows_the_select_and_the_new_columns_escaped(study, client) ->
         "Grouped r [95% CI]",
         "Contexts used",
         "Rank",
+        "AssignRanks",  # the rule that made the ranks (issue 33)
+        "Tested A",  # the two statistics the permutation tests compared
+        "Tested B",
         "PERM-BOTH p",
         "PERM-INPUTS p",
         'id="accuracy-table"',

@@ -12,6 +12,10 @@ json gives everything as one object; csv one line per value (level, line, metric
 
 --implementation, --option and --vectors as for score_study; learned metrics use --model NAME (repeatable),
 else the default model of their kind. Nothing is stored.
+
+CIDEr-D's document frequencies: without --context every line is a document, as pycocoevalcap counts a file
+(signature ``df:lines``); with --context, lines that answer one context (the same last turn and references)
+count once, as in a study (``df:contexts``); ``--option df=...`` chooses either.
 """
 
 from __future__ import annotations
