@@ -13,12 +13,16 @@ difference should look like the swapped ones. The study is a matrix systems x in
 The metrics' scores are standardised first (z-scores over the replies both metrics scored), as
 mt-metrics-eval's ``PermutationSigDiff`` does, since swapping only makes sense on one scale. Missing cells
 (a reply one of the two metrics did not score, or without a human score) are left out of that pair's test.
+A z-score is kept as its group's offset and its deviation within the group, never formed as one double
+(stats/meta/swapped_correlation.py): the statistics a test compares are the rows' (stats/meta/grouped.py)
+for values of any scale, also for a metric whose spread inside a group is tiny beside its level.
 
 Statistics (:class:`Statistic`):
 
 * ``pearson``, ``spearman`` with grouping none, context or system (stats/meta/grouped.py): the statistic of
-  a swapped matrix is a function of per-group sums that are linear in the swap mask (sum of w*z, w*h*z,
-  w*z^2), so a block of permutations costs one matrix product per metric, shared by every pair. Where each
+  a swapped matrix is a function of per-group sums that are linear in the swap mask (of each metric's
+  scaled deviations d, h*d and d^2 over the swapped units, and of the swapped replies and their h), so a block
+  of permutations costs one matrix product per metric, shared by every pair. Where each
   swap unit lies in one group and groups have few units (within contexts: PERM-BOTH swaps a context's few
   replies, PERM-INPUTS the context whole), each group's r under each of its 2^k swap patterns is tabled once
   per pair and a permutation's statistic is gathered from the tables (stats/meta/swap_patterns.py). For
@@ -519,7 +523,9 @@ class _CorrelationPlan(_Plan):
         swapped_count, human_swapped = base[:, :g], base[:, g:]
         kept_count = self.count - swapped_count
 
-        def parts(metric: _MetricSums, on: np.ndarray, kept: bool) -> tuple[np.ndarray, ...]:
+        def parts(
+            metric: _MetricSums, on: np.ndarray, kept: bool
+        ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
             if not kept:  # (count, sum d, sum d^2, sum h d) over the swapped units
                 return swapped_count, on[:, :g], on[:, 2 * g :], on[:, g : 2 * g]
             fixed = metric.fixed
@@ -536,8 +542,8 @@ class _CorrelationPlan(_Plan):
         assert second.offset is not None
         r_first, valid_first = mixed_r(
             self.count,
-            parts(first, on_first, True),  # type: ignore[arg-type]
-            parts(second, on_second, False),  # type: ignore[arg-type]
+            parts(first, on_first, True),
+            parts(second, on_second, False),
             human_swapped,
             (first.exponent, second.exponent),
             (first.offset, second.offset),
@@ -546,8 +552,8 @@ class _CorrelationPlan(_Plan):
         # The second metric's configuration: its scores where nothing is swapped, the first's elsewhere.
         r_second, valid_second = mixed_r(
             self.count,
-            parts(second, on_second, True),  # type: ignore[arg-type]
-            parts(first, on_first, False),  # type: ignore[arg-type]
+            parts(second, on_second, True),
+            parts(first, on_first, False),
             human_swapped,
             (second.exponent, first.exponent),
             (second.offset, first.offset),

@@ -61,28 +61,29 @@ def kendall_with_ties_opt_acc23(
     gold: np.ndarray, metric: np.ndarray, rows: Sequence[np.ndarray]
 ) -> tuple[float, float]:
     """(best acc23, its threshold)."""
-    pairs = []  # (|metric difference|, row, agrees now, agrees once a metric tie)
+    # (|metric difference|, row, agrees now, agrees as a metric tie)
+    pairs: list[tuple[float, int, int, int]] = []
     row_pairs: dict[int, int] = {}
     row_agree: dict[int, int] = {}
-    for number, row in enumerate(rows):
-        h, m = gold[row], metric[row]
-        for i in range(row.size):
-            for j in range(i + 1, row.size):
+    for number, members in enumerate(rows):
+        h, m = gold[members], metric[members]
+        for i in range(members.size):
+            for j in range(i + 1, members.size):
                 if h[i] == h[j] and m[i] == m[j]:
                     agrees = 1  # tied in both
                 elif h[i] == h[j] or m[i] == m[j]:
                     agrees = 0  # tied in one only
                 else:
-                    agrees = int((h[i] > h[j]) == (m[i] > m[j]))  # concordant
-                as_tie = int(h[i] == h[j])  # a metric tie agrees when people tie too
-                pairs.append((abs(m[i] - m[j]), number, agrees, as_tie))
+                    agrees = int(bool((h[i] > h[j]) == (m[i] > m[j])))  # concordant
+                as_tie = int(bool(h[i] == h[j]))  # a metric tie agrees when people tie too
+                pairs.append((float(abs(m[i] - m[j])), number, agrees, as_tie))
                 row_pairs[number] = row_pairs.get(number, 0) + 1
                 row_agree[number] = row_agree.get(number, 0) + agrees
     rows_used = len(row_pairs)
-    total = sum(row_agree[row] / row_pairs[row] for row in row_pairs)
+    total = sum(row_agree[key] / row_pairs[key] for key in row_pairs)
     thresholds, taus = [0.0], [total / rows_used]
-    for difference, row, agrees, as_tie in sorted(pairs, key=lambda pair: pair[0]):
-        total += (as_tie - agrees) / row_pairs[row]
+    for difference, owner, agrees, as_tie in sorted(pairs, key=lambda pair: pair[0]):
+        total += (as_tie - agrees) / row_pairs[owner]
         if thresholds[-1] == difference:
             taus[-1] = total / rows_used
         else:

@@ -31,9 +31,11 @@ def test_the_default_rule_is_the_wmt_metrics_tasks() -> None:
         (ALL_ONES, 1.0, [1, 2, 3, 4]),
     ):
         assert ranks_from_matrix(matrix, alpha) == expected
-        clusters = significance_clusters(
-            [4.0, 3.0, 2.0, 1.0], lambda i, j, m=matrix: float(m[i][j]), alpha=alpha
-        )
+
+        def p_value(i: int, j: int, m: list[list[int]] = matrix) -> float:
+            return float(m[i][j])
+
+        clusters = significance_clusters([4.0, 3.0, 2.0, 1.0], p_value, alpha=alpha)
         assert list(clusters.ranks) == expected
         assert clusters.rule == "any"
     assert "AssignRanks" in rule_sentence("any")

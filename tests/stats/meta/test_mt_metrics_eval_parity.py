@@ -31,7 +31,7 @@ import pytest
 
 from scoring.metrics.registry import compute_metrics
 from stats.meta.clusters import ranks_from_matrix, significance_clusters
-from stats.meta.grouped import grouped_coefficients
+from stats.meta.grouped import Coefficient, grouped_coefficients
 from stats.meta.groups import Groups
 from stats.meta.pairwise_accuracy import reply_pairwise_accuracy
 from stats.meta.permutation import Layout, Statistic, permutation_tests
@@ -111,11 +111,12 @@ def test_correlations_are_mt_metrics_evals(grouping: str) -> None:
     names = list(values)
     matrix = np.stack([values[name] for name in names], axis=1)
     ours = grouped_coefficients(human, matrix, _groups(grouping), resamples=0)
-    for coefficient, function in (
+    checks: tuple[tuple[Coefficient, mtme.CorrelationFunction], ...] = (
         ("pearson", mtme.pearson),
         ("spearman", mtme.spearman),
         ("kendall", mtme.kendall),
-    ):
+    )
+    for coefficient, function in checks:
         for index, name in enumerate(names):
             expected = mtme.average_correlation(human, values[name], _rows(grouping), function)
             assert ours[coefficient][index].value == pytest.approx(expected, abs=1e-12), (coefficient, name)
