@@ -4,7 +4,8 @@
   a PING. The web container's healthcheck; it does not depend on any worker running.
 - ``/health/workers/``: the broker answers, and every queue in ``DIALEVAL_HEALTH_QUEUES`` has a live worker
   (``scoring.worker_presence``: the key a worker refreshes every few seconds). For monitoring: it fails
-  while a queue's work would wait for a worker that is not there.
+  while a queue's work would wait for a worker that is not there. Every other queue a live worker consumes
+  is listed too (as OK), so that the page shows what the workers serve, not only what is required.
 
 Both answer without a login; ``?format=json`` (or ``Accept: application/json``) gives one entry per check,
 "OK" or the error, with status 200 when every check passed and 500 otherwise. No check names a password:
@@ -16,8 +17,11 @@ from __future__ import annotations
 import dataclasses
 import datetime
 from collections.abc import Generator
+from typing import Any
 
+from asgiref.sync import sync_to_async
 from django.conf import settings
+from django.http import HttpRequest, HttpResponse
 from health_check.base import HealthCheck
 from health_check.checks import Database
 from health_check.contrib.redis import Redis
@@ -63,12 +67,29 @@ class QueueWorker(HealthCheck):
             raise ServiceUnavailable(f"no live worker consumes the {self.queue!r} queue")
 
 
+def served_queues() -> list[str]:
+    """Every queue some live worker consumes, sorted; [] when the broker cannot be read (the configured
+    queues' checks then say so)."""
+    return sorted({queue for worker in worker_presence.live_workers() for queue in worker.queues})
+
+
 class WorkerHealthView(HealthCheckView):
-    """``/health/workers/``: the queues are read from the settings at each request."""
+    """``/health/workers/``: the queues the settings require, read at each request, then every other queue a
+    live worker consumes (issue 34: a worker on cpu,gpu showed as the cpu queue alone)."""
+
+    served: list[str]
+
+    async def get(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        # Read here, in a thread, because get_checks runs on the event loop, which a blocking Redis read
+        # would hold up; the checks then reread the records within their own time budget.
+        self.served = await sync_to_async(served_queues, thread_sensitive=False)()
+        response: HttpResponse = await super().get(request, *args, **kwargs)
+        return response
 
     def get_checks(self) -> Generator[HealthCheck, None, None]:
         yield broker_check()
-        for queue in settings.DIALEVAL_HEALTH_QUEUES:
+        required = list(dict.fromkeys(settings.DIALEVAL_HEALTH_QUEUES))
+        for queue in [*required, *(queue for queue in self.served if queue not in required)]:
             yield QueueWorker(queue=queue)
 
 

@@ -1,6 +1,9 @@
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
+from django.templatetags.static import static
 from django.urls import include, path
+from django.utils.functional import lazy
+from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
 
 from annotation.studies import views as studies_views
@@ -22,7 +25,11 @@ urlpatterns = [
         SpectacularSwaggerView.as_view(url_name="api-schema", template_name="api_docs.html"),
         name="api-docs",
     ),
-    path("api/redoc/", SpectacularRedocView.as_view(url_name="api-schema"), name="api-redoc"),
+    path(
+        "api/redoc/",
+        SpectacularRedocView.as_view(url_name="api-schema", template_name="api_redoc.html"),
+        name="api-redoc",
+    ),
     path("admin/", admin.site.urls),
     # The project's documents, linked from the pages' help (config/doc_pages.py).
     path("docs/", doc_pages.doc_index, name="doc-index"),
@@ -30,6 +37,9 @@ urlpatterns = [
     # No login: docker-compose healthchecks and monitoring (config/health.py).
     path("health/", health.web_health, name="health"),
     path("health/workers/", health.worker_health, name="health-workers"),
+    # Browsers ask every site for /favicon.ico; the pages that name no icon (ReDoc, the 500 page) get the app's
+    # (base.html links it). Lazy: the static file's URL is looked up when asked for, not at import.
+    path("favicon.ico", RedirectView.as_view(url=lazy(static, str)("favicon.svg")), name="favicon"),
 ]
 
 # Error pages that render without request.user, and JSON under /api/ (config/error_views.py).

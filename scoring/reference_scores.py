@@ -53,25 +53,27 @@ class NotRecomputable(ValueError):
     """The signature's per-reference scores cannot be recomputed; the message says why."""
 
 
-def recomputable_reason(*, signature: MetricSignature, language: str) -> str:
-    """Why ``signature`` cannot be recomputed per reference, or "" when it can."""
+def recomputable_reason(*, signature: MetricSignature, language: str, name: str = "") -> str:
+    """Why ``signature`` cannot be recomputed per reference, or "" when it can; the metric is called ``name``
+    (the report's display name, which tells apart two signatures of one metric), else by its own name."""
+    called = name or signature.name
     try:
         spec = metric_spec(signature.name)
     except UnknownMetricError:
-        return f"{signature.name} is not a metric of this app, so it cannot be recomputed per reference"
+        return f"{called} is not a metric of this app, so it cannot be recomputed per reference"
     parameters = signature.parameters
     if parameters.get("refs") != "multi":
         return ""
     if not spec.needs_references or spec.whole_set:
-        return f"{signature.name} is normalised over the whole set; its per-reference scores are not defined"
+        return f"{called} is normalised over the whole set; its per-reference scores are not defined"
     if parameters.get("refagg", DEFAULT_REFERENCE_AGGREGATION) != DEFAULT_REFERENCE_AGGREGATION:
-        return f"{signature.name} combines references by {parameters.get('refagg')}, not by the best match"
+        return f"{called} combines references by {parameters.get('refagg')}, not by the best match"
     if spec.implementations and _implementation(spec, parameters) is None:
-        return f"{signature.name} has no {parameters.get('impl')} implementation any more"
+        return f"{called} has no {parameters.get('impl')} implementation any more"
     implementation = _implementation(spec, parameters)
     version = implementation.version if implementation is not None else spec.version
     if version != parameters.get("version", version):
-        return f"{signature.name} has changed since these scores (version {parameters.get('version')})"
+        return f"{called} has changed since these scores (version {parameters.get('version')})"
     own_tokenizer = implementation is not None and implementation.own_tokenizer  # its tool's tokenizer
     if (
         spec.uses_tokenizer
@@ -79,11 +81,9 @@ def recomputable_reason(*, signature: MetricSignature, language: str) -> str:
         and not own_tokenizer
         and _tokenizer(parameters, language) is None
     ):
-        return (
-            f"{signature.name} was scored with tokenizer {parameters.get('tok')}, which is not available here"
-        )
+        return f"{called} was scored with tokenizer {parameters.get('tok')}, which is not available here"
     if spec.model_kind and not TrainedModel.objects.filter(content_hash=parameters.get("model", "")).exists():
-        return f"the trained model of {signature.name} (hash {str(parameters.get('model'))[:12]}) is not registered"
+        return f"the trained model of {called} (hash {str(parameters.get('model'))[:12]}) is not registered"
     if spec.reads_vectors:
         try:
             _vectors(signature)

@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import Any
 
-from django.db.models import Count, Q, QuerySet, Sum
+from django.db.models import Count, Min, Q, QuerySet, Sum
 from django.utils import timezone
 
 from annotation.models import Response, Study
@@ -38,6 +38,7 @@ from scoring.models import (
     TrainingStatus,
 )
 from scoring.training.model_figures import ModelFigures, figures_compute, training_summary
+from stats.display_names import display_names
 
 
 def scoring_runs_for_study(*, study: Study) -> QuerySet[ScoringRun]:
@@ -65,40 +66,74 @@ def scoring_run_waiting_text(*, run: ScoringRun) -> str:
     return f"waiting for model {job.name}, {training_job_progress_text(job=job)}"
 
 
+# Chunks done before a run's time left is estimated. The first chunk alone misleads: it pays for loading
+# models and warming caches, and its first progress report comes after a few items (issue 34: "about 15 min
+# left" at 20 of 5,020 scores, 10 s before the run ended).
+ETA_CHUNKS = 3
+ESTIMATING = "estimating…"
+
+
 @dataclass(frozen=True)
 class RunProgress:
     """Where a run stands, in scores (reply x metric, system x metric): done, total, the measured rate and
-    the time left at that rate (None until something is done), and its chunks per status."""
+    the time left at that rate (None until :data:`ETA_CHUNKS` chunks are done), and its chunks per status."""
 
     done: int
     total: int
     rate_per_second: float | None
     eta_seconds: float | None
     chunks: dict[str, int]
+    running: bool = False
 
     @property
     def percent(self) -> int:
         return int(100 * self.done / self.total) if self.total else 0
 
+    @property
+    def eta_text(self) -> str:
+        """ "about 7 min left" while the run runs (ESTIMATING until there is a rate to go by); "" otherwise."""
+        if not self.running:
+            return ""
+        if self.eta_seconds is None:
+            return ESTIMATING
+        return f"about {duration_text(self.eta_seconds)} left"
+
+
+def duration_text(seconds: float) -> str:
+    """ "40 s", "7 min", "1.5 h": as precise as an estimate deserves."""
+    if seconds < 60:
+        return f"{max(1, round(seconds))} s"
+    if seconds < 3600:
+        return f"{round(seconds / 60)} min"
+    return f"{seconds / 3600:.1f} h"
+
 
 def scoring_run_progress(*, run: ScoringRun) -> RunProgress:
-    """Finished chunks' scores plus what running chunks reported so far (two aggregate queries)."""
+    """Finished chunks' scores plus what running chunks reported so far (three aggregate queries).
+
+    The rate is the scores done per second since the run's first chunk started (not since the run was
+    created, which may have waited for a worker), once :data:`ETA_CHUNKS` chunks are done."""
     chunks = {
         row["status"]: row["count"]
         for row in ScoringChunk.objects.filter(run_id=run.pk).values("status").annotate(count=Count("id"))
     }
+    running = run.status == RunStatus.RUNNING
     done, total = run.progress_done, run.progress_total
-    if run.status == RunStatus.RUNNING and chunks.get(ChunkStatus.RUNNING):
+    if running and chunks.get(ChunkStatus.RUNNING):
         partial = ScoringChunk.objects.filter(run_id=run.pk, status=ChunkStatus.RUNNING).aggregate(
             done=Sum("units_done")
         )["done"]
         done = min(total, done + int(partial or 0))
     rate = eta = None
-    if run.status == RunStatus.RUNNING and run.started_at is not None and done > 0:
-        elapsed = max(1e-6, (timezone.now() - run.started_at).total_seconds())
-        rate = done / elapsed
-        eta = (total - done) / rate
-    return RunProgress(done=done, total=total, rate_per_second=rate, eta_seconds=eta, chunks=chunks)
+    if running and done > 0 and chunks.get(ChunkStatus.DONE, 0) >= ETA_CHUNKS:
+        began = ScoringChunk.objects.filter(run_id=run.pk).aggregate(began=Min("started_at"))["began"]
+        if began is not None:
+            elapsed = max(1e-6, (timezone.now() - began).total_seconds())
+            rate = done / elapsed
+            eta = (total - done) / rate
+    return RunProgress(
+        done=done, total=total, rate_per_second=rate, eta_seconds=eta, chunks=chunks, running=running
+    )
 
 
 def metric_scores_for_study(*, study: Study) -> QuerySet[MetricScore]:
@@ -204,21 +239,26 @@ class ReplyMetricScore:
     metric: str
     signature: str
     value: float
+    display: str = ""  # the metric's display name among the scores shown together (stats/display_names.py)
 
 
 def reply_metric_scores(*, response_ids: list[int]) -> dict[int, list[ReplyMetricScore]]:
-    """response id -> its metric scores, by metric name then signature (one query for all the replies).
+    """response id -> its metric scores, by metric name then signature (one query for all the replies), each
+    named by its display name among every signature of these replies (issue 34: "bleu-4" three times).
 
     A reply has at most one score per signature (the latest run's: runs update it in place), so this is
     the latest score of every signature; the researcher's item browser shows them (issue 13)."""
-    scores: dict[int, list[ReplyMetricScore]] = {}
-    rows = (
+    rows = list(
         MetricScore.objects.filter(response_id__in=response_ids)
         .order_by("signature__name", "signature__text")
         .values_list("response_id", "signature__name", "signature__text", "value")
     )
+    names = display_names({text: name for _, name, text, _ in rows})
+    scores: dict[int, list[ReplyMetricScore]] = {}
     for response_id, name, text, value in rows:
-        scores.setdefault(response_id, []).append(ReplyMetricScore(metric=name, signature=text, value=value))
+        scores.setdefault(response_id, []).append(
+            ReplyMetricScore(metric=name, signature=text, value=value, display=names[text].text)
+        )
     return scores
 
 

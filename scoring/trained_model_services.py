@@ -155,12 +155,32 @@ def _sibling_validation(corpus: Path, corpus_format: str) -> Path | None:
     return sibling if sibling.is_dir() else None
 
 
+def train_command(kind: str) -> str:
+    """The command that trains a model of ``kind`` on DailyDialog and makes it the default."""
+    return (
+        f"python manage.py train_metric {kind} --corpus ../shared/data/dailydialog "
+        f"--format dailydialog --name dd-{kind} --default"
+    )
+
+
 def train_hint(kind: str) -> str:
     """The command that trains a model of ``kind`` on DailyDialog, for error messages."""
+    return f"train one with `{train_command(kind)}`"
+
+
+def missing_models_text(kinds: Sequence[str]) -> str:
+    """The start of a refusal that names every kind of model ``kinds`` lacks at once ("The requested ruber
+    and maude metrics need a trained ruber model and a trained maude model"): naming the first alone had a
+    researcher train one model, ask again, and only then learn of the next (issue 34)."""
     return (
-        f"train one with `python manage.py train_metric {kind} --corpus ../shared/data/dailydialog "
-        f"--format dailydialog --name dd-{kind} --default`"
+        f"The requested {words_and(kinds)} metrics need "
+        f"{words_and([f'a trained {kind} model' for kind in kinds])}"
     )
+
+
+def words_and(words: Sequence[str]) -> str:
+    """ "a", "a and b", "a, b and c"."""
+    return words[0] if len(words) == 1 else f"{', '.join(words[:-1])} and {words[-1]}"
 
 
 def trained_model_train(
@@ -329,19 +349,24 @@ def scoring_models_resolve_or_wait(
         named[found.kind] = found
     models: dict[str, TrainedModel] = {}
     training: dict[str, TrainingJob] = {}
+    missing: list[str] = []
     for kind in dict.fromkeys(kinds):
         chosen = named.get(kind) or trained_model_for_study(study=study, kind=kind)
         if chosen is None:
             chosen = training_job_awaited(study=study, kind=kind)
         if chosen is None:
-            raise TrainedModelError(
-                f"the requested {kind} metrics need a trained {kind} model, and the study has none selected "
-                f"and there is no default; train one from the study page (Train a model), or {train_hint(kind)}"
-            )
-        if isinstance(chosen, TrainingJob):
+            missing.append(kind)
+        elif isinstance(chosen, TrainingJob):
             training[kind] = chosen
         else:
             models[kind] = chosen
+    if missing:
+        one = len(missing) == 1
+        raise TrainedModelError(
+            f"{missing_models_text(missing)}, and the study has {'none' if one else 'none of these'} selected "
+            f"and there is no default: train {'one' if one else 'them'} from the study page (Train a model), "
+            f"or with {' and '.join(train_command(kind) for kind in missing)}."
+        )
     return ResolvedModels(models=models, training=training)
 
 

@@ -150,9 +150,12 @@ start_service beat "$var_dir/log/beat.log" "$root/.venv/bin/celery" -A config.ce
 # RUBER / BERT-RUBER need a trained model; train the defaults from DailyDialog when the corpus is there and
 # a default is missing (a kind that has one is skipped at once). DIALEVAL_TRAIN_DEFAULT_MODELS=0 skips it.
 shared_data="${DIALEVAL_SHARED_DATA:-$root/../shared/data}"
+train_banner=""  # the banner names the training's log only when the training was started (issue 34)
 if [ "${DIALEVAL_TRAIN_DEFAULT_MODELS:-1}" = "1" ] && [ -d "$shared_data/dailydialog/train" ]; then
   say "training any missing default RUBER / BERT-RUBER / MaUde / Cross-RUBER model in the background (log $var_dir/log/train-default-models.log)"
   start_service train "$var_dir/log/train-default-models.log" "$python" manage.py train_default_models
+  train_banner="
+               default models: $var_dir/log/train-default-models.log (learned metrics wait for it)"
 fi
 
 # --- web server -----------------------------------------------------------------------------------------
@@ -175,8 +178,7 @@ cat <<EOF
     API docs:  http://127.0.0.1:$web_port/api/docs/   (schema: /api/schema/, ReDoc: /api/redoc/)
     health:    http://127.0.0.1:$web_port/health/   (workers: /health/workers/)
     logs:      web $var_dir/log/web.log; worker $var_dir/log/worker.log; beat $var_dir/log/beat.log;
-               redis $var_dir/log/redis.log
-               default models: $var_dir/log/train-default-models.log (learned metrics wait for it)
+               redis $var_dir/log/redis.log$train_banner
     broker:    $REDIS_URL    database: ${DATABASE_URL:-$var_dir/dialeval.sqlite3}
 
 $(printf '%s\n' "$demo_logins" | sed 's/^/  /')

@@ -105,6 +105,16 @@ _FIXED_NAMES = {
     "bert-ruber-unreferenced": r"BERT-RUBER $s_U$",
     "recall-vector-extrema": "Recall Vector Extrema",
     "corpus-bleu": "Corpus BLEU",
+    # the names their papers print (issue 34: "cider-d" stood beside "BLEU-4")
+    "cider-d": "CIDEr-D",
+    "chrf": "chrF",
+    "chrf++": "chrF++",
+    "rouge-lsum": "ROUGE-Lsum",
+    "rouge-l-precision": "ROUGE-L precision",
+    "rouge-l-recall": "ROUGE-L recall",
+    "maude": "MaUde",
+    "cross-ruber-unreferenced": r"Cross-RUBER $s_U$",
+    "cross-ruber-referenced": r"Cross-RUBER $s_R$",
 }
 _BLENDS = {"min": "min", "gmean": "geometric mean", "amean": "arithmetic mean", "max": "max"}
 _CELL_PARTS = {
@@ -187,9 +197,10 @@ def metric_label(name: str) -> str:
     match = re.fullmatch(r"distinct-(\d)", name)
     if match:
         return f"Distinct-{match.group(1)}"
-    match = re.fullmatch(r"(bert-ruber|ruber)-(min|gmean|amean|max)", name)
+    match = re.fullmatch(r"(cross-ruber|bert-ruber|ruber)-(min|gmean|amean|max)", name)
     if match:
-        return f"{'BERT-RUBER' if match.group(1) == 'bert-ruber' else 'RUBER'} {_BLENDS[match.group(2)]}"
+        family = {"bert-ruber": "BERT-RUBER", "cross-ruber": "Cross-RUBER"}.get(match.group(1), "RUBER")
+        return f"{family} {_BLENDS[match.group(2)]}"
     match = re.fullmatch(r"bert-ruber-unreferenced:(word2vec|bert)-(rnn|max|mean)-(ranking|ce)", name)
     if match:
         return r"BERT-RUBER $s_U$ (" + ", ".join(_CELL_PARTS[part] for part in match.groups()) + ")"
@@ -301,12 +312,19 @@ def single_vs_multi_latex(document: ReportDocument, question: str, *, study_name
     )
     if not entries:
         return ""
-    labels = _disambiguated(
-        [
-            (id(entry), metric_label(str(entry["metric"])), str(entry.get("single_signature", "")))
-            for entry in entries
-        ]
-    )
+    details = [_display_detail(entry, str(entry["metric"])) for entry in entries]
+    if all(detail is not None for detail in details):
+        labels = {
+            id(entry): _paper_label(str(entry["metric"]), detail or "", False)
+            for entry, detail in zip(entries, details, strict=True)
+        }
+    else:
+        labels = _disambiguated(
+            [
+                (id(entry), metric_label(str(entry["metric"])), str(entry.get("single_signature", "")))
+                for entry in entries
+            ]
+        )
     columns: list[tuple[Mode, PaperStatistic]] = [
         ("single", "spearman"),
         ("single", "pearson"),
@@ -534,9 +552,36 @@ def _row_order(row: MetricRow) -> tuple[int, str, int, str]:
     )
 
 
+def _display_detail(entry: Mapping[str, object], name: str) -> str | None:
+    """The part of an entry's display name (issue 34, stats/display_names.py) after its metric's name: "" for a
+    name that is unique alone, ``None`` in a document from before display names."""
+    display = entry.get("display")
+    if not isinstance(display, str) or not display:
+        return None
+    if display == name:
+        return ""
+    if display.startswith(f"{name} (") and display.endswith(")"):
+        return display[len(name) + 2 : -1]
+    return None
+
+
+def _paper_label(name: str, detail: str, external: bool) -> str:
+    """The paper's name of a metric (a dagger for an external one) and the display name's distinguishing part."""
+    label = metric_label(name.removesuffix(" (external)")) + EXTERNAL_MARK if external else metric_label(name)
+    return f"{label} ({latex_escape(detail)})" if detail else label
+
+
 def _row_labels(rows: Sequence[MetricRow]) -> dict[int, str]:
-    """Each row's printed name: the metric's, plus its reference mode where the same metric appears with
-    one reference and with several, plus the differing signature parts where that still is not unique."""
+    """Each row's printed name: the paper's name of the metric and the distinguishing part of its display name
+    (the page's and every export's). In a document from before display names: the metric's, plus its reference
+    mode where the same metric appears with one reference and with several, plus the differing signature parts
+    where that still is not unique."""
+    details = [_display_detail(row, str(row.get("metric", ""))) for row in rows]
+    if rows and all(detail is not None for detail in details):
+        return {
+            id(row): _paper_label(str(row.get("metric", "")), detail or "", _is_external(row))
+            for row, detail in zip(rows, details, strict=True)
+        }
     modes: dict[str, set[str]] = {}
     implementations: dict[str, set[str]] = {}
     for row in rows:

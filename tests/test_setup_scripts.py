@@ -147,9 +147,25 @@ def command_lines(pids: set[int]) -> str:
     return "\n".join(lines)
 
 
+def shared_data_with_dailydialog(tmp_path: Path) -> str:
+    """A shared-data folder whose DailyDialog train/ is there (empty), so the script's only reason not to start
+    training the default models is DIALEVAL_TRAIN_DEFAULT_MODELS=0; demo_setup uses its own sample (no
+    multirefeval)."""
+    shared = tmp_path / "shared-data"
+    (shared / "dailydialog" / "train").mkdir(parents=True)
+    return str(shared)
+
+
 def test_run_script_serves_the_app_and_ctrl_c_stops_everything(tmp_path: Path) -> None:
     redis_port = free_port()
-    started, output = run_and_interrupt(tmp_path, {"REDIS_PORT": str(redis_port)})
+    started, output = run_and_interrupt(
+        tmp_path,
+        {
+            "REDIS_PORT": str(redis_port),
+            "DIALEVAL_SHARED_DATA": shared_data_with_dailydialog(tmp_path),
+            "DIALEVAL_TRAIN_DEFAULT_MODELS": "0",
+        },
+    )
     assert f"starting redis-server on 127.0.0.1:{redis_port}" in output
     assert "starting Celery beat, the periodic recovery check" in output
     assert "stopping beat (process group" in output
@@ -161,13 +177,17 @@ def test_run_script_serves_the_app_and_ctrl_c_stops_everything(tmp_path: Path) -
     assert "researcher API token: " in banner
     assert "researcher login" not in output[: output.index("dialeval is running")]
     assert banner.index("researcher API token") < banner.index("[run] stopping")
+    # Issue 34: with DIALEVAL_TRAIN_DEFAULT_MODELS=0 no training starts, so no log of it is pointed to.
+    assert "train-default-models.log" not in output
 
 
 def test_a_background_run_reuses_a_running_redis_stops_on_sigterm_and_leaves_that_redis_running(
     tmp_path: Path,
 ) -> None:
-    """Two behaviours of one start (each start of the whole app costs about 20 s of the suite): a run in the
-    background stops on SIGTERM, as its banner says, and a Redis that already answers is reused, not stopped."""
+    """Three behaviours of one start (each start of the whole app costs about 20 s of the suite): a run in the
+    background stops on SIGTERM, as its banner says, a Redis that already answers is reused, not stopped, and
+    the banner points to the log of the default models' training when that training is started (with an
+    empty DailyDialog train/ folder it fails at once, which is not what this test is about)."""
     redis_port = free_port()
     redis = subprocess.Popen(
         [
@@ -189,9 +209,18 @@ def test_a_background_run_reuses_a_running_redis_stops_on_sigterm_and_leaves_tha
             assert time.monotonic() < deadline, "the test's own redis-server did not start"
             time.sleep(0.1)
         started, output = run_and_interrupt(
-            tmp_path, {"REDIS_URL": f"redis://127.0.0.1:{redis_port}/0"}, stop=signal.SIGTERM
+            tmp_path,
+            {
+                "REDIS_URL": f"redis://127.0.0.1:{redis_port}/0",
+                "DIALEVAL_SHARED_DATA": shared_data_with_dailydialog(tmp_path),
+            },
+            stop=signal.SIGTERM,
         )
         assert "in the background: kill -TERM " in output
+        banner = output[output.index("dialeval is running") :]
+        assert "training any missing default" in output
+        assert "default models: " in banner
+        assert f"{tmp_path / 'var' / 'log' / 'train-default-models.log'}" in banner
         assert len(started) >= 4  # the Celery main process and its pool, beat, gunicorn (no redis-server)
         assert "reusing the Redis already answering" in output
         assert redis.poll() is None, "run_local.sh stopped a Redis it did not start"

@@ -17,7 +17,7 @@ from annotation.services.checks import MAX_DISTRACTORS_PER_CALL
 from annotation.services.study_settings import AnnotationSettings
 
 INCLUSION_CHOICES = [
-    ("auto", "by the agreement threshold"),
+    ("auto", "by threshold"),
     ("include", "always include"),
     ("exclude", "always exclude"),
 ]

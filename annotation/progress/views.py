@@ -33,6 +33,7 @@ from annotation.selectors.progress import (
     study_checks,
     task_progress,
 )
+from annotation.selectors.qualification_warning import one_mistake_warning
 from annotation.selectors.quality import STRAIGHT_MIN_RATINGS, STRAIGHT_SHARE
 from annotation.selectors.studies import studies_visible_to
 from annotation.services.annotator_review import annotator_inclusion_set, annotator_unblock
@@ -59,10 +60,13 @@ def _back(study: Study, anchor: str = "") -> HttpResponse:
 
 
 def _page(request: HttpRequest, study: Study, status: int = 200, **forms: Any) -> HttpResponse:
+    annotators = annotator_rows(study=study)
     context = {
         "study": study,
         "tasks": task_progress(study=study),
-        "annotators": annotator_rows(study=study),
+        "annotators": annotators,
+        # The table's note says why anonymous imported raters have no agreement or straight-lining figures.
+        "has_anonymous_raters": any(not row.quality.identity_known for row in annotators),
         "items": least_complete_items(study=study),
         "histogram": ratings_histogram(study=study),
         "checks": study_checks(study=study),
@@ -76,6 +80,7 @@ def _page(request: HttpRequest, study: Study, status: int = 200, **forms: Any) -
         "admission_rows": admission_rows(study=study),
         "training_items": training_item_rows(study=study),
         "training_form": forms.get("training_form") or TrainingItemForm(study=study, prefix="training"),
+        "qualification_warning": one_mistake_warning(study=study),
         "rules": {
             "min_shared": MIN_SHARED_ITEMS,
             "straight_min": STRAIGHT_MIN_RATINGS,

@@ -11,6 +11,7 @@ from django.db.models import QuerySet
 from annotation.importers import ImportProblem
 from annotation.models import ImportJob, ImportJobStatus, Study
 from annotation.services.import_jobs import import_job_status
+from kernel.importing.problems import problems_report
 
 STAGE_WORDS = {
     "reading": "lines read",
@@ -56,7 +57,8 @@ class ImportJobView:
     stage_words: str
     done: int
     total: int
-    problems: list[str] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)  # grouped, at most PROBLEMS_SHOWN entries
+    problems_summary: str = ""  # "80 problems in all."
     problems_truncated: bool = False
     error: str = ""
     summary: str = ""
@@ -78,6 +80,7 @@ class ImportJobView:
             "total": self.total,
             "finished": self.finished,
             "problems": self.problems,
+            "problems_summary": self.problems_summary,
             "problems_truncated": self.problems_truncated,
             "error": self.error,
             "summary": self.summary,
@@ -89,6 +92,9 @@ class ImportJobView:
 def import_job_view(*, job: ImportJob) -> ImportJobView:
     progress = import_job_status(job=job)
     result = job.result
+    problems = problems_report(
+        [ImportProblem(**problem) for problem in job.problems], stopped=job.problems_truncated
+    )
     return ImportJobView(
         pk=job.pk,
         filenames=list(job.filenames),
@@ -99,7 +105,8 @@ def import_job_view(*, job: ImportJob) -> ImportJobView:
         stage_words=STAGE_WORDS.get(progress.stage, ""),
         done=progress.done,
         total=progress.total,
-        problems=[str(ImportProblem(**problem)) for problem in job.problems],
+        problems=problems.entries,
+        problems_summary=problems.summary if job.problems else "",
         problems_truncated=job.problems_truncated,
         error=job.error,
         summary=(import_counts_text(result.counts) or "nothing new") if result is not None else "",

@@ -15,7 +15,9 @@ shared replies) is kept: there is no evidence against them yet.
 Straight-lining ("always the same score"): on a question the annotator rated at least
 ``STRAIGHT_MIN_RATINGS`` times, one value makes up ``STRAIGHT_SHARE`` or more of their ratings. The
 longest run of identical consecutive values is shown beside it for the researcher to judge, but does not
-flag on its own: on a 0-2 scale, ten "good" replies in a row can be honest.
+flag on its own: on a 0-2 scale, ten "good" replies in a row can be honest. Raters of unknown identity
+(anonymous per-position imported scores, ``identity_known`` False) get no straight-lining figures: one
+position holds different people's scores from reply to reply, so its uniformity describes nobody.
 """
 
 from __future__ import annotations
@@ -188,6 +190,7 @@ class AnnotatorQuality:
     uniformity: dict[str, StraightLining]  # question name -> how uniform the ratings are
     references: int
     reference_flags: dict[str, int] = field(default_factory=dict)  # flag -> collected references with it
+    identity_known: bool = True  # False: an anonymous imported rater, never judged as one person
 
     @property
     def checks_passed(self) -> int:
@@ -244,10 +247,12 @@ def study_quality(*, study: Study) -> list[AnnotatorQuality]:
         times = [seconds for seconds in screens.get(annotator.pk, {}).values() if seconds is not None]
         times += [seconds for _, seconds in answers if seconds is not None]
         failed = sum(1 for passed, _ in answers if not passed)
+        # Nor straight-lining: an anonymous position's scores come from different people.
         uniformity = {
             questions.get(question_id, str(question_id)): entry
             for question_id, question_values in values.get(annotator.pk, {}).items()
-            if (entry := straight_lining(question_id, question_values)) is not None
+            if annotator.identity_known
+            and (entry := straight_lining(question_id, question_values)) is not None
         }
         written = references.get(annotator.pk, [])
         result.append(
@@ -268,6 +273,7 @@ def study_quality(*, study: Study) -> list[AnnotatorQuality]:
                 uniformity=uniformity,
                 references=len(written),
                 reference_flags=dict(Counter(flag for flags in written for flag in flags)),
+                identity_known=annotator.identity_known,
             )
         )
     return result

@@ -18,12 +18,11 @@ from django.db import IntegrityError, transaction
 from django.db.models import Max
 
 from annotation.models import Annotator, Question, Response, Study, TrainingAnswer, TrainingItem
+from annotation.qualification_rule import qualification_passes
 from annotation.selectors.admission import TrainingScore, training_score
 
 PENDING, PASSED, FAILED = "pending", "passed", "failed"
 MAX_EXPLANATION = 2000
-# Comparing counts, not floats: 4 of 5 right meets a threshold of 0.8 although 4 / 5 may round below it.
-EPSILON = 1e-9
 
 
 class TrainingInvalid(Exception):
@@ -113,8 +112,10 @@ def qualification_decide(*, annotator: Annotator) -> str:
     score = training_score(annotator=annotator)
     if annotator.qualification != PENDING or score.total == 0 or score.answered < score.total:
         return str(annotator.qualification)
-    threshold = annotator.study.qualification_threshold
-    outcome = PASSED if score.correct + EPSILON >= threshold * score.total else FAILED
+    passed = qualification_passes(
+        correct=score.correct, total=score.total, threshold=annotator.study.qualification_threshold
+    )
+    outcome = PASSED if passed else FAILED
     Annotator.objects.filter(pk=annotator.pk, qualification=PENDING).update(qualification=outcome)
     annotator.refresh_from_db(fields=["qualification"])
     return str(annotator.qualification)

@@ -59,10 +59,11 @@ def study_page(
     study_id: int,
     import_form: StudyImportForm | None = None,
     *,
-    import_rejected: bool = False,
+    import_rejected: str = "",
 ) -> HttpResponse:
     """The study page; with ``import_form``, re-rendered (400) around an upload it refused
-    (annotation/study_data/views.py)."""
+    (annotation/study_data/views.py). ``import_rejected``: for a rejected file, the sentence that counts its
+    problems ("80 problems in all."), shown under them."""
     study = get_object_or_404(studies_visible_to(user=authenticated_user(request)), pk=study_id)
     context = {
         "study": study,
@@ -72,7 +73,7 @@ def study_page(
         "import_jobs": study_import_jobs(study=study)[:5],
         "inline_limit": settings.DIALEVAL_IMPORT_INLINE_MAX_BYTES,
         "import_form": import_form or StudyImportForm(study=study),
-        "import_rejected": import_rejected,  # the form's errors are the problems of a rejected file
+        "import_rejected": import_rejected,  # the form's errors are the problems of a rejected file, grouped
     }
     return render(request, "annotation/study_detail.html", context, status=400 if import_form else 200)
 

@@ -52,6 +52,7 @@ from annotation.services.import_undo import import_undo, import_undo_preview
 from annotation.services.system_deletion import system_delete, system_deletion_preview
 from config.api_formats import SafeJSONRenderer
 from config.api_input import StrictInputSerializer
+from kernel.importing.problems import MAX_PROBLEMS, PROBLEMS_SHOWN
 from kernel.permissions import IsResearcher, authenticated_user
 
 FINGERPRINT = OpenApiParameter(
@@ -87,8 +88,18 @@ JobSerializer = inline_serializer(
         "done": serializers.IntegerField(),
         "total": serializers.IntegerField(),
         "finished": serializers.BooleanField(),
-        "problems": serializers.ListField(child=serializers.CharField(), help_text="why it was rejected"),
-        "problems_truncated": serializers.BooleanField(),
+        "problems": serializers.ListField(
+            child=serializers.CharField(),
+            help_text="why it was rejected: problems with the same message in the same file and field as one "
+            f'entry with their lines ("lines 2, 5, 9–40"), at most {PROBLEMS_SHOWN} entries',
+        ),
+        "problems_summary": serializers.CharField(
+            help_text='how many problems there are in all and how many the entries leave out: "80 problems in '
+            'all." or "120 problems in all; 50 of 120 shown, 70 not shown."; "" when none'
+        ),
+        "problems_truncated": serializers.BooleanField(
+            help_text=f"the check stopped after {MAX_PROBLEMS:,} problems, so there may be more"
+        ),
         "error": serializers.CharField(),
         "summary": serializers.CharField(help_text="the import's counts in words"),
         "warnings": serializers.ListField(child=serializers.CharField()),
@@ -132,9 +143,34 @@ ImportProblemSerializer = inline_serializer(
                 "message": serializers.CharField(),
             },
             many=True,
+            help_text="every problem found, each with its file, line and field",
         ),
+        "problems_total": serializers.IntegerField(
+            required=False, help_text="how many problems were found (a rejected file's content)"
+        ),
+        "problems_truncated": serializers.BooleanField(
+            required=False,
+            help_text=f"the check stopped after {MAX_PROBLEMS:,} problems, so there may be more",
+        ),
+        "summary": serializers.CharField(required=False, help_text='"80 problems in all."'),
     },
 )
+
+
+def import_rejected_response(rejected: ImportRejected) -> ApiResponse:
+    """The 400 of a file whose content was rejected: every problem (not only as many as a page shows, so
+    that a client can group or count them its own way), how many, and the sentence a person reads."""
+    everything = rejected.report(limit=len(rejected.problems))
+    return ApiResponse(
+        {
+            "detail": "the import was rejected and nothing was changed",
+            "problems": [vars(problem) for problem in rejected.problems],
+            "problems_total": everything.total,
+            "problems_truncated": rejected.truncated,
+            "summary": everything.summary,
+        },
+        status=status.HTTP_400_BAD_REQUEST,
+    )
 
 
 def import_input_rejected(errors: Any, *, file: str = "") -> ApiResponse:
@@ -285,9 +321,7 @@ class StudyImportUploadApi(APIView):
                 question=serializer.validated_data["question"] or None,
             )
         except ImportRejected as rejected:
-            problems = [vars(problem) for problem in rejected.problems]
-            detail = "the import was rejected and nothing was changed"
-            return ApiResponse({"detail": detail, "problems": problems}, status=status.HTTP_400_BAD_REQUEST)
+            return import_rejected_response(rejected)
         if isinstance(outcome, ImportJob):
             return ApiResponse(_job_data(request, outcome), status=status.HTTP_202_ACCEPTED)
         return ApiResponse(StudyImportOutputSerializer(outcome).data, status=status.HTTP_201_CREATED)

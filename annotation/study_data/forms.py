@@ -8,6 +8,7 @@ from typing import Any
 from django import forms
 from django.conf import settings
 from django.urls import reverse_lazy
+from django.utils.html import format_html, format_html_join
 from django.utils.text import format_lazy
 
 from annotation.importers import IMPORT_FORMATS
@@ -33,7 +34,15 @@ class MultipleFileField(forms.FileField):
 
 
 class StudyImportForm(forms.Form):
-    format = forms.ChoiceField(choices=[(name, f"{name} — {text}") for name, text in IMPORT_FORMATS.items()])
+    # The select names the formats and the help under it says what each reads: "name — description" options
+    # were too long for the import card, whose select cut them short (issue 34).
+    format = forms.ChoiceField(
+        choices=[(name, name) for name in IMPORT_FORMATS],
+        help_text=format_html(
+            '<ul class="import-formats" id="import-formats">{}</ul>',
+            format_html_join("", "<li><code>{}</code>: {}</li>", IMPORT_FORMATS.items()),
+        ),
+    )
     # The metaclass moves declared fields off the class, so this does not shadow BaseForm.files at run time.
     files = MultipleFileField(  # type: ignore[assignment]
         help_text=format_lazy(
@@ -52,8 +61,10 @@ class StudyImportForm(forms.Form):
         question_field = self.fields["question"]
         assert isinstance(question_field, forms.ChoiceField)
         question_field.choices = [(name, name) for name in questions]
-        if len(questions) <= 1:  # the common case stays light: no choice to make
-            self.fields["question"].widget = forms.HiddenInput()
+        if len(questions) <= 1:
+            # No choice to make: the field goes (the import then uses the one question, if any). A hidden
+            # input instead still printed its label and help text, beside nothing (issue 34).
+            del self.fields["question"]
 
     def clean_files(self) -> list[Any]:
         files = self.cleaned_data["files"]

@@ -56,9 +56,10 @@ def study_import_upload(request: HttpRequest, study_id: int) -> HttpResponse:
             question=form.cleaned_data.get("question") or None,
         )
     except ImportRejected as rejected:
-        for problem in rejected.problems:
-            form.add_error(None, str(problem))
-        return study_page(request, study_id, import_form=form, import_rejected=True)
+        report = rejected.report()  # grouped by file, field and message, at most PROBLEMS_SHOWN entries
+        for entry in report.entries:
+            form.add_error(None, entry)
+        return study_page(request, study_id, import_form=form, import_rejected=report.summary)
     if isinstance(record, ImportJob):
         return redirect("annotation:study-import-job", study_id=study.pk, job_id=record.pk)
     summary = import_counts_text(record.counts)

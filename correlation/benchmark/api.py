@@ -33,14 +33,21 @@ class BenchmarkCellSerializer(serializers.Serializer):
 
 
 class BenchmarkRowSerializer(serializers.Serializer):
-    metric = serializers.CharField()
+    metric = serializers.CharField(help_text="the metric's display name among the table's (as display)")
+    display = serializers.CharField(
+        help_text="the metric's name and the parts of its signature that tell it apart from the table's others"
+    )
     signature = serializers.CharField(help_text="what matches the metric across studies")
     cells = BenchmarkCellSerializer(many=True)
     mean = serializers.FloatField(allow_null=True)
     mean_rank = serializers.FloatField(allow_null=True, help_text="1: the highest on every study")
     studies = serializers.IntegerField(help_text="studies where the metric has a value")
-    best_mean = serializers.BooleanField()
-    best_rank = serializers.BooleanField()
+    best_mean = serializers.BooleanField(help_text="the best mean among the metrics on every study")
+    best_rank = serializers.BooleanField(help_text="the best mean rank among the metrics on every study")
+    on_every_study = serializers.BooleanField(
+        help_text="false: the metric misses a study; it is ranked apart (among every value of its studies) "
+        "and never best"
+    )
 
 
 class BenchmarkOutputSerializer(serializers.Serializer):

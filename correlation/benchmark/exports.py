@@ -27,6 +27,7 @@ CSV_COLUMNS = (
     "mean",
     "mean_rank",
     "studies",
+    "on_every_study",  # 0: the metric misses a study (ranked apart, never best)
 )
 
 
@@ -54,6 +55,7 @@ def benchmark_csv(table: BenchmarkTable) -> str:
                     row.mean,
                     row.mean_rank,
                     row.studies,
+                    int(row.complete),
                 ]
             )
     return buffer.getvalue()

@@ -12,13 +12,22 @@ from correlation.benchmark.forms import BenchmarkForm
 from correlation.benchmark.selectors import BenchmarkInputError, benchmark_for_request
 from kernel.permissions import authenticated_user, researcher_required
 from stats.benchmark.figure import benchmark_heatmap
-from stats.benchmark.formats import benchmark_json, benchmark_latex, missing_reasons, significance_rule
+from stats.benchmark.formats import (
+    benchmark_json,
+    benchmark_latex,
+    missing_reasons,
+    shortened,
+    significance_rule,
+)
 
 DOWNLOADS = {
     "csv": ("text/csv; charset=utf-8", "metric-benchmark.csv", benchmark_csv),
     "json": ("application/json", "metric-benchmark.json", benchmark_json),
     "latex": ("application/x-tex; charset=utf-8", "metric-benchmark.tex", benchmark_latex),
 }
+# A study's column header wraps in about three lines of its width; a longer name is shortened in the middle
+# (the end often tells two studies of a series apart) and named in full on hover (issue 34).
+HEADER_LIMIT = 40
 
 
 @researcher_required
@@ -44,6 +53,7 @@ def benchmark_page(request: HttpRequest) -> HttpResponse:
         query.pop("download", None)
         context.update(
             table=table,
+            headers=[(study, shortened(study, HEADER_LIMIT)) for study in table.studies],
             rule=significance_rule(table),
             reasons=missing_reasons(table),
             figure=benchmark_heatmap(table),

@@ -56,6 +56,12 @@ class _RowSerializer(serializers.Serializer):
         help_text="with ?grouping=context or system: Pearson, Spearman, Kendall within each group averaged over "
         "groups, their bootstrap intervals over groups, groups used and left out, note",
     )
+    display = serializers.CharField(
+        required=False,
+        help_text="the metric's display name: its name and the parts of its signature that tell it apart from "
+        "the report's other metrics (e.g. 'bleu-1 (nlg-eval)'), as the page, figures and exports show it; "
+        "every entry naming a metric has one (first_display, second_display in metric_comparisons)",
+    )
 
 
 class StudyReportOutputSerializer(serializers.Serializer):
@@ -103,6 +109,11 @@ class StudyReportOutputSerializer(serializers.Serializer):
         required=False,
         help_text="per question: how the rows' rank was assigned (statistic, test, rule: 'any' is the WMT "
         "metrics task's, mt-metrics-eval's AssignRanks; rule_description says it in words)",
+    )
+    metric_names = serializers.ListField(
+        child=serializers.DictField(),
+        required=False,
+        help_text="the legend of the display names: signature, metric, detail (the distinguishing parts), display",
     )
     more_ratings = serializers.ListField(
         child=serializers.DictField(),

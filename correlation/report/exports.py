@@ -88,6 +88,7 @@ CSV_COLUMNS = (
     # issue 26: the significance cluster and, with a grouping, the grouped correlation
     "rank",
     *GROUPED_COLUMNS,
+    "display",  # issue 34: the metric's name as the page and every export show it (unique in the report)
 )
 PER_SYSTEM_COLUMNS = ("question", "system", *CSV_COLUMNS[1:])
 HUMAN_COLUMNS = (
@@ -127,6 +128,8 @@ COMPARISON_COLUMNS = (
     "perm_inputs_p",
     "perm_inputs_permutations",
     "permutation_note",
+    "first_display",
+    "second_display",
 )
 SYSTEM_LEVEL_COLUMNS = (
     "question",
@@ -144,6 +147,7 @@ SYSTEM_LEVEL_COLUMNS = (
     "kendall_p",
     "note",
     "implementation",
+    "display",
 )
 AGREEMENT_COEFFICIENTS: tuple[AgreementCoefficient, ...] = get_args(AgreementCoefficient)
 AGREEMENT_COLUMNS = ("question", "identity", "coefficient", "value", "items", "ratings", "note", "details")
@@ -194,6 +198,7 @@ SINGLE_VS_MULTI_COLUMNS = (
         for mode in ("single", "multi")
         for field in ("signature", "n", "spearman", "spearman_p", "pearson", "pearson_p")
     ),
+    "display",
 )
 DIVERSITY_COLUMNS = ("metric", "inverted", "n", "spearman", "spearman_p", "pearson", "pearson_p", "note")
 PAIRWISE_COLUMNS = ("system", "comparisons", "wins", "losses", "ties", "win_rate", "ci_low", "ci_high")
@@ -210,6 +215,7 @@ REFERENCES_CURVE_COLUMNS = (
     "spearman_mean",
     "spearman_sd",
     "point_items",
+    "display",
 )
 _ACCURACY_FIELDS = (
     "value",
@@ -228,6 +234,7 @@ PAIRWISE_ACCURACY_COLUMNS = (
     "signature",
     *(f"system_{field}" for field in (*_ACCURACY_FIELDS, "systems")),
     *(f"context_{field}" for field in (*_ACCURACY_FIELDS, "groups")),  # groups: contexts averaged over
+    "display",
 )
 MORE_RATINGS_COLUMNS = ("question", "kind", "sentence")
 QUANTILE_COLUMNS = (
@@ -240,7 +247,9 @@ QUANTILE_COLUMNS = (
     "human_mean",
     "metric_mean",
     "items",
+    "display",
 )
+METRIC_NAME_COLUMNS = ("display", "metric", "detail", "signature")  # the legend of the display names
 
 
 def correlation_rows_as_json(rows: Sequence[MetricRow]) -> str:
@@ -452,6 +461,8 @@ def report_tables_csv(document: ReportDocument) -> dict[str, str]:
         tables["pairwise_accuracy"] = pairwise_accuracy_as_csv(document["pairwise_accuracy"])
     if "more_ratings" in document:
         tables["more_ratings"] = more_ratings_as_csv(document["more_ratings"])
+    if "metric_names" in document:  # issue 34
+        tables["metric_names"] = _csv(METRIC_NAME_COLUMNS, document["metric_names"])
     diversity, pairwise = document.get("diversity"), document.get("pairwise")
     if diversity:
         tables["diversity"] = diversity_as_csv(diversity)

@@ -62,6 +62,7 @@ from scoring.services.report_scores import report_scores_compute
 from stats.report.adjudication import Adjudications, adjudicated, adjudications_from_rows
 from stats.report.code_version import code_version
 from stats.report.human import human_scores
+from stats.report.metric_names import signatures_display_names
 from stats.report.types import (
     EXTERNAL_GROUP,
     AnnotatorInfo,
@@ -195,6 +196,8 @@ def report_inputs(
             by_question[row.question_id].append((row.annotator_id, row.response_id, row.value))
     signatures = study_metric_signatures(study=study) if metrics else []
     inputs_signatures = tuple(_signature_inputs(signature) for signature in signatures)
+    unvalued = tuple(study_unvalued_metrics(study=study, signatures=signatures)) if metrics else ()
+    names = {text: name.text for text, name in signatures_display_names(inputs_signatures, unvalued).items()}
     reference_scores: list[ReferenceScores] = []
     notes: list[str] = []
     diversity = None
@@ -203,7 +206,7 @@ def report_inputs(
             {response_id for q in questions for response_id in _rated(by_question[q.pk], means[q.pk])}
             - decisions.excluded
         )
-        curve, notes = _curve_signatures(study, signatures, rated)
+        curve, notes = _curve_signatures(study, signatures, rated, names)
         note = report_scores_compute(
             study=study, curve_signatures=curve, response_ids=rated, progress=progress
         )
@@ -234,7 +237,7 @@ def report_inputs(
         diversity=diversity,
         code_version=code_version(),
         pairwise=study_pairwise_records(study=study),  # correlation/report/pairwise_loading.py
-        unvalued=tuple(study_unvalued_metrics(study=study, signatures=signatures)) if metrics else (),
+        unvalued=unvalued,
     )
     return adjudicated(inputs, decisions)
 
@@ -367,10 +370,11 @@ def _rating_count(study: Study) -> int:
 
 
 def _curve_signatures(
-    study: Study, signatures: list[MetricSignature], rated: list[int]
+    study: Study, signatures: list[MetricSignature], rated: list[int], names: Mapping[str, str]
 ) -> tuple[list[MetricSignature], list[str]]:
     """The multi-reference signatures the references curve recomputes per reference, and a note for each
-    that it cannot (or one saying no context has a second reference: then there is no curve)."""
+    that it cannot (or one saying no context has a second reference: then there is no curve), naming each
+    metric by its display name (``names``: signature text -> display name, the report's)."""
     multi = [signature for signature in signatures if signature.parameters.get("refs") == "multi"]
     if multi and not _contexts_with_several_references(study, rated):
         # k = 1 is the only point such a curve has, and recomputing it loads every model of the
@@ -379,7 +383,9 @@ def _curve_signatures(
     curve: list[MetricSignature] = []
     notes: list[str] = []
     for signature in multi:
-        reason = recomputable_reason(signature=signature, language=study.language)
+        reason = recomputable_reason(
+            signature=signature, language=study.language, name=names.get(signature.text, "")
+        )
         if reason:
             notes.append(f"references curve: {reason}")
         else:

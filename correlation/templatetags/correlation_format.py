@@ -66,3 +66,22 @@ def tool(implementation: str | None) -> str:
     """The tool that computed a row (nltk, nlg-eval, sacrebleu, rouge-score), or "" for the project's own
     metrics, external scores and plugins, which the row marks otherwise."""
     return implementation if implementation in TOOL_IMPLEMENTATIONS else ""
+
+
+@register.filter
+def metric_name(entry: dict | None, which: str = "") -> str:
+    """An entry's display name (issue 34: unique in the report, stats/display_names.py): ``display``, or
+    ``first_display``/``second_display``/``single_display`` with ``which``; the metric's name in a document
+    from before display names."""
+    if not entry:
+        return ""
+    prefix = f"{which}_" if which else ""
+    value = entry.get(f"{prefix}display") or entry.get(f"{prefix}metric") or entry.get("metric")
+    return str(value or "")
+
+
+@register.filter
+def p_equals(value: float | None) -> str:
+    """ "p = 0.012", "p < 0.001" (never "p = < 0.001"), or "p —" when undefined."""
+    text = p_value(value)
+    return f"p {text}" if text.startswith("<") or text == MISSING else f"p = {text}"

@@ -22,8 +22,6 @@ from scoring.services.external_scores import (
 )
 from scoring.templatetags.scoring_external import problems_key
 
-PROBLEMS_SHOWN = 50
-
 
 @researcher_required
 @require_POST
@@ -47,9 +45,10 @@ def external_scores_upload(request: HttpRequest, study_id: int) -> HttpResponse:
             study=study, file=ImportFile(name=upload.name or "upload", data=upload.read()), format=format
         )
     except ImportRejected as rejected:
-        problems = [str(problem) for problem in rejected.problems[:PROBLEMS_SHOWN]]
-        if rejected.truncated or len(rejected.problems) > PROBLEMS_SHOWN:
-            problems.append("(stopped looking after this many problems)")
+        report = rejected.report()  # grouped by file, field and message, at most PROBLEMS_SHOWN entries
+        problems = list(report.entries)
+        if report.hidden or report.stopped:  # a count, only where the entries do not show everything
+            problems.append(report.summary)
         return _back(request, study.pk, problems=problems)
     messages.success(request, f"Imported {result.file}: {result.summary()}")
     for warning in result.warnings:

@@ -360,7 +360,9 @@ def signature_parameters(
     checked_tokenizer(tokenizer)
     spec = metric_spec(name)
     if spec.model_kind and not model_hash:
-        raise MissingModelError(f"{name} is a learned metric: its signature needs the trained model's hash")
+        raise MissingModelError(
+            f"The learned metric {name} needs its trained model's hash for its signature."
+        )
     chosen = _implementation_of(spec, implementation)
     signature = metric_parameters(name, params, implementation=chosen.name if chosen else "")
     if spec.needs_references:
@@ -480,10 +482,12 @@ def compute_metrics(
     missing = sorted(
         {spec.model_kind for spec in specs if spec.model_kind and not (models or {}).get(spec.model_kind)}
     )
-    if missing:
-        needing = ", ".join(spec.name for spec in specs if spec.model_kind in missing)
+    if missing:  # every missing kind at once, not the first alone (issue 34)
+        needing = [spec.name for spec in specs if spec.model_kind in missing]
+        wanted = [f"a trained {kind} model" for kind in missing]
         raise MissingModelError(
-            f"{needing} need(s) a trained {' and a '.join(missing)} model; none was given"
+            f"The {'metric' if len(needing) == 1 else 'metrics'} {_words_and(needing)} "
+            f"{'needs' if len(needing) == 1 else 'need'} {_words_and(wanted)}, and none was given."
         )
     results: dict[str, list[float | None]] = {}
     by_family: dict[tuple[str, str], list[MetricSpec]] = {}
@@ -538,6 +542,11 @@ def compute_metrics(
     if progress is not None:
         progress(len(hypotheses))
     return {name: results[name] for name in names}
+
+
+def _words_and(words: Sequence[str]) -> str:
+    """ "a", "a and b", "a, b and c"."""
+    return words[0] if len(words) == 1 else f"{', '.join(words[:-1])} and {words[-1]}"
 
 
 def _compute_in_slices(

@@ -45,8 +45,16 @@ class ScoringRunSerializer(serializers.ModelSerializer):
         help_text='what the run covers, in replies (not scores): {"replies", "metrics", "system_metrics", '
         '"text": "300 replies × 2 metrics"}'
     )
-    rate_per_second = serializers.SerializerMethodField(help_text="scores per second since the run started")
-    eta_seconds = serializers.SerializerMethodField(help_text="seconds left at the measured rate")
+    rate_per_second = serializers.SerializerMethodField(
+        help_text="scores per second since the run's first chunk started; null until a few chunks are done"
+    )
+    eta_seconds = serializers.SerializerMethodField(
+        help_text="seconds left at the measured rate; null until a few chunks are done"
+    )
+    eta_text = serializers.SerializerMethodField(
+        help_text='the time left as the study page shows it: "about 7 min left", "estimating…" before there '
+        'is a rate to go by, "" once the run is not running'
+    )
     chunks = serializers.SerializerMethodField(help_text="the run's chunks, counted per status")
     existing = serializers.SerializerMethodField(
         help_text="true when an identical run was already pending or running and is returned instead"
@@ -65,7 +73,7 @@ class ScoringRunSerializer(serializers.ModelSerializer):
             "id", "study", "metrics", "references", "tokenizer", "implementation", "implementations", "options",
             "vectors", "recompute", "trained_models", "status",
             "waiting_for", "waiting", "progress_done", "progress_total", "progress_percent", "progress_unit", "rate_per_second",
-            "eta_seconds", "chunks", "error", "notes", "failures", "timings", "attempts", "existing",
+            "eta_seconds", "eta_text", "chunks", "error", "notes", "failures", "timings", "attempts", "existing",
             "created_at", "started_at", "finished_at", "scope",
         ]  # fmt: skip
 
@@ -104,6 +112,9 @@ class ScoringRunSerializer(serializers.ModelSerializer):
     @extend_schema_field(serializers.FloatField(allow_null=True))
     def get_eta_seconds(self, run: ScoringRun) -> float | None:
         return self._progress(run).eta_seconds
+
+    def get_eta_text(self, run: ScoringRun) -> str:
+        return self._progress(run).eta_text
 
     @extend_schema_field(serializers.DictField(child=serializers.IntegerField()))
     def get_chunks(self, run: ScoringRun) -> dict[str, int]:

@@ -46,7 +46,7 @@ from scoring.metrics.system_specs import ContextOutputs
 from scoring.metrics.tokenize import SUPPORTED_LANGUAGES, TOKENIZERS
 from scoring.models import TrainedModel
 from scoring.services.word_vectors import WordVectorsError, word_vectors_record
-from scoring.trained_model_services import run_model_paths, run_model_record
+from scoring.trained_model_services import missing_models_text, run_model_paths, run_model_record
 
 # The corpus statistic each sentence-level metric's family defines, by implementation (system-level spec).
 _CORPUS_METRIC = {"bleu-4": "corpus-bleu", "chrf": "corpus-chrf", "chrf++": "corpus-chrf++"}
@@ -365,14 +365,19 @@ def _models(specs: Sequence[Any], names: Sequence[str]) -> dict[str, dict[str, A
             raise FileScoringError(f"model: no trained model named {name!r} (trained models: {known})")
         named[model.kind] = model
     records = {}
+    missing = []
     for kind in kinds:
         model = named.get(kind) or TrainedModel.objects.filter(kind=kind, is_default=True).first()
         if model is None:
-            raise FileScoringError(
-                f"the requested {kind} metrics need a trained {kind} model: name one (--model) or make one "
-                "the default (manage.py train_metric ... --default)"
-            )
-        records[kind] = run_model_record(model)
+            missing.append(kind)
+        else:
+            records[kind] = run_model_record(model)
+    if missing:
+        each = "one" if len(missing) == 1 else "one of each kind"
+        raise FileScoringError(
+            f"{missing_models_text(missing)}: name {each} (--model) or make {each} the default "
+            "(manage.py train_metric ... --default)."
+        )
     return records
 
 

@@ -5,6 +5,8 @@
   const target = document.getElementById("benchmark-heatmap");
   if (!data || !target || typeof Plotly === "undefined") return;
   const figure = JSON.parse(data.textContent);
-  Plotly.newPlot(target, figure.data || [], figure.layout || {}, { responsive: true, displaylogo: false });
+  // Not responsive: the figure's width and height follow its studies and metrics, not the window (a
+  // stretched plot drew two studies as two thin columns across the card); a wider one scrolls in its box.
+  Plotly.newPlot(target, figure.data || [], figure.layout || {}, { responsive: false, displaylogo: false });
   target.dataset.ready = "1";
 })();

@@ -1,5 +1,6 @@
 // Live progress of scoring runs: polls the run's API row once a second until it has finished.
-// Progress counts scores (reply x metric, system x metric), with the time left at the measured rate.
+// Progress counts scores (reply x metric, system x metric), with the time left at the measured rate
+// ("estimating…" until a few chunks are done).
 (function () {
   "use strict";
   const labels = {
@@ -11,13 +12,6 @@
   };
   const finished = new Set(["succeeded", "failed", "cancelled"]);
   const number = new Intl.NumberFormat("en");
-
-  function duration(seconds) {
-    if (seconds === null || seconds === undefined) return "";
-    if (seconds < 60) return Math.max(1, Math.round(seconds)) + " s";
-    if (seconds < 3600) return Math.round(seconds / 60) + " min";
-    return (seconds / 3600).toFixed(1) + " h";
-  }
 
   function box(row, className, tag) {
     let element = row.querySelector("." + className.split(" ").pop());
@@ -40,7 +34,8 @@
         row.querySelector(".run-count").textContent =
           number.format(run.progress_done) + " of " + number.format(run.progress_total) + " " + run.progress_unit;
         const eta = row.querySelector(".run-eta");
-        if (eta) eta.textContent = run.status === "running" && run.eta_seconds !== null ? "about " + duration(run.eta_seconds) + " left" : "";
+        // the server words it (scoring.selectors.RunProgress.eta_text): "estimating…" until a few chunks are done
+        if (eta) eta.textContent = run.eta_text || "";
         const status = row.querySelector(".run-status");
         status.textContent = labels[run.status] || run.status;
         status.className = "run-status status-" + run.status;

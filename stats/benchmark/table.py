@@ -7,12 +7,17 @@ no value there and says why: not scored on it, scored without a value for any re
 gives), or the statistic's own note (too few replies, no context with two rated replies...).
 
 * mean: the mean of the metric's values over the studies where it has one (``studies`` counts them);
-* mean rank: in each study the metrics with a value are ranked, 1 for the highest (ties share the mean of
-  their ranks, as scipy's ``rankdata``), and the ranks are averaged over the studies where the metric has a
-  value; a metric missing on hard studies is not rewarded for it unnoticed: ``studies`` is shown beside;
-* best: per study column the highest value as printed (3 decimals), so equal-looking values are best
-  together; for the mean the highest, for the mean rank the lowest; nothing is best in a column where fewer
-  than two metrics have a value. Every statistic here is better when higher.
+* mean rank: in each study the metrics on every study of the table are ranked among themselves, 1 for the
+  highest (ties share the mean of their ranks, as scipy's ``rankdata``), and the ranks are averaged over the
+  studies; a metric missing on some study is ranked apart, among every value of each study it has, and
+  listed after the others (``complete`` false, "on 1 of 2 studies"): it is never rewarded for the studies
+  it missed;
+* best: per study column the highest value as printed (3 decimals) among the metrics on every study, so
+  equal-looking values are best together; for the mean the highest, for the mean rank the lowest, also among
+  those metrics only; nothing is best in a column where fewer than two of them have a value. Every statistic
+  here is better when higher.
+
+Rows read as the metrics' display names among the table's (stats/display_names.py).
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ from scipy.stats import rankdata
 
 from stats.benchmark.cells import BenchmarkCell
 from stats.benchmark.options import BenchmarkOptions
+from stats.display_names import display_names
 
 NOT_SCORED = "not scored on this study"
 PRINTED_DIGITS = 3
@@ -57,6 +63,9 @@ class BenchmarkRow:
     studies: int  # studies where the metric has a value
     best_mean: bool = False
     best_rank: bool = False
+    # on every study of the table: only such rows are ranked against each other and can be best (issue 34: a
+    # metric scored on 1 of 2 studies took "best mean rank" with its one rank of 1.00)
+    complete: bool = True
 
     @property
     def cells_with_best(self) -> list[tuple[BenchmarkCell, bool]]:
@@ -89,6 +98,8 @@ class BenchmarkTable:
                     "studies": row.studies,
                     "best_mean": row.best_mean,
                     "best_rank": row.best_rank,
+                    "on_every_study": row.complete,
+                    "display": row.label,
                 }
                 for row in self.rows
             ],
@@ -103,21 +114,36 @@ def benchmark_table(
     values = np.array(
         [[np.nan if cell.value is None else cell.value for cell in row] for row in grid], dtype=np.float64
     ).reshape(len(metrics), len(columns))
+    counts = np.isfinite(values).sum(axis=1)
+    complete = counts == len(columns)
+    # Complete rows are ranked among themselves; a row with a study missing, among every value of each of its
+    # studies (its place beside all the metrics there), and apart: after the complete rows, never best.
     ranks = np.full(values.shape, np.nan)
     for j in range(values.shape[1]):
         present = np.isfinite(values[:, j])
-        if present.any():
-            ranks[present, j] = rankdata(-values[present, j], method="average")
-    counts = np.isfinite(values).sum(axis=1)
+        among = present & complete
+        if among.any():
+            ranks[among, j] = rankdata(-values[among, j], method="average")
+        apart = present & ~complete
+        if apart.any():
+            everyone = rankdata(-values[present, j], method="average")
+            ranks[apart, j] = everyone[~complete[present]]
     with np.errstate(invalid="ignore"):
         means = np.where(counts > 0, np.nansum(values, axis=1) / np.maximum(counts, 1), np.nan)
         mean_ranks = np.where(counts > 0, np.nansum(ranks, axis=1) / np.maximum(counts, 1), np.nan)
-    best = np.column_stack([_best(values[:, j]) for j in range(values.shape[1])]) if columns else None
-    best_mean, best_rank = _best(means), _best(-mean_ranks)
+    awarded = np.where(complete[:, None], values, np.nan)
+    best = np.column_stack([_best(awarded[:, j]) for j in range(values.shape[1])]) if columns else None
+    best_mean, best_rank = (
+        _best(np.where(complete, means, np.nan)),
+        _best(np.where(complete, -mean_ranks, np.nan)),
+    )
     labels = _labels(metrics)
+    order = [i for i in range(len(metrics)) if complete[i]] + [
+        i for i in range(len(metrics)) if not complete[i]
+    ]
     rows = tuple(
         BenchmarkRow(
-            metric=metric,
+            metric=metrics[i],
             label=labels[i],
             cells=tuple(grid[i]),
             best=tuple(bool(flag) for flag in best[i]) if best is not None else (),
@@ -126,8 +152,9 @@ def benchmark_table(
             studies=int(counts[i]),
             best_mean=bool(best_mean[i]),
             best_rank=bool(best_rank[i]),
+            complete=bool(complete[i]),
         )
-        for i, metric in enumerate(metrics)
+        for i in order
     )
     return BenchmarkTable(options=options, studies=tuple(column.study for column in columns), rows=rows)
 
@@ -149,9 +176,10 @@ def _best(column: np.ndarray) -> np.ndarray:
 
 
 def _labels(metrics: Sequence[MetricKey]) -> list[str]:
-    """The metric's name, or its signature text where two rows would read the same."""
-    names = [metric.name for metric in metrics]
-    return [metric.text if names.count(metric.name) > 1 else metric.name for metric in metrics]
+    """Each metric's display name among the table's (stats/display_names.py): its name, and where two rows
+    would read the same, the parts of their signatures that tell them apart."""
+    names = display_names([(metric.text, metric.name) for metric in metrics])
+    return [names[metric.text].text for metric in metrics]
 
 
 def _number(value: float) -> float | None:

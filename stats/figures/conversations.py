@@ -8,12 +8,14 @@ inside the hovertemplate. Pure Python, like stats/figures/report.py: no Django.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any, Protocol
 
 from stats.figures.report import HEIGHT, PALETTE, plotly_text, slug
 
 HOVER_CHARACTERS = 160  # of a reply's text in its hover label
+MAX_TICKS = 12  # turn ticks on the x axis, at most
 
 
 class _Row(Protocol):
@@ -62,12 +64,16 @@ def turn_score_figure(conversations: Sequence[_Conversation]) -> dict[str, Any]:
                 }
             )
     metrics = {metric for conversation in conversations for metric in conversation.metrics}
+    # Turns are whole numbers: a tick every turn, or every few turns in a long conversation. Left to plotly,
+    # the ticks of a short one fell on halves and read "1 2 2 3 3 4" with the "d" format (issue 34).
+    turns = [index for trace in traces for index in trace["x"]]
+    step = max(1, math.ceil((max(turns) - min(turns)) / MAX_TICKS)) if turns else 1
     return {
         "data": traces,
         "layout": {
             "height": HEIGHT,
             "margin": {"l": 60, "r": 20, "t": 20, "b": 50},
-            "xaxis": {"title": {"text": "turn"}, "tickformat": "d", "zeroline": False},
+            "xaxis": {"title": {"text": "turn"}, "tickformat": "d", "dtick": step, "zeroline": False},
             "yaxis": {"title": {"text": plotly_text(next(iter(metrics))) if len(metrics) == 1 else "score"}},
             "showlegend": len(traces) > 1,
             "legend": {"orientation": "h", "y": -0.2},

@@ -13,11 +13,16 @@ Pure Python: no Django here (import-linter contract).
 
 from __future__ import annotations
 
+import math
+from collections.abc import Sequence
 from typing import Any
 
 from stats.report.document_types import ReportDocument
 
 HEIGHT = 420
+TICK_CHAR = 7  # px per character of a 12 px tick label, a little over the average
+BOTTOM = 60  # px under the plot that HEIGHT leaves for the axis's labels and title
+MATRIX_LABEL_ROOM = 100  # px of a matrix's column labels that its 220 px besides the rows hold
 
 
 def escaped(value: object) -> str:
@@ -33,6 +38,14 @@ def unique(labels: list[str]) -> list[str]:
         seen[label] = seen.get(label, 0) + 1
         unique.append(label if seen[label] == 1 else f"{label} ({seen[label]})")
     return unique
+
+
+def slanted_label_room(labels: Sequence[str], angle: float) -> int:
+    """Pixels under a plot that its x tick labels take, slanted by ``angle`` degrees, with their gap to the
+    axis: a figure grows by them instead of squashing its plot into what is left (issue 34: long system and
+    metric names left the bars of a 420 px figure 170 px high)."""
+    longest = max((len(label) for label in labels), default=0)
+    return round(longest * TICK_CHAR * math.sin(math.radians(abs(angle)))) + 30
 
 
 def _layout(title: str, subtitle: str) -> dict[str, Any]:
@@ -73,6 +86,9 @@ def pairwise_win_rate_chart(document: ReportDocument) -> dict[str, Any] | None:
         f"(wins + ties/2) / comparisons; bars: 95% Wilson interval; {section.get('judgments', 0)} judgments",
     )
     layout["xaxis"] = {"title": {"text": "system"}, "automargin": True, "tickangle": -30}
+    bottom = slanted_label_room(labels, 30) + 25  # and the axis title under the names
+    layout["margin"]["b"] = max(BOTTOM, bottom)
+    layout["height"] = HEIGHT + max(0, bottom - BOTTOM)
     layout["yaxis"] = {"title": {"text": "win rate"}, "range": [0, 1], "zeroline": False}
     layout["shapes"] = [
         {
@@ -112,5 +128,7 @@ def pairwise_matrix_figure(document: ReportDocument) -> dict[str, Any] | None:
     layout = _layout("Pairwise win rates: row system against column system", "blank: never compared")
     layout["xaxis"] = {"automargin": True, "showgrid": False, "tickangle": -40}
     layout["yaxis"] = {"automargin": True, "showgrid": False, "autorange": "reversed"}
-    layout["height"] = max(HEIGHT, 220 + 18 * len(labels))
+    bottom = slanted_label_room(labels, 40)
+    layout["margin"]["b"] = max(BOTTOM, bottom)
+    layout["height"] = max(HEIGHT, 220 + 18 * len(labels)) + max(0, bottom - MATRIX_LABEL_ROOM)
     return {"data": [trace], "layout": layout}

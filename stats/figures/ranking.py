@@ -11,9 +11,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from stats.figures.pairwise import HEIGHT, escaped, unique
+from stats.figures.pairwise import HEIGHT, escaped, slanted_label_room, unique
 from stats.report.document_types import MetricRow, ReportDocument
+from stats.report.metric_names import display_of
 
+TICK_ANGLE = -40
+BOTTOM = 110  # px under the plot for the names (and the room HEIGHT was made with)
 CLUSTER_COLOURS = ("#2d5bd7", "#e07b39", "#3a9d5d", "#b5443c", "#7a5cb8", "#8c6d46", "#c65fa5", "#6f6f6f")
 
 
@@ -29,7 +32,7 @@ def metric_ranking_chart(document: ReportDocument, question: str) -> dict[str, A
     ordered = [rows[signature] for signature in clusters["order"] if signature in rows]
     values = [_statistic(row) for row in ordered]
     ranks = [row.get("rank") for row in ordered]
-    labels = unique([escaped(row["metric"]) for row in ordered])
+    labels = unique([escaped(display_of(row)) for row in ordered])
     trace = {
         "type": "bar",
         "x": labels,
@@ -46,6 +49,9 @@ def metric_ranking_chart(document: ReportDocument, question: str) -> dict[str, A
         f"bars best first, coloured by significance cluster ({rule}{clusters['test']} permutation test, "
         f"p {comparison} {clusters['alpha']:g})"
     )
+    # The names under the bars, slanted at TICK_ANGLE, take the room their length needs below the plot: the
+    # figure grows by it instead of squashing the bars (20 long names left them 170 px; issue 34).
+    bottom = max(BOTTOM, slanted_label_room(labels, TICK_ANGLE))
     return {
         "data": [trace],
         "layout": {
@@ -54,13 +60,13 @@ def metric_ranking_chart(document: ReportDocument, question: str) -> dict[str, A
                 "font": {"size": 14},
                 "subtitle": {"text": subtitle, "font": {"size": 11}},
             },
-            "height": HEIGHT,
-            "margin": {"l": 70, "r": 20, "t": 80, "b": 110},
+            "height": HEIGHT + bottom - BOTTOM,
+            "margin": {"l": 70, "r": 20, "t": 80, "b": bottom},
             "plot_bgcolor": "white",
             "hovermode": "closest",
             "showlegend": False,
             "legend": {"orientation": "h", "y": -0.3, "yanchor": "top"},
-            "xaxis": {"tickangle": -40, "automargin": True},
+            "xaxis": {"tickangle": TICK_ANGLE, "automargin": True},
             "yaxis": {"title": {"text": escaped(clusters["statistic"])}, "zeroline": True},
         },
     }

@@ -48,7 +48,12 @@ from typing import Any, Literal, TypeVar
 
 import numpy as np
 
-from stats.figures.pairwise import pairwise_matrix_figure, pairwise_win_rate_chart
+from stats.figures.pairwise import (
+    MATRIX_LABEL_ROOM,
+    pairwise_matrix_figure,
+    pairwise_win_rate_chart,
+    slanted_label_room,
+)
 from stats.figures.ranking import metric_ranking_chart
 from stats.report.document_types import ReferencePointEntry, ReportDocument
 
@@ -76,6 +81,8 @@ SIGNIFICANCE_MARK = "*"
 CLICK_TO_SHOW = "(click to show)"  # a legend hint of the page; exports leave it out (figure_for_export)
 LEGEND_ROW = 20  # pixels per legend row (11 px text)
 LEGEND_GAP = 8  # pixels between a legend below the plot and the figure's bottom edge
+MATRIX_TICK_ANGLE = 40  # degrees a matrix's column labels are slanted
+LABEL_CLOSE = 0.1  # of the y span: a point this close above another sits where the other's label would
 REFERENCE_MODES = ("single", "multi")
 Entry = TypeVar("Entry", bound=Mapping[str, object])
 CurveCoefficient = Literal["pearson", "spearman"]
@@ -212,9 +219,11 @@ def slug(value: str, fallback: str) -> str:
 
 
 def signature_names(document: ReportDocument, question: str) -> dict[str, SignatureName]:
-    """A label and a slug per signature of ``question``: metric and reference mode ("bleu-2-multi"), plus
-    the parameters that tell apart signatures sharing both (e.g. "bleu-2-multi-tok-none"), plus a short
-    hash if even that does not."""
+    """A label and a slug per signature of ``question``: the label is the document's display name
+    (``metric_names``; in a document from before them, metric and reference mode, "bleu-2 (multi)", plus the
+    differing parameters); the slug the metric and reference mode ("bleu-2-multi"), plus the parameters that
+    tell apart signatures sharing both (e.g. "bleu-2-multi-tok-none"), plus a short hash if even that does
+    not."""
     described: dict[str, tuple[str, str]] = {}
     for row in _of_question(document.get("rows"), question):
         described.setdefault(row["signature"], (row["metric"], row.get("references") or ""))
@@ -251,6 +260,13 @@ def signature_names(document: ReportDocument, question: str) -> dict[str, Signat
                 label += " [" + ", ".join(f"{key}:{value}" for key, value in extra) + "]" if extra else ""
                 name_slug += "-" + slug("-".join(f"{key}-{value}" for key, value in extra), "variant")
             names[signature] = SignatureName(label, name_slug)
+    # The labels are the report's display names (issue 34: stats/display_names.py), the page's and every
+    # export's; the slugs (figure and file names) stay what they were.
+    legend = {entry["signature"]: entry["display"] for entry in document.get("metric_names") or []}
+    names = {
+        signature: SignatureName(legend.get(signature, name.label), name.slug)
+        for signature, name in names.items()
+    }
     return _made_unique(names)
 
 
@@ -319,15 +335,15 @@ def utterance_scatter(
         coefficients, n = _coefficients(row.get("pearson"), row.get("spearman")), row.get("n", len(present))
     else:  # the plots' own coefficients
         coefficients, n = _coefficients(metric.get("pearson"), metric.get("spearman")), len(present)
-    return {
-        "data": traces,
-        "layout": _layout(
-            title=f"{plotly_text(label)}<br>{coefficients}, n = {n}",
-            subtitle=note,
-            x_title="human score (jittered, N(0, 0.25²))",
-            y_title=plotly_text(label),
-        ),
-    }
+    layout = _layout(
+        title=f"{plotly_text(label)}<br>{coefficients}, n = {n}",
+        subtitle=note,
+        x_title="human score (jittered, N(0, 0.25²))",
+        y_title=plotly_text(label),
+    )
+    if len(traces) > 1:  # plotly shows a legend from two traces on: one row per system, under the axis title
+        _legend_below(layout, rows=len(traces), orientation="v")
+    return {"data": traces, "layout": layout}
 
 
 def system_scatter(
@@ -347,6 +363,7 @@ def system_scatter(
         _colour(order.index(s["system"]) if s["system"] in order else position)
         for position, s in enumerate(systems)
     ]
+    positions = _label_positions([s["human_mean"] for s in systems], [s["metric_mean"] for s in systems])
     trace = {
         "type": "scatter",
         "mode": "markers+text",
@@ -354,7 +371,7 @@ def system_scatter(
         "x": [s["human_mean"] for s in systems],
         "y": [s["metric_mean"] for s in systems],
         "text": [plotly_text(s["system"]) for s in systems],
-        "textposition": _label_positions([s["human_mean"] for s in systems]),
+        "textposition": positions,
         "cliponaxis": False,
         "customdata": [[s["n"]] for s in systems],
         "marker": {"color": colours, "size": 11},
@@ -370,22 +387,52 @@ def system_scatter(
         y_title=f"mean {label}",
     )
     layout["xaxis"]["range"] = _padded_range([s["human_mean"] for s in systems], low=0.08, high=0.08)
-    layout["yaxis"]["range"] = _padded_range([s["metric_mean"] for s in systems], low=0.08, high=0.2)
+    below = any(position.startswith("bottom") for position in positions)  # room under the lowest point
+    layout["yaxis"]["range"] = _padded_range(
+        [s["metric_mean"] for s in systems], low=0.2 if below else 0.08, high=0.2
+    )
     return {"data": [trace], "layout": layout}
 
 
-def _label_positions(x: Sequence[float | None]) -> list[str]:
+def _label_positions(x: Sequence[float | None], y: Sequence[float | None]) -> list[str]:
     """Where each point's label goes: away from the nearer side of the plot (a label centred on a point
-    at the edge ran past the axis, clipped or over the tick labels: "0.15alencoder_train")."""
+    at the edge ran past the axis, clipped or over the tick labels: "0.15alencoder_train"), and under its
+    point when another point sits just above it (the label ran under that point's marker, issue 34)."""
+    return [f"{vertical} {side}" for vertical, side in zip(_label_heights(y), _label_sides(x), strict=True)]
+
+
+def _label_sides(x: Sequence[float | None]) -> list[str]:
+    """Left third of the points: labels to their right; right third: to their left; else centred."""
     finite = [value for value in x if value is not None]
     if not finite or max(finite) - min(finite) <= 0:
-        return ["top center" for _ in x]
+        return ["center" for _ in x]
     low, high = min(finite), max(finite)
-    positions = []
+    sides = []
     for value in x:
         share = 0.5 if value is None else (value - low) / (high - low)
-        positions.append("top right" if share < 1 / 3 else "top left" if share > 2 / 3 else "top center")
-    return positions
+        sides.append("right" if share < 1 / 3 else "left" if share > 2 / 3 else "center")
+    return sides
+
+
+def _label_heights(y: Sequence[float | None]) -> list[str]:
+    """Under its point ("bottom") when another point is above it within LABEL_CLOSE of the span of ``y``,
+    closer than any below it; else above ("top")."""
+    finite = [value for value in y if value is not None and math.isfinite(value)]
+    span = max(finite) - min(finite) if finite else 0.0
+    heights = []
+    for index, value in enumerate(y):
+        if value is None or not math.isfinite(value) or span <= 0:
+            heights.append("top")
+            continue
+        others = [
+            other
+            for position, other in enumerate(y)
+            if position != index and other is not None and math.isfinite(other)
+        ]
+        above = min((other - value for other in others if other >= value), default=math.inf)
+        below = min((value - other for other in others if other <= value), default=math.inf)
+        heights.append("bottom" if above < LABEL_CLOSE * span and below > above else "top")
+    return heights
 
 
 def _padded_range(values: Sequence[float | None], *, low: float, high: float) -> list[float] | None:
@@ -436,6 +483,9 @@ def quantile_plot(document: ReportDocument, plots: Mapping[str, Any], question: 
         y_title="group mean, min-max normalised per metric",
     )
     layout["xaxis"]["dtick"] = 1
+    # One legend row per metric, under the axis title: a study's 20 metrics made a horizontal legend of many
+    # rows that plotly placed over the axis title and squashed the plot to fit (issue 34).
+    _legend_below(layout, rows=len(traces), orientation="v")
     return {"data": traces, "layout": layout}
 
 
@@ -636,7 +686,7 @@ def agreement_heatmap(
     layout = _matrix_layout(
         title="Agreement between raters (weighted Cohen's κ)",
         subtitle="blank: κ not computable for the pair",
-        size=len(labels),
+        labels=labels,
     )
     return {"data": [trace], "layout": layout}
 
@@ -700,7 +750,7 @@ def metric_comparison_matrix(
     layout = _matrix_layout(
         title="Metric against metric: Pearson's r of the row metric minus the column metric's",
         subtitle=f"{SIGNIFICANCE_MARK} significant by both Williams' test and the paired bootstrap (p &lt; 0.05)",
-        size=size,
+        labels=labels,
     )
     return {"data": [trace], "layout": layout}
 
@@ -726,14 +776,15 @@ def _layout(*, title: str, x_title: str, y_title: str, subtitle: str | None = No
     }
 
 
-def _legend_below(layout: dict[str, Any], *, rows: int) -> None:
+def _legend_below(layout: dict[str, Any], *, rows: int, orientation: Literal["h", "v"] = "h") -> None:
     """The legend under the x axis title, in room of its own: the figure grows by the legend's height
     instead of squashing the plot into what is left of HEIGHT, and nothing overlaps or is cut off in an
-    export of the same size (a legend placed relative to the plot area moves with it)."""
+    export of the same size (a legend placed relative to the plot area moves with it). ``rows``: the
+    legend's rows; a vertical legend has one per entry at any width, a horizontal one's depend on it."""
     legend_height = LEGEND_ROW * rows + 10
-    height = HEIGHT + legend_height
+    height = layout.get("height", HEIGHT) + legend_height
     layout["legend"] = {
-        "orientation": "h",
+        "orientation": orientation,
         "yref": "container",
         "y": round(LEGEND_GAP / height, 4),
         "yanchor": "bottom",
@@ -745,12 +796,16 @@ def _legend_below(layout: dict[str, Any], *, rows: int) -> None:
     layout["height"] = height
 
 
-def _matrix_layout(*, title: str, subtitle: str, size: int) -> dict[str, Any]:
-    """A square-ish matrix: first row on top, labels given the room they need, taller with more rows."""
+def _matrix_layout(*, title: str, subtitle: str, labels: Sequence[str]) -> dict[str, Any]:
+    """A square-ish matrix: first row on top, labels given the room they need, taller with more rows. The
+    column labels, slanted, take room below the rows by their length: the figure grows by it (issue 34: 20
+    long metric names left the rows 13 px each, their labels crowded)."""
     layout = _layout(title=title, subtitle=subtitle, x_title="", y_title="")
-    layout["xaxis"].update(automargin=True, showgrid=False, tickangle=-40)
+    layout["xaxis"].update(automargin=True, showgrid=False, tickangle=-MATRIX_TICK_ANGLE)
     layout["yaxis"].update(automargin=True, showgrid=False, autorange="reversed")
-    layout["height"] = max(HEIGHT, 220 + 18 * size)
+    label_room = slanted_label_room(labels, MATRIX_TICK_ANGLE)
+    layout["margin"]["b"] = max(layout["margin"]["b"], label_room)
+    layout["height"] = max(HEIGHT, 220 + 18 * len(labels)) + max(0, label_room - MATRIX_LABEL_ROOM)
     return layout
 
 

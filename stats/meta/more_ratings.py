@@ -270,7 +270,7 @@ class _Design:
         noise = self.components.noise_variance
         n = int(members.sum())
         if n < 2:
-            sentence = f"{name}'s mean: not computable with {n} rated replies"
+            sentence = f"mean of {name}: not computable with {n} rated replies"
             return Projection("system mean", name, math.nan, math.inf, (), sentence)
         inverse_k = float(np.mean(1.0 / self.count[members]))
         spread = max(0.0, float(np.var(self.means[members], ddof=1)) - noise * inverse_k)
@@ -279,8 +279,8 @@ class _Design:
         more_rating = widths[1].half_width
         double = widths[2].half_width
         sentence = (
-            f"{name}'s mean is {float(np.mean(self.means[members])):.2f} ±{now:.2f}; "
-            f"a {_ordinal(self.k_next)} rating per reply narrows it to ±{more_rating:.2f}, "
+            f"mean of {name}: {float(np.mean(self.means[members])):.2f} ±{now:.2f}; "
+            f"{self._narrowing('it', now, more_rating)}, "
             f"twice the rated replies ({2 * n:,}, {self._k_text()} each) to ±{double:.2f}"
         )
         return Projection("system mean", name, float(np.mean(self.means[members])), now, widths, sentence)
@@ -291,7 +291,7 @@ class _Design:
         a_rows = np.flatnonzero(self.rated & (systems == first))
         b_rows = np.flatnonzero(self.rated & (systems == second))
         if a_rows.size < 2 or b_rows.size < 2:
-            sentence = f"{first} against {second}: not computable (each needs 2 rated replies)"
+            sentence = f"systems {first} and {second}: not computable (each needs 2 rated replies)"
             return Projection("system difference", label, math.nan, math.inf, (), sentence)
         a_by_context = dict(zip(contexts.codes[a_rows].tolist(), a_rows.tolist(), strict=False))
         b_by_context = dict(zip(contexts.codes[b_rows].tolist(), b_rows.tolist(), strict=False))
@@ -342,13 +342,13 @@ class _Design:
         if p_value is not None and p_value < self.alpha:
             more_items: float | None = None
             sentence = (
-                f"{first} and {second} already differ at p < {self.alpha:g} "
+                f"systems {first} and {second} already differ at p < {self.alpha:g} "
                 f"(difference {difference:+.2f} ±{now:.2f}, p = {p_value:.3g})"
             )
         elif math.isinf(needed) or needed > MAX_ITEMS:
             more_items = math.inf
             sentence = (
-                f"{first} and {second} score the same so far ({difference:+.2f}): no number of ratings is "
+                f"systems {first} and {second} score the same so far ({difference:+.2f}): no number of ratings is "
                 f"likely to tell them apart at p < {self.alpha:g}"
             )
         else:
@@ -371,7 +371,7 @@ class _Design:
         n = int(present.sum())
         r_now = _pearson(self.means[present], column[present])
         if r_now is None or n <= 3:
-            sentence = f"{name}'s correlation: not computable on {n} rated replies"
+            sentence = f"correlation of {name}: not computable on {n} rated replies"
             return Projection("metric correlation", name, math.nan, math.inf, (), sentence)
         r_true = self._disattenuated(r_now, present)
         now = correlation_half_width(r_now, n, self.confidence)
@@ -382,9 +382,9 @@ class _Design:
             n,
         )
         sentence = (
-            f"a {_ordinal(self.k_next)} rating per reply narrows {name}'s interval from ±{now:.2f} to "
-            f"±{widths[1].half_width:.2f}; twice the rated replies ({2 * n:,}, {self._k_text()} each) to "
-            f"±{widths[2].half_width:.2f}"
+            f"correlation of {name}: {r_now:.2f} ±{now:.2f}; "
+            f"{self._narrowing('it', now, widths[1].half_width)}; twice the rated replies ({2 * n:,}, "
+            f"{self._k_text()} each) to ±{widths[2].half_width:.2f}"
         )
         return Projection("metric correlation", name, r_now, now, widths, sentence)
 
@@ -399,7 +399,7 @@ class _Design:
             _pearson(a[present], b[present]),
         )
         if r12 is None or r13 is None or r23 is None or n <= 3:
-            sentence = f"{first} against {second}: not computable on {n} rated replies"
+            sentence = f"metrics {first} and {second}: not computable on {n} rated replies"
             return Projection("metric difference", label, math.nan, math.inf, (), sentence)
         test = williams_test(r12, r13, r23, n)
         true12, true13 = self._disattenuated(r12, present), self._disattenuated(r13, present)
@@ -415,11 +415,14 @@ class _Design:
         needed = williams_items_needed(r12, r13, r23, self.alpha, self.power)
         if test.p_value is not None and test.p_value < self.alpha:
             more: float | None = None
-            sentence = f"{first} and {second} already differ at p < {self.alpha:g} (Williams' test, p = {test.p_value:.3g})"
+            sentence = (
+                f"metrics {first} and {second} already differ at p < {self.alpha:g} "
+                f"(Williams' test, p = {test.p_value:.3g})"
+            )
         elif math.isinf(needed):
             more = math.inf
             sentence = (
-                f"{first} and {second} correlate alike so far ({r12:.2f} and {r13:.2f}): no number of ratings is "
+                f"metrics {first} and {second} correlate alike so far ({r12:.2f} and {r13:.2f}): no number of ratings is "
                 f"likely to tell them apart at p < {self.alpha:g}"
             )
         else:
@@ -446,6 +449,14 @@ class _Design:
         designs = [(n, self.k_now), (n, float(self.k_next)), (2 * n, self.k_now), (4 * n, self.k_now)]
         designs += [(round(factor * n), float(k)) for factor, k in self.extra]
         return tuple(ProjectedWidth(items, k, float(width(items, k))) for items, k in designs)
+
+    def _narrowing(self, subject: str, now: float, after: float) -> str:
+        """What one more rating per reply does to an interval, as it prints: "narrows it to ±0.18", or "leaves it
+        at ±0.21" when the two round alike (issue 34: "narrows from ±0.21 to ±0.21")."""
+        more = f"a {_ordinal(self.k_next)} rating per reply"
+        if f"{after:.2f}" == f"{now:.2f}":
+            return f"{more} leaves {subject} at ±{now:.2f}"
+        return f"{more} narrows {subject} to ±{after:.2f}"
 
     def _k_text(self) -> str:
         k = self.k_now

@@ -57,12 +57,13 @@ from stats.report.document_types import (
 )
 from stats.report.human import human_side
 from stats.report.meta import add_to_metric_section, meta_section
+from stats.report.metric_names import name_metrics, study_display_names
 from stats.report.metrics import metric_section
 from stats.report.pairwise import pairwise_section
 from stats.report.types import QuestionInputs, ReportInputs, ReportOptions
 
 Progress = Callable[[int, int], None]
-DOCUMENT_VERSION = 3  # bump when a field changes meaning; fields are added, never renamed
+DOCUMENT_VERSION = 4  # bump when a field changes meaning; fields are added, never renamed
 BLAS_THREADS = 1  # numpy's BLAS threads while a report is built (see the module's docstring)
 
 
@@ -145,6 +146,7 @@ def _build_report(
     advance()
     document["diversity"] = _diversity_table(inputs)
     document["pairwise"] = pairwise_section(inputs, options)  # stats/report/pairwise.py
+    name_metrics(document, study_display_names(inputs))  # stats/report/metric_names.py (issue 34)
     advance()
     return document, plots
 

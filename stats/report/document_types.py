@@ -43,6 +43,9 @@ class SignatureFields(TypedDict):
     group: str  # Referenced, Unreferenced, Hybrid, Other, External
     origin: str  # builtin, plugin, external
     implementation: str  # the tool that computed the scores (nltk, sacrebleu, ...; issue 23)
+    # issue 34: the metric's name as every page, figure and export shows it, unique in the document
+    # (stats/display_names.py; the legend is ``metric_names``); documents before version 4 lack it
+    display: NotRequired[str]
 
 
 class CorrelationFields(TypedDict):
@@ -278,6 +281,8 @@ class MetricComparison(ComparisonTests):
     first_metric: str
     second: str
     second_metric: str
+    first_display: NotRequired[str]  # the two metrics' display names (issue 34)
+    second_display: NotRequired[str]
     n: int
     permutation_statistic: NotRequired[str]  # e.g. "Pearson, grouped by context"
     # the permutation_statistic of each metric that the two permutation tests compared (on the replies both
@@ -325,6 +330,7 @@ class QuantileEntry(TypedDict):
     signature: str
     metric: str
     groups: list[QuantileGroupEntry]
+    display: NotRequired[str]
 
 
 # -- meta-evaluation (stats/report/meta.py, issue 26) -------------------------------------------------
@@ -345,6 +351,7 @@ class SignificanceClusterEntry(TypedDict):
     rule: NotRequired[str]
     rule_description: NotRequired[str]
     order: list[str]  # signatures, best first (those with a rank)
+    order_display: NotRequired[list[str]]  # their display names (issue 34)
     note: str
 
 
@@ -419,6 +426,7 @@ class ReferencesCurveEntry(TypedDict):
     question: str
     signature: str
     metric: str
+    display: NotRequired[str]
     items: int
     max_references: int
     stored_multi_pearson: float | None
@@ -430,13 +438,16 @@ class SingleVsMultiEntry(TypedDict):
 
     question: str
     metric: str
+    display: NotRequired[str]  # the row's name: the single signature's display name without "single"
     single_signature: str
+    single_display: NotRequired[str]
     single_n: int
     single_spearman: float | None
     single_spearman_p: float | None
     single_pearson: float | None
     single_pearson_p: float | None
     multi_signature: str
+    multi_display: NotRequired[str]
     multi_n: int
     multi_spearman: float | None
     multi_spearman_p: float | None
@@ -499,6 +510,7 @@ class PairwiseMetricSystem(TypedDict):
 class PairwiseMetricAgreement(TypedDict):
     signature: str
     metric: str
+    display: NotRequired[str]
     references: str
     n: int  # systems
     spearman: float | None
@@ -523,6 +535,17 @@ class PairwiseSection(TypedDict):
 
 
 # -- the document ----------------------------------------------------------------------------------------
+
+
+class MetricNameEntry(TypedDict):
+    """``metric_names``: the legend of the display names (issue 34): every signature the document shows, its
+    metric's name, the parts of its signature that tell it apart (``detail``, "" when none need to), and the
+    display name they make."""
+
+    signature: str
+    metric: str
+    detail: str
+    display: str
 
 
 class ReportDocument(TypedDict):
@@ -553,6 +576,7 @@ class ReportDocument(TypedDict):
     pairwise_accuracy: NotRequired[list[PairwiseAccuracyEntry]]
     significance_clusters: NotRequired[list[SignificanceClusterEntry]]
     more_ratings: NotRequired[list[MoreRatingsEntry]]
+    metric_names: NotRequired[list[MetricNameEntry]]  # issue 34; documents before version 4 lack it
 
 
 class QuestionDocument(ReportDocument):

@@ -23,6 +23,7 @@ Pure Python: no Django here (import-linter contract).
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import combinations
@@ -363,14 +364,38 @@ def _system_level_row(
     pearson = _renamed_note(pearson_with_ci(human_means, metric_means))
     spearman = _renamed_note(spearman_with_ci(human_means, metric_means))
     kendall = _renamed_note(kendall_with_ci(human_means, metric_means))
+    floored = _floor_note(signature, column[present], metric_means)
+    note = "; ".join(part for part in (_joined_notes(pearson, spearman), floored) if part)
     return {
         "question": question,
         **signature_fields(signature),
         "n": len(means),
         **_correlation_fields(pearson, spearman, kendall),
-        "note": _joined_notes(pearson, spearman),
+        "note": note,
         "systems": means,
     }
+
+
+# coco-caption's sentence BLEU (nlg-eval) gives 1e-15 where a reply shares no n-gram of the order with a
+# reference (a reply shorter than n words among them): such values print as 0.0000.
+COCO_FLOOR = 1e-9
+COCO_BLEU = re.compile(r"bleu-(\d)")
+
+
+def _floor_note(signature: SignatureInputs, values: np.ndarray, means: Sequence[float]) -> str:
+    """Why nlg-eval's sentence BLEU-n has system means that print as 0.0000 (issue 34), said once, on the rows
+    where it happens: how many replies sit at coco's 1e-15 floor."""
+    match = COCO_BLEU.fullmatch(signature.name)
+    if match is None or signature.implementation != "nlg-eval" or values.size == 0:
+        return ""
+    at_floor = int(np.count_nonzero(values < COCO_FLOOR))
+    if not at_floor or not any(abs(mean) < 5e-5 for mean in means):
+        return ""
+    return (
+        f"{at_floor} of {values.size} replies have coco's sentence BLEU-{match.group(1)} floor of 1e-15 (no "
+        f"{match.group(1)}-gram in common with a reference, e.g. a reply shorter than {match.group(1)} words): "
+        "system means print as 0.0000"
+    )
 
 
 def _correlation_fields(

@@ -15,6 +15,7 @@ from stats.report.document_types import (
     FilterEntry,
     HumanEntry,
     MetricComparison,
+    MetricNameEntry,
     MetricRow,
     MoreRatingsEntry,
     PairwiseAccuracyEntry,
@@ -51,6 +52,7 @@ class QuestionSlice(TypedDict):
     pairwise_accuracy: list[PairwiseAccuracyEntry]  # issue 26: empty in documents from before it
     clusters: SignificanceClusterEntry | None
     more_ratings: list[MoreRatingsEntry]  # the question's plan (none in documents from before issue 26)
+    metric_names: list[MetricNameEntry]  # the legend of the display names (issue 34; empty before it)
 
 
 def question_slice(document: ReportDocument, question: str) -> QuestionSlice:
@@ -82,7 +84,14 @@ def question_slice(document: ReportDocument, question: str) -> QuestionSlice:
         "pairwise_accuracy": of(document.get("pairwise_accuracy")),
         "clusters": clusters[0] if clusters else None,
         "more_ratings": of(document.get("more_ratings")),
+        "metric_names": _shown(document.get("metric_names") or [], rows),
     }
+
+
+def _shown(names: list[MetricNameEntry], rows: list[MetricRow]) -> list[MetricNameEntry]:
+    """The legend's entries of the question's metrics, in the order of its rows."""
+    by_signature = {entry["signature"]: entry for entry in names}
+    return [by_signature[row["signature"]] for row in rows if row["signature"] in by_signature]
 
 
 def _grouping(document: ReportDocument) -> str | None:

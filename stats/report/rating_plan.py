@@ -16,6 +16,7 @@ from stats.centred import pearson
 from stats.meta import Projection, RatingPlan, StudyRatings, rating_plan
 from stats.report.document_types import MoreRatingsEntry
 from stats.report.human import CountedRatings, counted_ratings
+from stats.report.metric_names import study_display_names
 from stats.report.metrics import metric_matrix
 from stats.report.types import QuestionInputs, ReportInputs, ReportOptions
 
@@ -114,11 +115,9 @@ def _sentences(projections: tuple[Projection, ...], kind: str) -> list[str]:
 
 
 def _metric_names(inputs: ReportInputs) -> list[str]:
-    names = [signature.name for signature in inputs.signatures]
-    return [
-        signature.text if names.count(signature.name) > 1 else signature.name
-        for signature in inputs.signatures
-    ]
+    """Each signature's display name, the report's (issue 34: the signature itself where two shared a name)."""
+    names = study_display_names(inputs)
+    return [names[signature.text].text for signature in inputs.signatures]
 
 
 def _reply_means(items: list[int], values: list[float], replies: np.ndarray) -> np.ndarray:

@@ -77,3 +77,31 @@ def add_items(*, study: Study, question: Question, items: Sequence[Item]) -> lis
 
 def bump_data_version(study: Study) -> None:
     Study.objects.filter(pk=study.pk).update(data_version=F("data_version") + 1)
+
+
+def scored_demo_study(owner, runs: Sequence[tuple[Sequence[str], str, str]], capture) -> Study:
+    """The project's own demo sample (annotation/demo_sample.py) as a study of ``owner``, scored in process by
+    each run of ``runs`` ((metrics, references, implementation)); ``capture``: pytest-django's
+    ``django_capture_on_commit_callbacks``, so that what the import and the runs queue after committing runs."""
+    from annotation.demo_sample import demo_sample_jsonl
+    from annotation.importers import ImportFile
+    from annotation.services.imports import study_import
+    from annotation.services.studies import study_create
+    from scoring.services import scoring_run_create, scoring_run_execute
+
+    study = study_create(owner=owner, name="Demo: sample dialogs", scale="0-2")
+    with capture(execute=True):
+        study_import(
+            study=study,
+            format="jsonl",
+            files=[ImportFile(name="demo-sample.jsonl", data=demo_sample_jsonl())],
+        )
+        for metrics, references, implementation in runs:
+            run = scoring_run_create(
+                study=study, metrics=list(metrics), references=references, implementation=implementation,
+                enqueue=False,
+            )  # fmt: skip
+            run = scoring_run_execute(run_id=run.pk)
+            assert run.status == "succeeded", run.error
+    study.refresh_from_db()
+    return study

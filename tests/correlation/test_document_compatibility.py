@@ -20,13 +20,9 @@ from typing import Any
 import pytest
 from django.db import connection
 
-from annotation.demo_sample import demo_sample_jsonl
-from annotation.importers import ImportFile
-from annotation.services.imports import study_import
-from annotation.services.studies import study_create
 from correlation.report.cache import report_current
-from scoring.services import scoring_run_create, scoring_run_execute
 from stats.report.types import ReportOptions
+from tests.correlation.builders import scored_demo_study
 from tests.factories import ResearcherFactory
 
 STORED = Path(__file__).resolve().parent.parent / "data" / "report_document_demo.json"
@@ -49,17 +45,7 @@ def test_the_demo_studys_document_is_the_stored_one_plus_added_fields(
     django_capture_on_commit_callbacks,
 ) -> None:
     owner = ResearcherFactory.create(username="alice")
-    study = study_create(owner=owner, name="Demo: sample dialogs", scale="0-2")
-    with django_capture_on_commit_callbacks(execute=True):
-        study_import(
-            study=study,
-            format="jsonl",
-            files=[ImportFile(name="demo-sample.jsonl", data=demo_sample_jsonl())],
-        )
-        run = scoring_run_create(study=study, metrics=METRICS, references="multi", enqueue=False)
-        run = scoring_run_execute(run_id=run.pk)
-    assert run.status == "succeeded", run.error
-    study.refresh_from_db()
+    study = scored_demo_study(owner, [(METRICS, "multi", "")], django_capture_on_commit_callbacks)
     document = dict(report_current(study=study, options=ReportOptions(resamples=200, seed=7)).document or {})
     document.pop("code_version", None)
     stored_text = STORED.read_text(encoding="utf-8")

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 
 import pytest
 from django.core.management import call_command
@@ -313,6 +314,8 @@ def test_study_report_json_and_the_page_show_the_pairwise_section(judged_study, 
     assert 'data-tab="pairwise"' in html
     assert 'id="pairwise-table"' in html
     assert 'data-system="strong"' in html
+    # "p = 0.412" or "p < 0.001" (a no-break space), never "p = < 0.001"
+    assert re.search(r"binomial test against ½: p (= \d\.\d{3}|&lt;\s0\.001|—)\)", html)
     # A rater left out by the researcher drops out of the win rates at the next computation.
     Annotator.objects.filter(study=judged_study).update(report_inclusion="exclude")
     bump_data_version(judged_study)

@@ -237,6 +237,7 @@ def test_the_published_columns_come_first_and_in_order() -> None:
         "grouped_spearman", "grouped_spearman_ci_low", "grouped_spearman_ci_high",
         "grouped_kendall", "grouped_kendall_ci_low", "grouped_kendall_ci_high",
         "grouped_groups", "grouped_groups_total", "grouped_left_out", "grouped_note",
+        "display",  # issue 34
     )  # fmt: skip
 
 
@@ -417,6 +418,7 @@ def test_single_vs_multi_and_diversity() -> None:
         "question", "metric",
         "single_signature", "single_n", "single_spearman", "single_spearman_p", "single_pearson", "single_pearson_p",
         "multi_signature", "multi_n", "multi_spearman", "multi_spearman_p", "multi_pearson", "multi_pearson_p",
+        "display",
     ]  # fmt: skip
     assert float(lines[0]["single_pearson"]) == 0.1803
     assert float(lines[0]["multi_pearson_p"]) == 1e-9

@@ -5,8 +5,6 @@ its own (bold, p-values, n/a, block order, names, escaping), and a document buil
 from __future__ import annotations
 
 import random
-import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -33,6 +31,7 @@ from stats.report.types import (
     SignatureInputs,
 )
 from tests.correlation.report_documents import QUESTION, human_row, metric_row, paper_document
+from tests.latex_compile import compiled_log
 
 NASTY = r"50%_a&b #1 {x} ~y ^z \cmd"
 NASTY_ESCAPED = r"50\%\_a\&b \#1 \{x\} \textasciitilde{}y \textasciicircum{}z \textbackslash{}cmd"
@@ -482,24 +481,12 @@ def test_the_report_compiles_with_pdflatex(tmp_path: Path) -> None:
         for entry in document[section]:
             entry["question"] = NASTY
     body = report_latex(document, study_name=NASTY, kendall=True) + report_latex(_built_document())
-    source = tmp_path / "report.tex"
-    source.write_text(
+    log = compiled_log(
         "\\documentclass{article}\n\\usepackage[T1]{fontenc}\n\\usepackage{booktabs}\n"
         "\\begin{document}\n" + body + "\n\\end{document}\n",
-        encoding="utf-8",
+        tmp_path,
+        "report",
     )
-    # scripts/setup.sh installs TeX (texlive-latex-base, texlive-latex-recommended) for the tests.
-    assert shutil.which("pdflatex"), "pdflatex is missing: run scripts/setup.sh --with-browser"
-    result = subprocess.run(
-        ["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "-no-shell-escape", source.name],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert result.returncode == 0, result.stdout[-3000:]
-    assert (tmp_path / "report.pdf").exists()
-    log = (tmp_path / "report.log").read_text(errors="replace")
     assert "Missing character" not in log
 
 

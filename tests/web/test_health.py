@@ -141,3 +141,13 @@ def test_worker_health_with_redis_down_says_so_quickly(broker_down: str) -> None
         entry(results, "QueueWorker") == "Unavailable: the broker holding the worker records is unreachable"
     )
     assert b"hunter2" not in response.content
+
+
+def test_worker_health_lists_every_queue_a_live_worker_serves(broker_url: str) -> None:
+    """Issue 34: a worker on cpu,gpu (as `make run` starts) showed as the cpu queue alone, since only the
+    configured queues were checked; every queue a live worker consumes is listed too."""
+    announce(broker_url, "cpu", "gpu")
+    response = get("/health/workers/?format=json")
+    assert response.status_code == 200
+    queues = {name: value for name, value in checks(response).items() if name.startswith("QueueWorker")}
+    assert queues == {"QueueWorker(queue='cpu')": "OK", "QueueWorker(queue='gpu')": "OK"}

@@ -49,11 +49,10 @@ class Command(BaseCommand):
                     question=options["question"],
                 )
         except ImportRejected as rejected:
-            for problem in rejected.problems:
-                self.stderr.write(str(problem))
-            more = " (and possibly more)" if rejected.truncated else ""
-            count = len(rejected.problems)
-            raise CommandError(f"import rejected, nothing was changed: {count} problems{more}") from rejected
+            report = rejected.report()  # grouped by file, field and message, as the study page shows them
+            for entry in report.entries:
+                self.stderr.write(entry)
+            raise CommandError(f"import rejected, nothing was changed: {report.summary}") from rejected
 
         self.stdout.write(self.style.SUCCESS(f"Imported {', '.join(record.filenames)} into {study.name!r}:"))
         for key, value in record.counts.items():

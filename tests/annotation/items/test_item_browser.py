@@ -273,3 +273,21 @@ def test_changes_need_the_csrf_token() -> None:
     exclude = reverse("annotation:study-item-exclude", args=[study.pk, responses[0].pk])
     assert client.post(exclude, {"excluded": "1"}).status_code == 403
     assert not Adjudication.objects.exists()
+
+
+def test_a_replys_metric_scores_read_as_their_display_names() -> None:
+    """Issue 34: three scores of BLEU-4 (nltk, nlg-eval; and one with several references) read as three
+    different names, each with its signature on hover."""
+    study, responses = _study(1)
+    texts = {
+        "bleu-4|impl:nltk|refs:single|version:1": "bleu-4 (nltk, single)",
+        "bleu-4|impl:nlg-eval|refs:single|version:1": "bleu-4 (nlg-eval)",
+        "bleu-4|impl:nltk|refs:multi|version:1": "bleu-4 (nltk, multi)",
+    }
+    for text in texts:
+        signature = MetricSignature.objects.create(text=text, name="bleu-4", parameters={}, version="1")
+        MetricScore.objects.create(response=responses[0], signature=signature, value=0.5)
+    page = _client(study.owner).get(reverse("annotation:study-item", args=[study.pk, responses[0].pk]))
+    html = page.content.decode()
+    for text, name in texts.items():
+        assert f'<li title="{text}"><span class="metric-name">{name}</span>' in html

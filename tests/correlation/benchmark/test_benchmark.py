@@ -230,3 +230,19 @@ def test_the_command_prints_every_format(studies) -> None:
         run("--statistic", "system_accuracy", "--grouping", "context")
     with pytest.raises(CommandError, match="metrics: no study here has 'rouge'"):
         run("--metrics", "rouge")
+
+
+def test_a_long_study_name_heads_its_column_shortened_with_the_full_name_on_hover(researcher) -> None:
+    """Issue 34: study names of 40 and more characters made every study column wide; a long one is shortened
+    in the header (whole words from both ends), its full name the header's title, the table in a frame that
+    scrolls sideways inside the card."""
+    long_name = "GRADE ConvAI2 transformer generator with persona and six raters"
+    first = benchmark_study(researcher, long_name, {BLEU: bleu_like}, seed=1)
+    second = benchmark_study(researcher, "own pilot", {BLEU: bleu_like}, seed=2)
+    client = APIClient()
+    client.force_login(researcher)
+    html = client.get(reverse("correlation:benchmark"), {"studies": [first.pk, second.pk]}).content.decode()
+    assert f'<th class="num study" title="{long_name}">GRADE ConvAI2 transformer … six raters</th>' in html
+    assert '<th class="num study" title="own pilot">own pilot</th>' in html
+    assert html.index('class="table-frame"') < html.index('id="benchmark-table"')
+    assert "correlation/benchmark.css" in html

@@ -249,11 +249,29 @@ def test_the_sentences_say_it_plainly() -> None:
     plan = rating_plan(study)
     sentences = plan.sentences
     assert any(
-        re.fullmatch(r"a 4th rating per reply narrows m0's interval from ±0\.\d\d to ±0\.\d\d; .*", s)
+        re.fullmatch(
+            r"correlation of m0: -?\d\.\d\d ±0\.\d\d; a 4th rating per reply (narrows it to|leaves it at) "
+            r"±0\.\d\d; .*",
+            s,
+        )
         for s in sentences
     )
-    assert any(s.startswith("A's mean is ") for s in sentences)
+    # a sentence never starts with a name (a system's or a metric's, which the report would capitalise)
+    assert any(s.startswith("mean of A: ") for s in sentences)
+    assert not any(s.startswith(("A", "B", "m0")) for s in sentences)
     assert any(
         "B" in s and ("to tell" in s or "already differ" in s or "score the same" in s) for s in sentences
     )
     assert all(p.widths for p in plan.projections)
+
+
+def test_an_interval_that_one_more_rating_leaves_alone_is_not_said_to_narrow() -> None:
+    """Issue 34: "narrows m0's interval from ±0.21 to ±0.21" said nothing changes; it says so now."""
+    study, _ = _study(14, 200, 3)
+    plan = rating_plan(study)
+    for projection in plan.projections:
+        if projection.widths and "narrows it to" in projection.sentence:
+            before, after = projection.sentence.split("narrows it to ±", 1)
+            now = before.rsplit("±", 1)[1].split(";")[0]
+            assert after[:4] != now[:4]
+    assert any("leaves it at" in projection.sentence for projection in plan.projections)
