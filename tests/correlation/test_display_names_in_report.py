@@ -97,6 +97,10 @@ def test_the_demo_reports_tables_figures_and_exports_name_each_metric_once(study
             pairs = [(row["signature"], row["display"]) for row in rows]
         _assert_one_name_per_signature(pairs, table)
         assert all(legend[signature] == name for signature, name in pairs)
+    # the more-ratings sentences name metrics the same way, never by their signatures
+    sentences = " ".join(document["more_ratings"][0]["metrics"])
+    assert "bleu-1 (nlg-eval)" in sentences
+    assert not any(signature in sentences for signature in legend)
     # LaTeX: the paper's names with the same distinguishing parts
     latex = report_latex(document)
     assert "BLEU-1 (nltk)" in latex
@@ -117,3 +121,45 @@ def test_the_benchmark_names_each_metric_once(client) -> None:
     _assert_one_name_per_signature([(html.unescape(s), n.strip()) for s, n in rows], "benchmark-table")
     # the metric on one of two studies is flagged and not bold
     assert "ranked-apart" in text
+
+
+def test_the_references_curve_note_names_the_metric_it_is_about(django_capture_on_commit_callbacks) -> None:
+    """Issue 34: "bleu-1 combines references by joint" was about nlg-eval's BLEU-1 (joint references: no
+    per-reference score) while nltk's BLEU-1 was plotted; the note now names it by its display name."""
+    import json
+
+    from annotation.importers import ImportFile
+    from annotation.services.imports import study_import
+    from annotation.services.studies import study_create
+    from correlation.report.loading import report_inputs
+    from scoring.services import scoring_run_create, scoring_run_execute
+
+    owner = ResearcherFactory.create(username="carol")
+    study = study_create(owner=owner, name="two references", scale="0-2")
+    records = [
+        {
+            "context": [f"how was day {index} ?"],
+            "response": f"it was fine {index}" if index % 2 else "not good",
+            "system": system,
+            "references": [f"it was a fine day {index}", f"pretty good {index} thanks"],
+            "ratings": {"appropriateness": [index % 3, (index + 1) % 3]},
+        }
+        for index in range(6)
+        for system in ("a", "b")
+    ]
+    data = "\n".join(json.dumps(record) for record in records).encode()
+    with django_capture_on_commit_callbacks(execute=True):
+        study_import(study=study, format="jsonl", files=[ImportFile(name="two.jsonl", data=data)])
+        for implementation in ("", "nlg-eval"):
+            run = scoring_run_create(
+                study=study,
+                metrics=["bleu-1"],
+                references="multi",
+                implementation=implementation,
+                enqueue=False,
+            )
+            assert scoring_run_execute(run_id=run.pk).status == "succeeded"
+    notes = report_inputs(study=study).reference_notes
+    assert any(
+        note.startswith("references curve: bleu-1 (nlg-eval) combines references by") for note in notes
+    ), notes

@@ -310,6 +310,10 @@ def test_the_page_shows_the_select_and_the_new_columns_escaped(study, client) ->
     ):
         assert header in page
     assert 'id="more-ratings"' in page
+    # its own tab, not the bottom of the System level tab (issue 34)
+    assert 'data-tab="more-ratings"' in page
+    system_tab = page.split('id="tab-system"', 1)[1].split("</section>\n", 1)[0]
+    assert 'id="more-ratings"' not in system_tab
     assert "&lt;i&gt;sys0&lt;/i&gt;" in page
     assert "<i>sys0</i>" not in page
     plain = report_page(client, f"{url}?resamples=50").content.decode()
