@@ -503,3 +503,12 @@ def test_a_study_of_imported_means_says_so_instead_of_counting_zero_raters() -> 
     assert "imported means: there are no per-rater scores to filter" in table
     document["questions"][0]["imported_means"] = 0
     assert "No per-rater ratings." in correlation_table_latex(document, QUESTION, study_name="imported")
+
+
+def test_every_metric_of_the_tables_has_its_papers_name() -> None:
+    """Issue 34: "cider-d" stood beside "BLEU-4"; the names the metrics' papers print."""
+    assert metric_label("cider-d") == "CIDEr-D"
+    assert metric_label("chrf++") == "chrF++"
+    assert metric_label("maude") == "MaUde"
+    assert metric_label("cross-ruber-gmean") == "Cross-RUBER geometric mean"
+    assert metric_label("bleu-4") == "BLEU-4"
