@@ -34,11 +34,16 @@ def is_api_request(request: HttpRequest) -> bool:
     return request.path.startswith(API_PREFIX)
 
 
-def error_response(request: HttpRequest, status: int, *, template: str, detail: str) -> HttpResponse:
-    """JSON ``{"detail"}`` under /api/, else the template rendered with the request (never its user)."""
+def error_response(
+    request: HttpRequest, status: int, *, template: str, detail: str, standalone: bool = False
+) -> HttpResponse:
+    """JSON ``{"detail"}`` under /api/, else the template rendered with the request (never its user);
+    ``standalone``: rendered without the request, so without the context processors, which read the user and
+    so the session and the database (issue 35: with the database down, the 500 page itself raised, and
+    gunicorn answered its bare "Internal Server Error")."""
     if is_api_request(request):
         return JsonResponse({"detail": detail}, status=status)
-    body = loader.render_to_string(template, {"detail": detail}, request)
+    body = loader.render_to_string(template, {"detail": detail}, None if standalone else request)
     return HttpResponse(body, status=status)
 
 
@@ -59,8 +64,8 @@ def server_error(request: HttpRequest) -> HttpResponse:
     """500; or 503 with Retry-After when the uncaught exception is a busy or full database."""
     reason = database_unavailable_reason(sys.exc_info()[1])
     if reason is None:
-        return error_response(request, 500, template="500.html", detail=MESSAGES[500])
-    response = error_response(request, 503, template="503.html", detail=reason)
+        return error_response(request, 500, template="500.html", detail=MESSAGES[500], standalone=True)
+    response = error_response(request, 503, template="503.html", detail=reason, standalone=True)
     response["Retry-After"] = str(settings.DIALEVAL_DATABASE_RETRY_AFTER_SECONDS)
     return response
 
