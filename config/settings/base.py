@@ -42,6 +42,9 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "config.request_limits.RequestSizeLimitMiddleware",
+    # A NUL character in the address, query, headers, cookies or a form: 400 before any view (PostgreSQL
+    # cannot compare text holding one).
+    "config.nul_characters.RefuseNulCharactersMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -236,6 +239,8 @@ DIALEVAL_REPORT_INLINE_MAX_PAIRS = env_int("DIALEVAL_REPORT_INLINE_MAX_PAIRS", 3
 # A report still computing with no heartbeat for this long has lost its worker and is queued again.
 DIALEVAL_REPORT_STALE_SECONDS = env_int("DIALEVAL_REPORT_STALE_SECONDS", 120)
 DIALEVAL_REPORT_MAX_ATTEMPTS = env_int("DIALEVAL_REPORT_MAX_ATTEMPTS", 3)
+# The Retry-After of a report the API or a download answers 202 for (a worker computes it): poll this often.
+DIALEVAL_REPORT_POLL_SECONDS = env_int("DIALEVAL_REPORT_POLL_SECONDS", 2)
 # A report waits at most this long for the scoring run that computes its per-reference and diversity values
 # (scoring/services/report_scores.py) while other processes hold its chunks; then it notes what it lacks.
 DIALEVAL_REPORT_SCORES_TIMEOUT_SECONDS = env_int("DIALEVAL_REPORT_SCORES_TIMEOUT_SECONDS", 1800)
@@ -362,6 +367,10 @@ AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_RESET_ON_SUCCESS = True
 AXES_CLIENT_IP_CALLABLE = "config.rate_limits.login_client_ip"
 AXES_LOCKOUT_CALLABLE = "config.rate_limits.login_locked_out"
+# Failed log-ins per client across usernames (password spraying), a sliding window kept with the rate limits:
+# past it, that client's log-ins are refused (429, Retry-After) until enough failures are older than the period.
+AXES_HANDLER = "config.rate_limits.LoginAttemptsHandler"
+DIALEVAL_LOGIN_FAILURE_RATE_CLIENT = env_str("DIALEVAL_LOGIN_FAILURE_RATE_CLIENT", "30/hour")
 AXES_HTTP_RESPONSE_CODE = 429
 AXES_VERBOSE = False
 AXES_ENABLE_ACCESS_FAILURE_LOG = False

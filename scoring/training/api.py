@@ -13,12 +13,13 @@ from typing import Any
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import extend_schema, extend_schema_field
 from rest_framework import serializers, status
-from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
+from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response as ApiResponse
 from rest_framework.views import APIView
 
 from annotation.selectors.studies import studies_visible_to
+from config.api_formats import SafeJSONParser
 from config.api_input import StrictInputSerializer
 from kernel.permissions import IsResearcher, authenticated_user
 from scoring.metrics.bert_ruber.cells import FAST_CELLS
@@ -177,7 +178,8 @@ class TrainingJobCreateSerializer(StrictInputSerializer):
 
 class TrainingJobListApi(APIView):
     permission_classes = [IsResearcher]
-    parser_classes = [JSONParser, MultiPartParser, FormParser]
+    # The API's JSON parser (config/api_formats.py), as by default: bounded depth, no NUL or lone surrogate.
+    parser_classes = [SafeJSONParser, MultiPartParser, FormParser]
 
     @extend_schema(responses=TrainingJobSerializer(many=True))
     def get(self, request: Request) -> ApiResponse:

@@ -1,8 +1,9 @@
 """The OpenAPI schema describes the API (issue 24): schemathesis (property-based, every check on) against a
 live test server, bounded to about a minute.
 
-The server is pytest-django's live server on the SQLite test database (the PostgreSQL pass of
-scripts/test_postgres.sh leaves it out: it checks the answers' shapes, not the database). The data: a
+The server is pytest-django's live server on the test database: SQLite, and PostgreSQL in the pass of
+scripts/test_postgres.sh, where the fuzzed text reaches a database that refuses what SQLite stores (a NUL
+character in a path or query was a 500 only there, issue 35). The data: a
 study with replies, a system, an import and a scoring run, owned by a researcher who has also joined it
 as an annotator, so that one token reaches every endpoint; their ids are offered to schemathesis as a
 dictionary beside the random ones it generates, so requests get past the 404 of a random id. Its settings
@@ -96,6 +97,8 @@ def test_the_api_answers_as_its_openapi_schema_says(live_server: Any, tmp_path: 
     output = done.stdout + done.stderr
     summary = [line for line in output.splitlines() if "generated" in line or line.startswith("=")]
     print(f"schemathesis: {time.monotonic() - started:.0f} s; " + " | ".join(summary[-3:]))
-    failures = output[output.find("FAILURES") :] if "FAILURES" in output else output
+    # The report from its first section of errors (a request the server dropped) or failures on.
+    sections = [output.find(title) for title in ("= ERRORS =", "= FAILURES =") if title in output]
+    failures = output[min(sections) :] if sections else output
     assert done.returncode == 0, failures[:15000]
     assert "passed" in output

@@ -162,6 +162,8 @@ def jsonl_records(path: Path) -> Iterator[tuple[int, Any]]:
             record = json.loads(line)
         except json.JSONDecodeError as error:
             raise CorpusError(f"{path}, line {number}: not valid JSON ({error.msg})") from None
+        except RecursionError:  # arrays or objects nested about 1,000 deep exhaust the parser's recursion
+            raise CorpusError(f"{path}, line {number}: JSON nested too deep to read") from None
         yield number, record
 
 
