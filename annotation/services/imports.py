@@ -8,7 +8,9 @@ Formats and their sources (seed 000 section 4.1, seed 003 sections 3 and 5.1.1):
 Every row the import creates points back to its :class:`StudyImport` record (``source_import``), so the
 import can be undone (annotation/services/import_undo.py). A large import runs the same function in a
 Celery worker (annotation/services/import_jobs.py), which follows it through ``progress`` and finishes
-its job row inside the import's transaction through ``before_commit``.
+its job row inside the import's transaction through ``before_commit``. On PostgreSQL the transaction ends
+with an ANALYZE of the tables the import filled, so that a study is not planned as empty right after a
+large import (kernel/table_statistics.py).
 """
 
 from __future__ import annotations
@@ -36,10 +38,12 @@ from annotation.models import (
     Study,
     StudyImport,
     System,
+    WorkItem,
 )
 from annotation.services.work_items import work_items_sync
 from kernel.data_version import study_data_changed
 from kernel.importing.problems import ProblemLog
+from kernel.table_statistics import table_statistics_refresh
 
 # Rows per INSERT (Django lowers it further where the database limits bound parameters, as SQLite does):
 # bulk inserts are what keep the 33,700 references of multireftest.json to a few seconds.
@@ -112,9 +116,13 @@ def study_import(
                 created_by=user,
                 tracked=True,
             )
-            _plan_write(study=study, plan=plan, state=state, record=record, progress=progress)
+            written = _plan_write(study=study, plan=plan, state=state, record=record, progress=progress)
             study_data_changed(study_id=study.pk)  # once per import, after it commits
-            work_items_sync(study=study)  # new replies and contexts join the annotation queues at once
+            # New replies and contexts join the annotation queues at once.
+            written[WorkItem] = sum(work_items_sync(study=study).values())
+            # Last of the writes: the planner's statistics count the new rows from the moment they commit,
+            # even where autovacuum analysed a table while they were being written (kernel/table_statistics.py).
+            table_statistics_refresh(written=written)
             if before_commit is not None:
                 before_commit(record)
             return record
@@ -187,12 +195,15 @@ class _Writer:
         self.total = total
         self.done = 0
         self.progress = progress
+        self.written: dict[type[models.Model], int] = {}
 
     def create(self, model: type[ModelT], rows: list[ModelT]) -> list[ModelT]:
         created: list[ModelT] = []
         for start in range(0, len(rows), BATCH_SIZE):
-            created.extend(model._default_manager.bulk_create(rows[start : start + BATCH_SIZE]))
-            self.done += len(rows[start : start + BATCH_SIZE])
+            batch = rows[start : start + BATCH_SIZE]
+            created.extend(model._default_manager.bulk_create(batch))
+            self.done += len(batch)
+            self.written[model] = self.written.get(model, 0) + len(batch)
             if self.progress is not None:
                 self.progress(WRITING, self.done, self.total)
         return created
@@ -205,7 +216,8 @@ def _plan_write(
     state: StudyState,
     record: StudyImport,
     progress: ImportProgress | None,
-) -> None:
+) -> dict[type[models.Model], int]:
+    """Write the plan's rows; the rows written per model."""
     total = sum(
         len(rows)
         for rows in (
@@ -305,3 +317,4 @@ def _plan_write(
             for new in plan.mean_ratings
         ],
     )
+    return writer.written
