@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 from django.shortcuts import get_object_or_404
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import serializers
 from rest_framework.exceptions import ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from correlation.report.cache import report_current
+from correlation.report.served import served_report, stale_asked
 from correlation.selectors import studies_reportable_by, study_question_by_name
 from stats.report.document import document_for_question, report_document_from_json
 from stats.report.types import OptionError, ReportOptions
@@ -122,6 +122,22 @@ class StudyReportOutputSerializer(serializers.Serializer):
     )
 
 
+class ReportPendingSerializer(serializers.Serializer):
+    """A report a worker is computing (202), or one that failed and was queued again (503)."""
+
+    detail = serializers.CharField()
+    status = serializers.CharField(help_text="pending, running or failed")
+    progress = serializers.IntegerField(required=False, help_text="percent of the build done")
+    stage = serializers.CharField(required=False, allow_blank=True, help_text="what the worker is computing")
+    data_version = serializers.IntegerField(help_text="the study's data version the report is computed for")
+    stale_available = serializers.BooleanField(
+        required=False, help_text="an older report can be had with stale=ok"
+    )
+    location = serializers.CharField(
+        required=False, help_text="where to ask again (also the Location header)"
+    )
+
+
 class StudyCorrelationsApi(APIView):
     """The correlation report of one study (its owner only; 404 for everyone else)."""
 
@@ -140,8 +156,25 @@ class StudyCorrelationsApi(APIView):
                 str,
                 description='grouped correlations: "none" (default), "context" (item-grouped) or "system"',
             ),
+            OpenApiParameter(
+                "stale",
+                str,
+                description='"ok": while the report of the current data is computed, the newest older report '
+                "(200, header X-Report-Stale: true) instead of 202",
+            ),
         ],
-        responses=StudyReportOutputSerializer,
+        responses={
+            200: StudyReportOutputSerializer,
+            202: OpenApiResponse(
+                ReportPendingSerializer,
+                description="The report of the current data is being computed by a worker (never in the request): "
+                "ask again at Location after Retry-After seconds.",
+            ),
+            503: OpenApiResponse(
+                ReportPendingSerializer,
+                description="The report could not be computed; it has been queued again (Retry-After).",
+            ),
+        },
     )
     def get(self, request: Request, study_id: int) -> Response:
         study = get_object_or_404(studies_reportable_by(user=request.user), pk=study_id)
@@ -153,5 +186,13 @@ class StudyCorrelationsApi(APIView):
         except OptionError as error:
             field, _, message = str(error).partition(": ")
             raise ValidationError({field: [message]}) from None
-        document = report_document_from_json(report_current(study=study, options=options).document)
-        return Response(document_for_question(document, name))
+        served = served_report(
+            study=study,
+            options=options,
+            stale_ok=stale_asked(request.query_params),
+            location=request.get_full_path(),
+        )
+        if served.snapshot is None:
+            return Response(served.body, status=served.status, headers=served.headers)
+        document = report_document_from_json(served.snapshot.document)
+        return Response(document_for_question(document, name), headers=served.headers)

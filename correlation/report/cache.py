@@ -9,8 +9,12 @@ exactly while its version is the study's. The flow:
   a progress bar. A small study is then computed by the page's own POST to
   :func:`report_compute_requested` (no worker needed), which writes its progress on the snapshot as a
   worker does; a larger one is queued for a worker (``correlation.build_report``).
-* :func:`report_current` (downloads, the API, ``study_report``): the current snapshot, computed now if
-  it is not ready.
+* :func:`report_served` (the API and every download, issue 35): the current snapshot when it is ready;
+  otherwise never computed in the request (a report that loads METEOR 1.5 outlived gunicorn's 30 s and the
+  client got an HTML 500): the worker's build is started (or joined) and the caller answers 202 with the
+  progress and where to poll, or serves the newest older report marked stale when the client asks for it.
+* :func:`report_current` (``study_report``, a command, not a request): the current snapshot, computed now in
+  this process if it is not ready.
 * :func:`report_snapshot_build` (the task): claims a snapshot with a conditional UPDATE (a second
   delivery of the same message, or a second worker, does nothing while the first one's heartbeat is
   fresh), computes it with progress and heartbeats, stores it, and drops the snapshots it replaces.
@@ -104,6 +108,33 @@ def report_compute_requested(*, study: Study, options: ReportOptions) -> ReportV
         report_snapshot_build(snapshot_id=current.pk)
         return report_for_display(study=study, options=options)
     return view
+
+
+def report_served(*, study: Study, options: ReportOptions) -> ReportView:
+    """The current snapshot and the newest ready one, never computed here: a current snapshot that is not
+    ready is queued for a worker (created and queued, or queued again when its worker went silent or when
+    only the page's own request was to compute it); ``view.fresh`` says whether the current one is ready."""
+    version = study_version(study=study)
+    current = _snapshot(study, options, version)
+    if current is not None and current.status == SnapshotStatus.READY:
+        return ReportView(version, current, current)
+    if current is None:
+        current, created = _get_or_create(study, options, version)
+        if created:
+            # Marked as queued for a worker, so that the next poll does not queue it once more.
+            ReportSnapshot.objects.filter(pk=current.pk).update(heartbeat_at=timezone.now())
+            _enqueue(current.pk)
+    elif current.status == SnapshotStatus.PENDING and current.heartbeat_at is None:
+        # A small study's snapshot that waits for the page's own request: a worker builds it for this client.
+        marked = ReportSnapshot.objects.filter(pk=current.pk, heartbeat_at__isnull=True).update(
+            heartbeat_at=timezone.now()
+        )
+        if marked:
+            _enqueue(current.pk)
+    else:
+        current = _requeue_if_lost(current)
+    current.refresh_from_db()
+    return ReportView(version, current, _latest_ready(study, options))
 
 
 def report_current(

@@ -4,6 +4,7 @@ everyone else). Views translate HTTP; the work is in correlation/report/cache.py
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import urlencode
 
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
@@ -19,12 +20,12 @@ from correlation.models import SnapshotStatus
 from correlation.report.cache import (
     ReportView,
     report_compute_requested,
-    report_current,
     report_for_display,
     report_retry,
 )
 from correlation.report.exports import correlation_rows_as_csv, correlation_rows_as_json, report_tables_csv
 from correlation.report.item_scores import study_item_scores_csv
+from correlation.report.served import ServedReport, served_report, stale_asked
 from correlation.selectors import studies_reportable_by, study_questions
 from scoring.selectors import system_metric_table
 from stats.figures.report import FigureExportError, figure_image, reply_texts
@@ -137,7 +138,10 @@ def report_figure_image(request: HttpRequest, study_id: int, name: str, fmt: str
     if question is None:
         raise Http404("no such question")
     options, _ = _options(request)
-    snapshot = report_current(study=study, options=options)
+    served = _served(request, study, options)
+    if served.snapshot is None:
+        return _pending(served)
+    snapshot = served.snapshot
     figures = {
         spec.name: spec
         for spec in figure_specs(
@@ -156,37 +160,44 @@ def report_figure_image(request: HttpRequest, study_id: int, name: str, fmt: str
             status=503,
             content_type="text/plain; charset=utf-8",
         )
-    return _attachment(image, content_type, f"{spec.filename}.{fmt}")
+    return _attachment(image, content_type, f"{spec.filename}.{fmt}", served.headers)
 
 
 @login_required
 def report_document_download(request: HttpRequest, study_id: int) -> HttpResponse:
     """The whole report document (every question, every section) as JSON."""
     study = _reportable_study(request, study_id)
-    snapshot = report_current(study=study, options=_options(request)[0])
+    served = _served(request, study, _options(request)[0])
+    if served.snapshot is None:
+        return _pending(served)
     return _attachment(
-        document_as_json(report_document_from_json(snapshot.document)),
+        document_as_json(report_document_from_json(served.snapshot.document)),
         "application/json",
         f"study-{study.pk}-report.json",
+        served.headers,
     )
 
 
 @login_required
 def report_latex_download(request: HttpRequest, study_id: int) -> HttpResponse:
     study = _reportable_study(request, study_id)
-    snapshot = report_current(study=study, options=_options(request)[0])
-    text = report_latex(report_document_from_json(snapshot.document), study_name=study.name)
-    return _attachment(text, "application/x-tex", f"study-{study.pk}-tables.tex")
+    served = _served(request, study, _options(request)[0])
+    if served.snapshot is None:
+        return _pending(served)
+    text = report_latex(report_document_from_json(served.snapshot.document), study_name=study.name)
+    return _attachment(text, "application/x-tex", f"study-{study.pk}-tables.tex", served.headers)
 
 
 @login_required
 def report_table_download(request: HttpRequest, study_id: int, section: str) -> HttpResponse:
     study = _reportable_study(request, study_id)
-    snapshot = report_current(study=study, options=_options(request)[0])
-    tables = report_tables_csv(report_document_from_json(snapshot.document))
+    served = _served(request, study, _options(request)[0])
+    if served.snapshot is None:
+        return _pending(served)
+    tables = report_tables_csv(report_document_from_json(served.snapshot.document))
     if section not in tables:
         raise Http404("no such table")
-    return _attachment(tables[section], "text/csv", f"study-{study.pk}-{section}.csv")
+    return _attachment(tables[section], "text/csv", f"study-{study.pk}-{section}.csv", served.headers)
 
 
 @login_required
@@ -196,7 +207,10 @@ def report_bundle_view(request: HttpRequest, study_id: int) -> HttpResponse:
     options, _ = _options(request)
     back = f"{reverse('correlation:study-report', args=[study.pk])}?{request.GET.urlencode()}#tab-downloads"
     if request.method == "POST":
-        bundle_request(snapshot=report_current(study=study, options=options))
+        served = _served(request, study, options)
+        if served.snapshot is None or "X-Report-Stale" in served.headers:
+            return _pending(served) if served.snapshot is None else redirect(back)
+        bundle_request(snapshot=served.snapshot)
         return redirect(back)
     view = report_for_display(study=study, options=options)
     bundle = bundle_state(snapshot=view.shown) if view.fresh and view.shown else None
@@ -221,15 +235,21 @@ def report_retry_view(request: HttpRequest, study_id: int) -> HttpResponse:
 def study_report_csv(request: HttpRequest, study_id: int) -> HttpResponse:
     study = _reportable_study(request, study_id)
     rows = _table_rows(request, study)
-    return _attachment(correlation_rows_as_csv(rows), "text/csv", f"study-{study.pk}-correlations.csv")
+    if isinstance(rows, HttpResponse):
+        return rows
+    return _attachment(
+        correlation_rows_as_csv(rows[0]), "text/csv", f"study-{study.pk}-correlations.csv", rows[1]
+    )
 
 
 @login_required
 def study_report_json(request: HttpRequest, study_id: int) -> HttpResponse:
     study = _reportable_study(request, study_id)
     rows = _table_rows(request, study)
+    if isinstance(rows, HttpResponse):
+        return rows
     return _attachment(
-        correlation_rows_as_json(rows), "application/json", f"study-{study.pk}-correlations.json"
+        correlation_rows_as_json(rows[0]), "application/json", f"study-{study.pk}-correlations.json", rows[1]
     )
 
 
@@ -258,6 +278,12 @@ def _page_context(
         "document": document,
         "query": request.GET.urlencode(),
         "option_query": _option_query(request),
+        # A page that shows an older report while the current one is computed downloads what it shows.
+        "download_query": "&".join(
+            part
+            for part in (_option_query(request), "" if view.fresh or shown is None else "stale=ok")
+            if part
+        ),
         "filter_choices": _filter_choices(study, options),
         "agreement_rows": AGREEMENT_ROWS,
         "bundle": bundle_state(snapshot=view.shown) if view.fresh and view.shown else None,
@@ -310,22 +336,38 @@ def _filter_choices(study: Study, options: ReportOptions) -> list[tuple[str, str
 
 
 def _option_query(request: HttpRequest) -> str:
-    keep = {key: request.GET[key] for key in OPTION_KEYS if request.GET.get(key)}
-    return "&".join(f"{key}={value}" for key, value in keep.items())
+    return urlencode({key: request.GET[key] for key in OPTION_KEYS if request.GET.get(key)})
 
 
-def _table_rows(request: HttpRequest, study: Study) -> list[MetricRow]:
+def _table_rows(request: HttpRequest, study: Study) -> tuple[list[MetricRow], dict[str, str]] | HttpResponse:
+    """The rows of the served report and its headers, or the 202 (or 503) to answer instead."""
     # Without ?question= a download holds every question's rows (the "question" column tells them apart).
     name = request.GET.get("question")
     if name and not any(q.name == name for q in study_questions(study=study)):
         raise Http404("no such question in this study")
     options, _ = _options(request)
-    document = report_document_from_json(report_current(study=study, options=options).document)
-    return [row for row in document.get("rows", []) if not name or row["question"] == name]
+    served = _served(request, study, options)
+    if served.snapshot is None:
+        return _pending(served)
+    document = report_document_from_json(served.snapshot.document)
+    return [row for row in document.get("rows", []) if not name or row["question"] == name], served.headers
 
 
-def _attachment(body: str | bytes, content_type: str, filename: str) -> HttpResponse:
+def _served(request: HttpRequest, study: Study, options: ReportOptions) -> ServedReport:
+    """The current report, or what to answer while a worker computes it (correlation/report/served.py)."""
+    return served_report(
+        study=study, options=options, stale_ok=stale_asked(request.GET), location=request.get_full_path()
+    )
+
+
+def _pending(served: ServedReport) -> HttpResponse:
+    return JsonResponse(served.body, status=served.status, headers=served.headers)
+
+
+def _attachment(
+    body: str | bytes, content_type: str, filename: str, headers: dict[str, str] | None = None
+) -> HttpResponse:
     charset = "; charset=utf-8" if isinstance(body, str) else ""
-    response = HttpResponse(body, content_type=f"{content_type}{charset}")
+    response = HttpResponse(body, content_type=f"{content_type}{charset}", headers=headers)
     response["Content-Disposition"] = f'attachment; filename="{filename}"'
     return response

@@ -482,7 +482,8 @@ def test_reading_pages_and_handing_out_work_bumps_nothing(committed) -> None:
             f"/api/studies/{study.pk}/correlations/",
             f"/api/studies/{study.pk}/progress/",
         ):
-            assert researcher.get(url).status_code == 200, url
+            # 202: a report download or the API queued the report's build for a worker (served.py).
+            assert researcher.get(url).status_code in (200, 202), url
         for url in (
             f"/work/{study.pk}/",
             f"/work/{study.pk}/rate/",  # hands an item out, unanswered
@@ -493,7 +494,8 @@ def test_reading_pages_and_handing_out_work_bumps_nothing(committed) -> None:
             assert worker.get(url).status_code == 200, url
         held = next_assignment(annotator=annotator).assignment.pk
         assignment_skip(annotator=annotator, assignment_id=held)  # passing on an item changes no report
-    assert callbacks == []
+    # The only after-commit work: queuing the report's build (correlation.report.cache), no version bump.
+    assert [callback for callback in callbacks if callback.__module__ != "correlation.report.cache"] == []
     assert version(study) == before
 
 

@@ -12,6 +12,7 @@ from rest_framework.test import APIClient
 from annotation.models import DialogContext, Response, Study
 from scoring.models import ScoringRun
 from scoring.services import scoring_run_execute
+from tests.correlation.report_helpers import report_get
 from tests.factories import ResearcherFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
@@ -73,7 +74,7 @@ def test_study_create_import_score_and_read_everything_back() -> None:
     assert exact["references"] == "multi"
     assert exact["signature"].startswith("bleu-1|")
 
-    table = client.get(f"/api/studies/{study_id}/correlations/").json()
+    table = report_get(client, f"/api/studies/{study_id}/correlations/").json()
     metrics = {(row["metric"], row["references"]) for row in table["rows"]}
     assert ("bleu-2", "multi") in metrics
     assert all(row["n"] == 4 for row in table["rows"])

@@ -11,6 +11,8 @@ import pytest
 from django.test import Client
 
 from annotation.models import Question, Study
+from correlation.models import ReportSnapshot, SnapshotStatus
+from correlation.report.cache import report_snapshot_build
 from correlation.report.loading import report_inputs
 from stats.report.builder import build_report
 from stats.report.document_types import ReportDocument
@@ -74,3 +76,20 @@ def _texts(value: object) -> list[object]:
     if isinstance(value, list):
         return [("#", len(value)), *(text for entry in value for text in _texts(entry))]
     return ["<number>"] if isinstance(value, int | float) and not isinstance(value, bool) else [value]
+
+
+def report_get(client: Any, url: str, *args: Any, **kwargs: Any) -> Any:
+    """GET a report answer (the API, a download) as a client that polls: the request computes nothing and
+    answers 202 Accepted while the report is not ready (correlation/report/served.py); then the worker's
+    build runs here (the body of ``correlation.build_report``) and the same request is made again."""
+    answer = client.get(url, *args, **kwargs)
+    if answer.status_code != 202:
+        return answer
+    assert answer["Location"]
+    assert int(answer["Retry-After"]) > 0
+    waiting = ReportSnapshot.objects.filter(status__in=(SnapshotStatus.PENDING, SnapshotStatus.RUNNING))
+    for snapshot_id in waiting.values_list("pk", flat=True):
+        report_snapshot_build(snapshot_id=snapshot_id)
+    answer = client.get(url, *args, **kwargs)
+    assert answer.status_code != 202, "the report was built, yet the answer is still 202"
+    return answer

@@ -15,7 +15,7 @@ from correlation import api_urls
 from correlation.report.api import StudyReportOutputSerializer
 from stats.report.document_types import MetricRow, QuestionDocument
 from tests.correlation.builders import Item, add_items, signature
-from tests.correlation.report_helpers import assert_same_numbers, report_document
+from tests.correlation.report_helpers import assert_same_numbers, report_document, report_get
 from tests.factories import QuestionFactory, ResearcherFactory, StudyFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
@@ -53,7 +53,7 @@ def _url(study) -> str:
 
 
 def test_the_owner_gets_the_whole_report_document(study) -> None:
-    response = _client(study.owner).get(_url(study))
+    response = report_get(_client(study.owner), _url(study))
 
     assert response.status_code == 200
     body = json.loads(response.content)  # real JSON: a NaN would not parse as null
@@ -91,26 +91,26 @@ def test_the_owner_gets_the_whole_report_document(study) -> None:
 
 
 def test_one_question_by_name(study) -> None:
-    body = _client(study.owner).get(_url(study), {"question": "fluency"}).json()
+    body = report_get(_client(study.owner), _url(study), {"question": "fluency"}).json()
     assert body["question"] == "fluency"
     assert {row["question"] for row in body["rows"]} == {"fluency"}
     assert all(row["n"] == 0 for row in body["rows"])
 
-    unknown = _client(study.owner).get(_url(study), {"question": "nope"})
+    unknown = report_get(_client(study.owner), _url(study), {"question": "nope"})
     assert unknown.status_code == 400
     assert "question" in unknown.json()
-    bad_filter = _client(study.owner).get(_url(study), {"filter": "strict"})
+    bad_filter = report_get(_client(study.owner), _url(study), {"filter": "strict"})
     assert bad_filter.status_code == 400
     assert "is not" in bad_filter.json()["filter"][0]
 
 
 def test_options_change_the_document(study) -> None:
     client = _client(study.owner)
-    unfiltered = client.get(_url(study), {"filter": "none", "resamples": "0"}).json()
+    unfiltered = report_get(client, _url(study), {"filter": "none", "resamples": "0"}).json()
     assert unfiltered["options"]["filter"] == "none"
     assert unfiltered["rows"][0]["pearson_ci_bootstrap"] == [None, None]
     assert unfiltered["filter"][0]["kind"] == "none"
-    normalised = client.get(_url(study), {"normalise": "z"}).json()
+    normalised = report_get(client, _url(study), {"normalise": "z"}).json()
     assert normalised["filter"][0]["normalisation"] == "z"
 
 
@@ -119,7 +119,7 @@ def test_nobody_else_sees_it(study) -> None:
     assert _client(UserFactory.create(username="carol")).get(_url(study)).status_code == 404
     assert APIClient().get(_url(study)).status_code in {401, 403}
     superuser = UserFactory.create(username="root", is_superuser=True)
-    assert _client(superuser).get(_url(study)).status_code == 200
+    assert report_get(_client(superuser), _url(study)).status_code == 200
 
 
 def test_the_schema_documents_the_response_fields() -> None:
@@ -132,6 +132,7 @@ def test_the_schema_documents_the_response_fields() -> None:
         "question",
         "resamples",
         "seed",
+        "stale",
     ]
     reference = operation["responses"]["200"]["content"]["application/json"]["schema"]["$ref"]
     output = schema["components"]["schemas"][reference.rsplit("/", 1)[-1]]

@@ -17,7 +17,7 @@ from annotation.models import Study
 from correlation.report.exports import CSV_COLUMNS
 from scoring.models import MetricScore
 from tests.correlation.builders import Item, add_items, signature
-from tests.correlation.report_helpers import report_document
+from tests.correlation.report_helpers import report_document, report_get
 from tests.factories import QuestionFactory, StudyFactory
 
 pytestmark = pytest.mark.django_db
@@ -83,7 +83,7 @@ def _check_correlation_csv(text: str, study: Study) -> None:
 def test_report_csv_download_neutralises_question_and_signature(study) -> None:
     client = Client()
     client.force_login(study.owner)
-    response = client.get(reverse("correlation:study-report-csv", args=[study.pk]))
+    response = report_get(client, reverse("correlation:study-report-csv", args=[study.pk]))
     assert response.status_code == 200
     _check_correlation_csv(response.content.decode(), study)
 

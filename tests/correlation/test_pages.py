@@ -14,7 +14,7 @@ from django.urls import reverse
 
 from annotation.models import Annotator
 from tests.correlation.builders import Item, add_items, signature
-from tests.correlation.report_helpers import assert_same_numbers, report_document, report_page
+from tests.correlation.report_helpers import assert_same_numbers, report_document, report_get, report_page
 from tests.factories import QuestionFactory, ResearcherFactory, StudyFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
@@ -223,13 +223,13 @@ def test_downloads_hold_the_report_rows(client, scored_study) -> None:
     client.force_login(scored_study.owner)
     expected = report_document(scored_study, resamples=1000)["rows"]
 
-    json_response = client.get(reverse("correlation:study-report-json", args=[scored_study.pk]))
+    json_response = report_get(client, reverse("correlation:study-report-json", args=[scored_study.pk]))
     assert json_response["Content-Type"].startswith("application/json")
     assert "attachment" in json_response["Content-Disposition"]
     assert_same_numbers(json.loads(json_response.content), expected)
 
-    csv_response = client.get(
-        reverse("correlation:study-report-csv", args=[scored_study.pk]) + "?question=appropriateness"
+    csv_response = report_get(
+        client, reverse("correlation:study-report-csv", args=[scored_study.pk]) + "?question=appropriateness"
     )
     assert csv_response["Content-Type"].startswith("text/csv")
     rows = list(csv.DictReader(io.StringIO(csv_response.content.decode())))
@@ -278,7 +278,7 @@ def test_a_server_without_a_browser_says_why_a_figure_cannot_be_rendered(
 ) -> None:
     monkeypatch.setenv("BROWSER_PATH", "/nonexistent/chromium")
     client.force_login(scored_study.owner)
-    response = client.get(reverse("correlation:figure-png", args=[scored_study.pk, "quantiles"]))
+    response = report_get(client, reverse("correlation:figure-png", args=[scored_study.pk, "quantiles"]))
     assert response.status_code == 503
     assert "cannot render figures" in response.content.decode()
     missing = client.get(reverse("correlation:figure-png", args=[scored_study.pk, "no-such-figure"]))

@@ -35,7 +35,7 @@ from stats.report.metrics import metric_matrix
 from stats.report.rating_plan import more_ratings_entry
 from stats.report.types import OptionError, ReportOptions
 from tests.correlation.builders import Item, add_items, signature
-from tests.correlation.report_helpers import report_document, report_page
+from tests.correlation.report_helpers import report_document, report_get, report_page
 from tests.factories import QuestionFactory, StudyFactory
 
 pytestmark = pytest.mark.django_db
@@ -221,7 +221,9 @@ def test_each_comparison_says_which_two_statistics_its_permutation_tests_compare
     client = APIClient()
     client.force_login(study.owner)
     url = reverse("api-study-correlations", args=[study.pk])
-    body = client.get(url, {"grouping": grouping, "resamples": str(RESAMPLES), "seed": str(SEED)}).json()
+    body = report_get(
+        client, url, {"grouping": grouping, "resamples": str(RESAMPLES), "seed": str(SEED)}
+    ).json()
     assert [entry["second_statistic"] for entry in body["metric_comparisons"]] == [
         entry["second_statistic"] for entry in document["metric_comparisons"]
     ]
@@ -280,7 +282,9 @@ def test_the_api_gives_grouped_values_for_grouping_context(study) -> None:
     client = APIClient()
     client.force_login(study.owner)
     url = reverse("api-study-correlations", args=[study.pk])
-    body = client.get(url, {"grouping": "context", "resamples": str(RESAMPLES), "seed": str(SEED)}).json()
+    body = report_get(
+        client, url, {"grouping": "context", "resamples": str(RESAMPLES), "seed": str(SEED)}
+    ).json()
     expected = _document(study, "context")
     assert body["options"]["grouping"] == "context"
     assert [row["grouped"] for row in body["rows"]] == [row["grouped"] for row in expected["rows"]]
