@@ -40,12 +40,18 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # Content-Security-Policy on every answer, those the middlewares below make up included
+    # (config/security_headers.py).
+    "config.security_headers.ContentSecurityPolicyMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "config.request_limits.RequestSizeLimitMiddleware",
     # A NUL character in the address, query, headers, cookies or a form: 400 before any view (PostgreSQL
     # cannot compare text holding one).
     "config.nul_characters.RefuseNulCharactersMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    # Cache-Control: private, no-store under /api/ and for logged-in sessions; after WhiteNoise, so that static
+    # files keep their caching.
+    "config.security_headers.PrivateAnswersMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -72,6 +78,8 @@ TEMPLATES = [
                 "django.contrib.messages.context_processors.messages",
                 "annotation.context_processors.roles",
             ],
+            # {% plotly_script %}: plotly.js, and the page's policy widened as plotly needs.
+            "libraries": {"content_security": "config.security_headers"},
         },
     },
 ]
@@ -301,6 +309,10 @@ DIALEVAL_TORCH_THREADS = env_int("DIALEVAL_TORCH_THREADS", 0)
 # by default; docker-compose.yml, which starts a gpu worker, asks for both.
 INSTALLED_APPS += ["health_check"]
 DIALEVAL_HEALTH_QUEUES = env_list("DIALEVAL_HEALTH_QUEUES", ["cpu"])
+# Who sees where the services run (hosts, ports, the database's own errors) on the health endpoints: staff, and
+# requests with this token as "Authorization: Bearer <token>" (empty: staff only). Others see each check's
+# name and state.
+DIALEVAL_HEALTH_TOKEN = env_str("DIALEVAL_HEALTH_TOKEN", "")
 # Each worker rewrites its presence key this often (seconds); the key expires after three intervals.
 DIALEVAL_WORKER_PRESENCE_SECONDS = env_int("DIALEVAL_WORKER_PRESENCE_SECONDS", 10)
 
@@ -375,3 +387,22 @@ AXES_HTTP_RESPONSE_CODE = 429
 AXES_VERBOSE = False
 AXES_ENABLE_ACCESS_FAILURE_LOG = False
 AXES_DISABLE_ACCESS_LOG = True
+
+# Content-Security-Policy (config/security_headers.py, docs/deployment.md): the pages run only the scripts and
+# style sheets served from /static/ (plotly.js, Swagger UI and ReDoc among them), send forms and requests to
+# this site only, and are framed by no other site. img-src allows data: URLs (Swagger UI's icons, plotly's
+# images) and font-src data: fonts (ReDoc's); worker-src blob: ReDoc's search, which runs in a worker made
+# from a Blob.
+DIALEVAL_CONTENT_SECURITY_POLICY: dict[str, list[str]] = {
+    "default-src": ["'self'"],
+    "script-src": ["'self'"],
+    "style-src": ["'self'"],
+    "img-src": ["'self'", "data:"],
+    "font-src": ["'self'", "data:"],
+    "connect-src": ["'self'"],
+    "worker-src": ["'self'", "blob:"],
+    "object-src": ["'none'"],
+    "base-uri": ["'self'"],
+    "form-action": ["'self'"],
+    "frame-ancestors": ["'none'"],
+}

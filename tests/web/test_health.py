@@ -35,12 +35,13 @@ def broker_down() -> Iterator[str]:
         yield url
 
 
-def get(path: str, **headers: Any) -> Any:
-    """GET ``path`` anonymously, from a thread of its own: django-health-check runs sync checks through
-    asgiref's AsyncToSync, which refuses a thread with a running event loop, and earlier tests in the same
-    pytest process (Playwright's sync API) leave one in the main thread. A WSGI worker has none."""
+def get(path: str, client: Client | None = None, **headers: Any) -> Any:
+    """GET ``path`` (anonymously, unless ``client`` is logged in), from a thread of its own: django-health-check
+    runs sync checks through asgiref's AsyncToSync, which refuses a thread with a running event loop, and
+    earlier tests in the same pytest process (Playwright's sync API) leave one in the main thread. A WSGI
+    worker has none."""
     with ThreadPoolExecutor(max_workers=1) as pool:
-        return pool.submit(Client().get, path, **headers).result(timeout=30)
+        return pool.submit((client or Client()).get, path, **headers).result(timeout=30)
 
 
 def checks(response: HttpResponseBase) -> dict[str, str]:
@@ -95,7 +96,7 @@ def test_web_health_names_redis_when_it_is_down_answers_quickly_and_shows_no_pas
     assert response.status_code == 500
     results = checks(response)
     assert entry(results, "Database") == "OK"
-    assert entry(results, "Redis").startswith("Unavailable: Unable to connect to Redis")
+    assert entry(results, "Redis") == "Unavailable: the broker does not answer"  # anonymous: no address
     for format_ in ("json", "text", "openmetrics", "atom"):
         assert b"hunter2" not in get(f"/health/?format={format_}").content, format_
     assert b"hunter2" not in get("/health/", HTTP_ACCEPT="text/html").content
@@ -151,3 +152,64 @@ def test_worker_health_lists_every_queue_a_live_worker_serves(broker_url: str) -
     assert response.status_code == 200
     queues = {name: value for name, value in checks(response).items() if name.startswith("QueueWorker")}
     assert queues == {"QueueWorker(queue='cpu')": "OK", "QueueWorker(queue='gpu')": "OK"}
+
+
+# --- who sees where the services run -----------------------------------------------------------------------
+
+FORMATS = [{"format": name} for name in ("json", "text", "openmetrics", "atom", "rss")] + [{}]
+
+
+def every_format(path: str, client: Client | None = None, **headers: Any) -> dict[str, str]:
+    """``path``'s answer in every format (the HTML page last), decoded, by format."""
+    answers = {}
+    for query in FORMATS:
+        name = query.get("format", "html")
+        suffix = f"?format={name}" if query else ""
+        answers[name] = get(path + suffix, client, HTTP_ACCEPT="text/html", **headers).content.decode()
+    return answers
+
+
+@pytest.mark.parametrize("path", ["/health/", "/health/workers/"])
+def test_anonymous_callers_see_no_host_or_port(broker_down: str, path: str) -> None:
+    port = broker_down.rsplit(":", 1)[1].split("/")[0]
+    for name, text in every_format(path).items():
+        assert "127.0.0.1" not in text, (name, text)
+        assert port not in text, (name, text)
+        assert "Redis" in text, name  # each check is still named
+
+
+@pytest.mark.django_db(transaction=True)  # the session is read by the request's own thread
+@pytest.mark.parametrize("path", ["/health/", "/health/workers/"])
+def test_staff_see_the_details_and_other_users_do_not(broker_url: str, path: str) -> None:
+    from tests.factories import UserFactory
+
+    port = broker_url.rsplit(":", 1)[1].split("/")[0]
+    staff, member = Client(), Client()
+    staff.force_login(UserFactory.create(is_staff=True))
+    member.force_login(UserFactory.create())
+    detailed = checks(get(f"{path}?format=json", staff))
+    assert entry(detailed, "Redis") == "OK"
+    assert f"Redis(db=8, host='127.0.0.1', port={port})" in detailed
+    assert f"port={port}" not in get(f"{path}?format=json", member).content.decode()
+    assert get(f"{path}?format=json", staff)["Vary"].count("Cookie") == 1
+
+
+@pytest.mark.django_db
+@override_settings(DIALEVAL_HEALTH_TOKEN="a-monitoring-token")
+def test_the_health_token_shows_the_details(broker_down: str) -> None:
+    port = broker_down.rsplit(":", 1)[1].split("/")[0]
+    right = get("/health/?format=json", HTTP_AUTHORIZATION="Bearer a-monitoring-token")
+    assert f"port={port}" in right.content.decode()
+    assert entry(checks(right), "Redis").startswith("Unavailable: Unable to connect to Redis")
+    assert b"hunter2" not in right.content
+    for wrong in ("Bearer another-token", "Bearer ", "Token a-monitoring-token", ""):
+        answer = get("/health/?format=json", HTTP_AUTHORIZATION=wrong)
+        assert f"port={port}" not in answer.content.decode(), wrong
+        assert answer.status_code == 500  # the checks' outcome is the same for everyone
+
+
+@pytest.mark.django_db
+def test_no_token_configured_means_no_token_is_accepted(broker_down: str) -> None:
+    port = broker_down.rsplit(":", 1)[1].split("/")[0]
+    answer = get("/health/?format=json", HTTP_AUTHORIZATION="Bearer ")
+    assert f"port={port}" not in answer.content.decode()
