@@ -494,7 +494,8 @@ class WordVectorsFile(models.Model):
     The file is converted into a store folder (``store_path``: ``<DIALEVAL_VECTORS_DIR>/<content_hash>/``)
     named by the sha256 of the file's bytes; ``content_hash`` goes into the signature of every score computed
     with them. Two names for the same bytes share one store. ``progress`` is the conversion's latest report
-    ({"done_bytes", "total_bytes", "note"}). Scoring runs choose them by ``name`` (docs/word-vectors.md).
+    ({"done_bytes", "total_bytes", "note", "attempts"}); ``attempts`` and ``heartbeat_at`` are the
+    conversion's lease (kernel/lease.py). Scoring runs choose them by ``name`` (docs/word-vectors.md).
     """
 
     name = models.SlugField(max_length=100, unique=True)
@@ -516,6 +517,10 @@ class WordVectorsFile(models.Model):
     )
     progress = models.JSONField(default=dict)
     error = models.TextField(blank=True)
+    attempts = models.PositiveSmallIntegerField(
+        default=0, help_text="conversions started: the lease's fencing token (also shown in progress)"
+    )
+    heartbeat_at = models.DateTimeField(null=True, blank=True, help_text="the converter's last progress")
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
     created_at = models.DateTimeField(auto_now_add=True)
     finished_at = models.DateTimeField(null=True, blank=True)

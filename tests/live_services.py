@@ -28,11 +28,14 @@ from urllib.parse import quote
 
 import pytest
 
+from tests.waiting import cpu_ticks, wait_until
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
 REDIS_SERVER = "/usr/bin/redis-server"
 CELERY = Path(sys.executable).parent / "celery"  # the virtualenv's celery, next to the python running pytest
 WORKER_STALE_SECONDS = 5
 START_TIMEOUT = 60.0
+START_STALL_SECONDS = 60.0  # a worker that has neither logged nor used CPU for this long is not starting
 LOG_TAIL_CHARS = 6000
 
 
@@ -116,7 +119,7 @@ class CeleryWorkerProcess:
         }
         self.process: subprocess.Popen[bytes] | None = None
 
-    def start(self, timeout: float = START_TIMEOUT) -> None:
+    def start(self, stall_seconds: float = START_STALL_SECONDS) -> None:
         command = [
             str(CELERY), "-A", "config.celery_app", "worker", "-Q", "cpu,gpu", "--pool", "prefork",
             "--concurrency", str(self.concurrency), "--loglevel", "INFO", "--hostname", self.hostname,
@@ -132,17 +135,34 @@ class CeleryWorkerProcess:
                 stderr=subprocess.STDOUT,
                 start_new_session=True,  # its own process group, so teardown can stop its pool children too
             )
-        deadline = time.monotonic() + timeout
-        while b" ready." not in self.log_path.read_bytes()[log_start:]:
-            if self.process.poll() is not None:
-                pytest.fail(f"the Celery worker exited with {self.process.returncode}:\n{self.log()}")
-            if time.monotonic() > deadline:
-                self.stop()
-                pytest.fail(f"the Celery worker was not ready within {timeout:.0f} s:\n{self.log()}")
-            time.sleep(0.1)
+        process = self.process
+        try:
+            wait_until(
+                lambda: b" ready." in self.log_path.read_bytes()[log_start:],
+                what="the Celery worker to be ready",
+                progress=lambda: (
+                    self.log_size(),
+                    self.cpu_ticks(),
+                ),  # it logs, or imports and boots its pool
+                stall_seconds=stall_seconds,
+                alive=lambda: process.poll() is None,
+                details=lambda: f"exit status {process.returncode}\n{self.log()}",
+            )
+        except pytest.fail.Exception:
+            self.stop()
+            raise
 
     def is_alive(self) -> bool:
         return self.process is not None and self.process.poll() is None
+
+    def log_size(self) -> int:
+        """The log's size: it grows as the worker receives and finishes tasks."""
+        return self.log_path.stat().st_size if self.log_path.exists() else 0
+
+    def cpu_ticks(self) -> int:
+        """The CPU time used so far by the worker, its pool processes and what they started (a Chromium
+        rendering figures): it grows while the worker works, as a log or a heartbeat may not."""
+        return 0 if self.process is None else cpu_ticks(self.process.pid)
 
     def stop(self) -> None:
         if self.process is not None:

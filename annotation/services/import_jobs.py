@@ -4,7 +4,7 @@
 ``DIALEVAL_IMPORT_INLINE_MAX_BYTES`` (all files together) is imported in the request as before; a larger
 one is saved under ``DIALEVAL_IMPORT_DIR/<folder>/`` and an :class:`ImportJob` is queued on "cpu".
 
-:func:`import_job_run` (the task's body) claims the job with a conditional UPDATE, then runs the same
+:func:`import_job_run` (the task's body) claims the job with its lease (kernel/lease.py), then runs the same
 :func:`annotation.services.imports.study_import`: one transaction, so a rejected import, an error or a
 worker killed mid-way leaves the study exactly as it was. The job is marked succeeded inside that
 transaction, fenced by its attempt number, so the rows and "succeeded" commit together, and an attempt
@@ -30,7 +30,7 @@ import shutil
 import time
 import uuid
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, Protocol
@@ -46,6 +46,7 @@ from annotation.importers.formats import FORMATS
 from annotation.models import ImportJob, ImportJobStatus, Study, StudyImport
 from annotation.services.imports import READING, study_import
 from kernel.broker import task_publish
+from kernel.lease import Lease, LeaseLost, LeaseTerms, RecoveryReport, lease_claim, lease_give_up
 
 logger = logging.getLogger(__name__)
 RUN_TASK = "annotation.run_import"
@@ -67,7 +68,16 @@ class Upload(Protocol):
     def chunks(self, chunk_size: int | None = None) -> Any: ...
 
 
-class _JobLost(Exception):
+IMPORT_LEASE = LeaseTerms(
+    model=ImportJob,
+    running=ImportJobStatus.RUNNING,
+    waiting=ImportJobStatus.PENDING,
+    stale_seconds=lambda: float(settings.DIALEVAL_IMPORT_STALE_SECONDS),
+    max_attempts=lambda: int(settings.DIALEVAL_IMPORT_MAX_ATTEMPTS),
+)
+
+
+class _JobLost(LeaseLost):
     """This attempt no longer owns the job (recovery handed it to another attempt): roll back."""
 
 
@@ -140,44 +150,32 @@ def import_job_send(*, job_id: int) -> bool:
 def import_job_run(*, job_id: int) -> ImportJob | None:
     """Claim and run job ``job_id`` (the task's body); None when another attempt holds it or it is done."""
     now = timezone.now()
-    claimed = (
-        ImportJob.objects.filter(pk=job_id)
-        .filter(
-            Q(status=ImportJobStatus.PENDING) | Q(status=ImportJobStatus.RUNNING, heartbeat_at__lt=_stale())
-        )
-        .update(
-            status=ImportJobStatus.RUNNING,
-            attempts=F("attempts") + 1,
-            heartbeat_at=now,
-            stage=READING,
-            progress_done=0,
-            progress_total=0,
-        )
-    )
-    if not claimed:
+    lease = lease_claim(IMPORT_LEASE, job_id, stage=READING, progress_done=0, progress_total=0)
+    if lease is None:
         return None
     job = ImportJob.objects.select_related("study", "created_by").get(pk=job_id)
     if job.started_at is None:
-        ImportJob.objects.filter(pk=job_id).update(started_at=now)
-    if job.attempts > settings.DIALEVAL_IMPORT_MAX_ATTEMPTS:
+        lease.write(started_at=now)
+    if lease.over_cap:
         return _failed(
-            job, error=f"the worker stopped {job.attempts - 1} times during this import; nothing was imported"
+            job,
+            lease,
+            error=f"the worker stopped {lease.attempt - 1} times during this import; nothing was imported",
         )
     try:
         files = _stored_files(job)
     except FileNotFoundError:
         return _failed(
             job,
+            lease,
             error="the uploaded files are no longer on the server (were they saved where the workers can "
             "read them? see DIALEVAL_IMPORT_DIR); nothing was imported",
         )
-    reporter = ImportJobReporter(job)
+    reporter = ImportJobReporter(job, lease)
 
     def finish(record: StudyImport) -> None:
-        owned = ImportJob.objects.filter(
-            pk=job.pk, status=ImportJobStatus.RUNNING, attempts=job.attempts
-        ).update(
-            status=ImportJobStatus.SUCCEEDED,
+        owned = lease.finish(
+            ImportJobStatus.SUCCEEDED,
             result=record,
             stage="",
             progress_done=F("progress_total"),
@@ -197,61 +195,47 @@ def import_job_run(*, job_id: int) -> ImportJob | None:
             progress=reporter,
             before_commit=finish,
         )
-    except _JobLost:
+    except LeaseLost:
         logger.warning("import job %s was taken over by another attempt; this one rolled back", job_id)
         return None
     except ImportRejected as rejected:
-        return _failed(job, problems=rejected.problems, truncated=rejected.truncated)
+        return _failed(job, lease, problems=rejected.problems, truncated=rejected.truncated)
     except Exception as error:  # a bug or an outage: the transaction rolled back, say so on the job
         logger.exception("import job %s failed", job_id)
-        return _failed(job, error=f"{type(error).__name__}: {error}; nothing was imported"[:2000])
+        return _failed(job, lease, error=f"{type(error).__name__}: {error}; nothing was imported"[:2000])
     _remove_files(job)
     return ImportJob.objects.filter(pk=job.pk).first()  # None if the study was deleted meanwhile
 
 
-@dataclass
-class RecoveryReport:
-    sent: list[int]
-    retried: list[int]
-    failed: list[int]
-    removed: list[str] = field(default_factory=list)  # folders of saved uploads no job needs
-
-    def __bool__(self) -> bool:
-        return bool(self.sent or self.retried or self.failed or self.removed)
-
-
 def import_jobs_recover() -> RecoveryReport:
-    """One pass of the periodic check (module docstring); what it did."""
-    report = RecoveryReport([], [], [])
+    """One pass of the periodic check (module docstring); what it did (``notes``: the upload folders
+    removed)."""
+    report = RecoveryReport("import")
     now = timezone.now()
     resend_before = now - timedelta(seconds=settings.DIALEVAL_IMPORT_STALE_SECONDS)
     pending = ImportJob.objects.filter(
         status=ImportJobStatus.PENDING, created_at__lt=now - timedelta(seconds=PENDING_GRACE_SECONDS)
     ).filter(Q(enqueued_at__isnull=True) | Q(enqueued_at__lt=resend_before))
     for job_id in pending.order_by("created_at").values_list("pk", flat=True):
-        if import_job_send(job_id=job_id):
-            report.sent.append(job_id)
-    for job in ImportJob.objects.filter(status=ImportJobStatus.RUNNING, heartbeat_at__lt=_stale()):
-        if _last_sign(job) >= _stale():
+        report.resend(job_id, lambda pk: import_job_send(job_id=pk))
+    for job in IMPORT_LEASE.stale():
+        if _last_sign(job) >= IMPORT_LEASE.stale_before():
             continue  # writing inside its transaction: the progress file is its heartbeat
         try:
-            if job.attempts >= settings.DIALEVAL_IMPORT_MAX_ATTEMPTS:
+            if IMPORT_LEASE.exhausted(job.attempts):
                 if _failed(
                     job,
                     error=f"the worker stopped {job.attempts} times during this import; nothing was imported",
-                    only_if_heartbeat=job.heartbeat_at,
                 ):
                     report.failed.append(job.pk)
                 continue
-            back = ImportJob.objects.filter(
-                pk=job.pk, status=ImportJobStatus.RUNNING, heartbeat_at=job.heartbeat_at
-            ).update(status=ImportJobStatus.PENDING, heartbeat_at=now)
+            back = Lease.of(IMPORT_LEASE, job).release(only_if_silent=True, heartbeat_at=now)
         except DatabaseError:  # SQLite: a live import holds the write lock; look again next time
             logger.warning("import job %s: could not be checked now (database busy)", job.pk)
             continue
         if back and import_job_send(job_id=job.pk):
-            report.retried.append(job.pk)
-    report.removed = _remove_orphan_folders()
+            report.requeued.append(job.pk)
+    report.notes += [f"removed the upload folder {folder}" for folder in _remove_orphan_folders()]
     if report:
         logger.warning("import recovery: %s", report)
     return report
@@ -304,8 +288,9 @@ def import_job_status(*, job: ImportJob) -> ImportJobProgress:
 class ImportJobReporter:
     """study_import's progress callback: the job row while reading, the progress file after (see module)."""
 
-    def __init__(self, job: ImportJob) -> None:
+    def __init__(self, job: ImportJob, lease: Lease) -> None:
         self.job = job
+        self.lease = lease
         self.last = 0.0
         self.stage = ""
 
@@ -316,9 +301,7 @@ class ImportJobReporter:
         self.stage, self.last = stage, now
         if stage == READING:  # before the import's transaction: the row, for everyone to see
             try:
-                ImportJob.objects.filter(pk=self.job.pk, attempts=self.job.attempts).update(
-                    stage=stage, progress_done=done, progress_total=total, heartbeat_at=timezone.now()
-                )
+                self.lease.beat(stage=stage, progress_done=done, progress_total=total)
             except DatabaseError:  # e.g. SQLite busy with another import: progress is not worth failing for
                 logger.warning("import job %s: could not write its progress", self.job.pk)
         else:
@@ -327,33 +310,31 @@ class ImportJobReporter:
 
 def _failed(
     job: ImportJob,
+    lease: Lease | None = None,
     *,
     problems: Sequence[ImportProblem] = (),
     truncated: bool = False,
     error: str = "",
-    only_if_heartbeat: datetime | None = None,
 ) -> ImportJob | None:
-    rows = ImportJob.objects.filter(pk=job.pk).exclude(status=ImportJobStatus.SUCCEEDED)
-    if only_if_heartbeat is not None:
-        rows = rows.filter(status=ImportJobStatus.RUNNING, heartbeat_at=only_if_heartbeat)
+    """Fail the job: through ``lease`` (the attempt that holds it), or, with none, as the periodic recovery
+    gives up on a silent job at its last attempt. Nothing when that attempt no longer holds it."""
+    fields: dict[str, Any] = {
+        "stage": "",
+        "problems": [vars(problem) for problem in problems],
+        "problems_truncated": truncated,
+        "error": error,
+        "finished_at": timezone.now(),
+    }
+    if lease is not None:
+        ended = lease.finish(ImportJobStatus.FAILED, **fields)
     else:
-        rows = rows.filter(attempts=job.attempts)
-    ended = rows.update(
-        status=ImportJobStatus.FAILED,
-        stage="",
-        problems=[vars(problem) for problem in problems],
-        problems_truncated=truncated,
-        error=error,
-        finished_at=timezone.now(),
-    )
+        ended = lease_give_up(
+            IMPORT_LEASE, job.pk, attempts=job.attempts, status=ImportJobStatus.FAILED, **fields
+        )
     if not ended:
         return None
     _remove_files(job)
     return ImportJob.objects.filter(pk=job.pk).first()  # None if the study was deleted meanwhile
-
-
-def _stale() -> datetime:
-    return timezone.now() - timedelta(seconds=settings.DIALEVAL_IMPORT_STALE_SECONDS)
 
 
 def _directory(folder: str) -> Path:

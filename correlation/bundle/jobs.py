@@ -2,26 +2,33 @@
 
 Building it renders every figure of every question, in both formats, through kaleido and a browser: a
 browser start and then one render per figure, too long for a web request; ``study_report --bundle``
-builds it in-process instead. The claim is a conditional UPDATE, as for report snapshots, so a repeated
-request or a second delivery does the work once; a bundle whose worker went silent is queued again.
+builds it in-process instead. The claim is a lease (kernel/lease.py), as for report snapshots, so a
+repeated request or a second delivery does the work once, and an attempt that lost its claim writes
+nothing; a bundle whose worker went silent is queued again.
 """
 
 from __future__ import annotations
 
 import logging
 import time
-from datetime import timedelta
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
-from django.db.models import F, Q
+from django.db.models import Q
 from django.utils import timezone
 
 from correlation.bundle.archive import report_bundle
 from correlation.models import ReportBundle, ReportSnapshot, SnapshotStatus
 from kernel.broker import task_publish
+from kernel.lease import LeaseLost, LeaseTerms, lease_claim
 
 logger = logging.getLogger(__name__)
+BUNDLE_LEASE = LeaseTerms(
+    model=ReportBundle,
+    running=SnapshotStatus.RUNNING,
+    waiting=SnapshotStatus.PENDING,
+    stale_seconds=lambda: float(settings.DIALEVAL_REPORT_STALE_SECONDS),
+)
 
 
 def bundle_request(*, snapshot: ReportSnapshot) -> ReportBundle:
@@ -31,14 +38,16 @@ def bundle_request(*, snapshot: ReportSnapshot) -> ReportBundle:
             bundle, created = ReportBundle.objects.get_or_create(snapshot=snapshot)
     except IntegrityError:
         bundle, created = ReportBundle.objects.get(snapshot=snapshot), False
-    stale = timezone.now() - timedelta(seconds=settings.DIALEVAL_REPORT_STALE_SECONDS)
+    # A failed one, or one whose worker went silent (a lost message, a killed worker), is queued again.
+    # The attempt count goes on (never back to 0), so an attempt that lost the bundle stays fenced out.
     requeue = (
         ReportBundle.objects.filter(pk=bundle.pk)
         .filter(
             Q(status=SnapshotStatus.FAILED)
-            | Q(status__in=[SnapshotStatus.PENDING, SnapshotStatus.RUNNING], heartbeat_at__lt=stale)
+            | Q(status=SnapshotStatus.PENDING, heartbeat_at__lt=BUNDLE_LEASE.stale_before())
+            | BUNDLE_LEASE.silent()
         )
-        .update(status=SnapshotStatus.PENDING, error="", attempts=0, heartbeat_at=timezone.now())
+        .update(status=SnapshotStatus.PENDING, error="", heartbeat_at=timezone.now())
     )
     if created or requeue:
         if created:
@@ -52,39 +61,38 @@ def bundle_state(*, snapshot: ReportSnapshot) -> ReportBundle | None:
 
 
 def bundle_build(*, bundle_id: int) -> None:
-    """Build a queued bundle (the task's body); nothing when another worker holds it or it is done."""
-    stale = timezone.now() - timedelta(seconds=settings.DIALEVAL_REPORT_STALE_SECONDS)
-    claimed = (
-        ReportBundle.objects.filter(pk=bundle_id)
-        .filter(Q(status=SnapshotStatus.PENDING) | Q(status=SnapshotStatus.RUNNING, heartbeat_at__lt=stale))
-        .update(status=SnapshotStatus.RUNNING, heartbeat_at=timezone.now(), attempts=F("attempts") + 1)
-    )
-    if not claimed:
+    """Build a queued bundle (the task's body); nothing when another worker holds it or it is done, and
+    nothing written once this attempt lost it (taken over after its heartbeat went stale)."""
+    lease = lease_claim(BUNDLE_LEASE, bundle_id)
+    if lease is None:
         return
     bundle = ReportBundle.objects.defer("content").select_related("snapshot__study").get(pk=bundle_id)
     snapshot = bundle.snapshot
 
     def progress(stage: str, done: int, total: int) -> None:
-        ReportBundle.objects.filter(pk=bundle_id).update(stage=stage[:120], heartbeat_at=timezone.now())
+        lease.beat(stage=stage[:120])
 
     started = time.perf_counter()
     try:
         content = report_bundle(study=snapshot.study, snapshot=snapshot, progress=progress)
+    except LeaseLost:
+        logger.warning("bundle %s: attempt %s lost its claim; stopped", bundle_id, lease.attempt)
+        return
     except Exception as error:
         logger.exception("bundle %s failed", bundle_id)
-        ReportBundle.objects.filter(pk=bundle_id).update(
-            status=SnapshotStatus.FAILED,
-            error=f"{type(error).__name__}: {error}"[:2000],
-            finished_at=timezone.now(),
+        lease.finish(
+            SnapshotStatus.FAILED, error=f"{type(error).__name__}: {error}"[:2000], finished_at=timezone.now()
         )
         raise
-    ReportBundle.objects.filter(pk=bundle_id).update(
-        status=SnapshotStatus.READY,
+    stored = lease.finish(
+        SnapshotStatus.READY,
         content=content,
         size=len(content),
         stage=f"built in {time.perf_counter() - started:.0f} s",
         finished_at=timezone.now(),
     )
+    if not stored:
+        logger.warning("bundle %s: attempt %s lost its claim; not stored", bundle_id, lease.attempt)
 
 
 def bundle_content(*, bundle: ReportBundle) -> bytes:

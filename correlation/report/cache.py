@@ -15,9 +15,11 @@ exactly while its version is the study's. The flow:
   progress and where to poll, or serves the newest older report marked stale when the client asks for it.
 * :func:`report_current` (``study_report``, a command, not a request): the current snapshot, computed now in
   this process if it is not ready.
-* :func:`report_snapshot_build` (the task): claims a snapshot with a conditional UPDATE (a second
+* :func:`report_snapshot_build` (the task): claims a snapshot with its lease (kernel/lease.py: a second
   delivery of the same message, or a second worker, does nothing while the first one's heartbeat is
-  fresh), computes it with progress and heartbeats, stores it, and drops the snapshots it replaces.
+  fresh), computes it with progress and heartbeats, stores it, and drops the snapshots it replaces. Every
+  write of the attempt is fenced by its attempt number: an attempt that lost its claim writes nothing, and
+  never turns a READY snapshot into FAILED.
 
 The version is read before the data, and bumps happen after their writes commit, so a snapshot's data is
 never older than its version: a report computed from newer data is stored under the older version and
@@ -35,13 +37,13 @@ from typing import Any
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
-from django.db.models import F, Q
 from django.utils import timezone
 
 from annotation.models import Study
 from correlation.models import ReportSnapshot, SnapshotStatus
 from correlation.report.loading import report_cost, report_inputs
 from kernel.broker import task_publish
+from kernel.lease import Lease, LeaseLost, LeaseTerms, lease_claim
 from stats.report.builder import DOCUMENT_VERSION, build_report
 from stats.report.code_version import code_version
 from stats.report.document_types import ReportDocument
@@ -50,6 +52,13 @@ from stats.report.types import ReportOptions
 logger = logging.getLogger(__name__)
 HEARTBEAT_SECONDS = 1.0  # progress is written at most this often
 Progress = Callable[[str, int, int], None]
+SNAPSHOT_LEASE = LeaseTerms(
+    model=ReportSnapshot,
+    running=SnapshotStatus.RUNNING,
+    waiting=SnapshotStatus.PENDING,
+    stale_seconds=lambda: float(settings.DIALEVAL_REPORT_STALE_SECONDS),
+    max_attempts=lambda: int(settings.DIALEVAL_REPORT_MAX_ATTEMPTS),
+)
 
 
 @dataclass(frozen=True)
@@ -154,25 +163,33 @@ def report_compute_now(
     started = time.perf_counter()
     document, plots = _compute(study, options, progress)
     snapshot, _ = _get_or_create(study, options, version)
-    _store_ready(snapshot, options, document, plots, time.perf_counter() - started)
+    # Computed here, outside any lease (a command): the same document a worker would store, written unless
+    # one is ready already; a worker that held the snapshot then finds its claim gone and stores nothing.
+    fields = _ready_fields(snapshot, document, plots, time.perf_counter() - started)
+    if (
+        ReportSnapshot.objects.filter(pk=snapshot.pk)
+        .exclude(status=SnapshotStatus.READY)
+        .update(status=SnapshotStatus.READY, **fields)
+    ):
+        _prune(study, options, version)
     snapshot.refresh_from_db()
     return snapshot
 
 
 def report_snapshot_build(*, snapshot_id: int) -> ReportSnapshot | None:
-    """Compute a queued snapshot (the Celery task's body); ``None`` when another worker holds it or it is
-    already done."""
-    stale = timezone.now() - timedelta(seconds=settings.DIALEVAL_REPORT_STALE_SECONDS)
-    claimed = (
-        ReportSnapshot.objects.filter(pk=snapshot_id)
-        .filter(Q(status=SnapshotStatus.PENDING) | Q(status=SnapshotStatus.RUNNING, heartbeat_at__lt=stale))
-        .update(status=SnapshotStatus.RUNNING, heartbeat_at=timezone.now(), attempts=F("attempts") + 1)
-    )
-    if not claimed:
+    """Compute a queued snapshot (the Celery task's body); ``None`` when another worker holds it, it is
+    already done, or this attempt lost it while computing (taken over once its heartbeat went stale: it
+    then writes nothing, see kernel/lease.py)."""
+    lease = lease_claim(SNAPSHOT_LEASE, snapshot_id)
+    if lease is None:
         return None
     snapshot = ReportSnapshot.objects.select_related("study").get(pk=snapshot_id)
-    if snapshot.attempts > settings.DIALEVAL_REPORT_MAX_ATTEMPTS:
-        _finish(snapshot_id, SnapshotStatus.FAILED, error=f"gave up after {snapshot.attempts - 1} attempts")
+    if lease.over_cap:
+        lease.finish(
+            SnapshotStatus.FAILED,
+            error=f"gave up after {lease.attempt - 1} attempts",
+            finished_at=timezone.now(),
+        )
         return snapshot
     options = ReportOptions.from_key(snapshot.options_key)
     last_write = 0.0
@@ -183,50 +200,59 @@ def report_snapshot_build(*, snapshot_id: int) -> ReportSnapshot | None:
         if now - last_write < HEARTBEAT_SECONDS and done < total:
             return
         last_write = now
-        ReportSnapshot.objects.filter(pk=snapshot_id, status=SnapshotStatus.RUNNING).update(
-            stage=stage[:120], progress_done=done, progress_total=total, heartbeat_at=timezone.now()
-        )
+        lease.beat(stage=stage[:120], progress_done=done, progress_total=total)
 
     started = time.perf_counter()
     try:
         document, plots = _compute(snapshot.study, options, progress)
+    except LeaseLost:
+        logger.warning("report snapshot %s: attempt %s lost its claim; stopped", snapshot_id, lease.attempt)
+        return None
     except Exception as error:
         logger.exception("report snapshot %s failed", snapshot_id)
-        _finish(snapshot_id, SnapshotStatus.FAILED, error=f"{type(error).__name__}: {error}"[:2000])
+        lease.finish(
+            SnapshotStatus.FAILED, error=f"{type(error).__name__}: {error}"[:2000], finished_at=timezone.now()
+        )
         raise
-    _store_ready(snapshot, options, document, plots, time.perf_counter() - started)
+    fields = _ready_fields(snapshot, document, plots, time.perf_counter() - started)
+    if not lease.finish(SnapshotStatus.READY, **fields):
+        logger.warning(
+            "report snapshot %s: attempt %s lost its claim; not stored", snapshot_id, lease.attempt
+        )
+        return None
+    _prune(snapshot.study, options, snapshot.data_version)
     return ReportSnapshot.objects.get(pk=snapshot_id)
 
 
 def report_retry(*, snapshot: ReportSnapshot) -> None:
-    """Queue a failed snapshot again (the page's "try again")."""
-    updated = ReportSnapshot.objects.filter(pk=snapshot.pk, status=SnapshotStatus.FAILED).update(
-        status=SnapshotStatus.PENDING, attempts=0, error="", progress_done=0, stage=""
-    )
-    if updated:
-        _enqueue(snapshot.pk)
+    """Queue a failed snapshot again (the page's "try again", a 503 of the API) as a new row: its attempts
+    start again from 0 under a new primary key, so that no attempt of the failed build, however late, holds a
+    lease on the new one (an attempt number reused on the same row would)."""
+    with transaction.atomic():
+        deleted = ReportSnapshot.objects.filter(pk=snapshot.pk, status=SnapshotStatus.FAILED).delete()[1]
+        if not deleted.get(ReportSnapshot._meta.label):
+            return  # retried by another request meanwhile, or no longer failed
+        fresh = ReportSnapshot.objects.create(
+            study_id=snapshot.study_id, options_key=snapshot.options_key, data_version=snapshot.data_version
+        )
+    _enqueue(fresh.pk)
 
 
-def _store_ready(
-    snapshot: ReportSnapshot,
-    options: ReportOptions,
-    document: ReportDocument,
-    plots: dict[str, Any],
-    seconds: float,
-) -> None:
-    """Mark ``snapshot`` ready with its document, and drop the snapshots it replaces."""
+def _ready_fields(
+    snapshot: ReportSnapshot, document: ReportDocument, plots: dict[str, Any], seconds: float
+) -> dict[str, Any]:
+    """What a ready snapshot's row holds: its document (stamped with its version) and how long it took."""
     document["data_version"] = snapshot.data_version
-    ReportSnapshot.objects.filter(pk=snapshot.pk).update(
-        status=SnapshotStatus.READY,
-        document=document,
-        plots=plots,
-        stage="",
-        error="",
-        compute_seconds=seconds,
-        finished_at=timezone.now(),
-        heartbeat_at=timezone.now(),
-    )
-    _prune(snapshot.study, options, snapshot.data_version)
+    now = timezone.now()
+    return {
+        "document": document,
+        "plots": plots,
+        "stage": "",
+        "error": "",
+        "compute_seconds": seconds,
+        "finished_at": now,
+        "heartbeat_at": now,
+    }
 
 
 def _compute(
@@ -280,15 +306,20 @@ def _requeue_if_lost(snapshot: ReportSnapshot) -> ReportSnapshot:
     broker restart, a worker killed mid-report)."""
     if snapshot.status not in (SnapshotStatus.PENDING, SnapshotStatus.RUNNING):
         return snapshot
-    stale = timezone.now() - timedelta(seconds=settings.DIALEVAL_REPORT_STALE_SECONDS)
     last_sign = snapshot.heartbeat_at or snapshot.created_at
-    if last_sign < stale:
+    if last_sign < SNAPSHOT_LEASE.stale_before():
         # Back to PENDING with a fresh heartbeat: any worker claims it, and the views that follow wait a
         # stale period before queuing it again (left RUNNING with an old heartbeat, every poll of the
-        # page queued one more message until a worker was free).
-        touched = ReportSnapshot.objects.filter(
-            pk=snapshot.pk, status=snapshot.status, heartbeat_at=snapshot.heartbeat_at
-        ).update(status=SnapshotStatus.PENDING, heartbeat_at=timezone.now())
+        # page queued one more message until a worker was free). A running one is given back through its
+        # holder's lease, only while that holder is still silent.
+        if snapshot.status == SnapshotStatus.RUNNING:
+            touched = Lease.of(SNAPSHOT_LEASE, snapshot).release(only_if_silent=True)
+        else:
+            touched = bool(
+                ReportSnapshot.objects.filter(
+                    pk=snapshot.pk, status=SnapshotStatus.PENDING, heartbeat_at=snapshot.heartbeat_at
+                ).update(heartbeat_at=timezone.now())
+            )
         if touched:
             logger.warning("report snapshot %s lost its worker; queued again", snapshot.pk)
             _enqueue(snapshot.pk)
@@ -309,12 +340,6 @@ def _enqueue(snapshot_id: int) -> None:
             )
 
     transaction.on_commit(send)
-
-
-def _finish(snapshot_id: int, status: str, *, error: str) -> None:
-    ReportSnapshot.objects.filter(pk=snapshot_id).update(
-        status=status, error=error, finished_at=timezone.now()
-    )
 
 
 def _prune(study: Study, options: ReportOptions, version: int) -> None:

@@ -1,9 +1,10 @@
 """Computing a run chunk by chunk: claim, heartbeat, compute, store, and finish the run.
 
-The healthchecks pattern, per chunk: a chunk is claimed with a conditional UPDATE (PENDING, or RUNNING with
-a heartbeat older than ``settings.DIALEVAL_RUN_STALE_SECONDS``: its worker died), and ``attempts`` is a
-fencing token: every later write of the attempt is conditional on it, so a worker that lost its chunk (taken
-over, or the run cancelled) stops instead of writing. Heartbeats are written from inside the metric call
+The healthchecks pattern, per chunk: a chunk is held by a lease (kernel/lease.py, :data:`CHUNK_LEASE`):
+claimed with a conditional UPDATE (PENDING, or RUNNING with a heartbeat older than
+``settings.DIALEVAL_RUN_STALE_SECONDS``: its worker died) that bumps ``attempts``, the fencing token: every
+later write of the attempt is conditional on it, so a worker that lost its chunk (taken over, or the run
+cancelled) stops instead of writing. Heartbeats are written from inside the metric call
 (the metric core's progress callback), so a long model call is not mistaken for a dead worker.
 
 Transactions are short (SQLite-safe, the same code on PostgreSQL): a chunk reads its replies in one query,
@@ -27,7 +28,6 @@ import math
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import timedelta
 from typing import Any, NamedTuple
 
 from celery.exceptions import SoftTimeLimitExceeded
@@ -38,6 +38,7 @@ from django.utils import timezone
 
 from annotation.models import DialogContext, Reference, Response, System
 from kernel.data_version import study_data_changed
+from kernel.lease import Lease, LeaseLost, LeaseTerms, lease_claim, lease_give_up
 from scoring.metrics.registry import (
     combine_metric,
     compute_metrics,
@@ -74,7 +75,16 @@ _MAX_FAILURES_KEPT = 200  # per run: enough to see the pattern, bounded for the 
 ProgressCallback = Callable[[int, int], None]  # (scores done, scores in total) of the run
 
 
-class ChunkLostError(Exception):
+CHUNK_LEASE = LeaseTerms(
+    model=ScoringChunk,
+    running=ChunkStatus.RUNNING,
+    waiting=ChunkStatus.PENDING,
+    stale_seconds=lambda: float(settings.DIALEVAL_RUN_STALE_SECONDS),
+    max_attempts=lambda: int(settings.DIALEVAL_SCORING_MAX_ATTEMPTS),
+)
+
+
+class ChunkLostError(LeaseLost):
     """This attempt no longer owns its chunk (taken over, or the run was cancelled); stop without writing."""
 
 
@@ -91,6 +101,11 @@ class ClaimedChunk:
     chunk: ScoringChunk
     attempt: int
 
+    @property
+    def lease(self) -> Lease:
+        """Every write of this attempt goes through it (the fence)."""
+        return Lease(CHUNK_LEASE, self.chunk.pk, self.attempt)
+
 
 @dataclass
 class _Outcome:
@@ -104,12 +119,12 @@ class _Outcome:
 
 
 def stale_before() -> Any:
-    return timezone.now() - timedelta(seconds=settings.DIALEVAL_RUN_STALE_SECONDS)
+    return CHUNK_LEASE.stale_before()
 
 
 def claimable_q() -> Q:
     """Chunks a worker may take: waiting, or running under a worker whose heartbeat went stale."""
-    return Q(status=ChunkStatus.PENDING) | Q(status=ChunkStatus.RUNNING, heartbeat_at__lt=stale_before())
+    return CHUNK_LEASE.claimable()
 
 
 def chunk_claim_next(*, run_id: int, queue: str | None) -> ClaimedChunk | None:
@@ -128,24 +143,20 @@ def chunk_claim_next(*, run_id: int, queue: str | None) -> ClaimedChunk | None:
     for pk, stage, attempts in candidates.values_list("pk", "stage", "attempts")[:50]:
         if stage > 0 and _stage_zero_open(run_id):  # stage-0 candidates come first: asked at most once
             return None
-        if attempts >= settings.DIALEVAL_SCORING_MAX_ATTEMPTS:
+        if CHUNK_LEASE.exhausted(attempts):
             chunk_fail_exhausted(chunk=ScoringChunk.objects.get(pk=pk))
             return None
-        now = timezone.now()
-        claimed = (
-            ScoringChunk.objects.filter(pk=pk, attempts=attempts)
-            .filter(claimable_q())
-            .update(
-                status=ChunkStatus.RUNNING,
-                attempts=F("attempts") + 1,
-                started_at=now,
-                heartbeat_at=now,
-                units_done=0,
-            )
+        lease = lease_claim(
+            CHUNK_LEASE,
+            pk,
+            attempts=attempts,
+            where=Q(run__status=RunStatus.RUNNING),
+            started_at=timezone.now(),
+            units_done=0,
         )
-        if claimed:
+        if lease is not None:
             chunk = ScoringChunk.objects.get(pk=pk)  # every field, as claimed
-            return ClaimedChunk(chunk=chunk, attempt=chunk.attempts)
+            return ClaimedChunk(chunk=chunk, attempt=lease.attempt)
     return None
 
 
@@ -212,9 +223,7 @@ def chunk_execute(*, claimed: ClaimedChunk, progress: Callable[[int], None] | No
 
 def chunk_release(*, claimed: ClaimedChunk, reason: str) -> None:
     """Give a chunk back for another attempt (e.g. over the soft time limit), keeping why in ``error``."""
-    ScoringChunk.objects.filter(
-        pk=claimed.chunk.pk, status=ChunkStatus.RUNNING, attempts=claimed.attempt
-    ).update(status=ChunkStatus.PENDING, error=reason, units_done=0, heartbeat_at=timezone.now())
+    claimed.lease.release(error=reason, units_done=0)
 
 
 def chunk_fail(*, claimed: ClaimedChunk, error: BaseException) -> None:
@@ -225,7 +234,12 @@ def chunk_fail(*, claimed: ClaimedChunk, error: BaseException) -> None:
     if response_id is not None:
         where += f"; first failing reply: {_reply_description(response_id)}"
     text = error_text(error, where=where)
-    _fail(chunk_id=chunk.pk, attempt=claimed.attempt, run_id=chunk.run_id, chunk_error=text, run_error=text)
+    now = timezone.now()
+    _fail_run(
+        lambda: claimed.lease.finish(ChunkStatus.FAILED, error=text, finished_at=now),
+        run_id=chunk.run_id,
+        run_error=text,
+    )
 
 
 def chunk_fail_exhausted(*, chunk: ScoringChunk) -> None:
@@ -239,7 +253,19 @@ def chunk_fail_exhausted(*, chunk: ScoringChunk) -> None:
     )
     if chunk.error:
         text += f"\n\nlast recorded error: {chunk.error}"
-    _fail(chunk_id=chunk.pk, attempt=chunk.attempts, run_id=chunk.run_id, chunk_error=text, run_error=text)
+    now = timezone.now()
+    _fail_run(
+        lambda: lease_give_up(
+            CHUNK_LEASE,
+            chunk.pk,
+            attempts=chunk.attempts,
+            status=ChunkStatus.FAILED,
+            error=text,
+            finished_at=now,
+        ),
+        run_id=chunk.run_id,
+        run_error=text,
+    )
 
 
 def scoring_run_advance(*, run_id: int) -> bool:
@@ -332,9 +358,8 @@ class _Fence:
     def __init__(
         self, *, chunk: ScoringChunk, attempt: int, progress: Callable[[int], None] | None = None
     ) -> None:
-        self.chunk_id = chunk.pk
+        self.lease = Lease(CHUNK_LEASE, chunk.pk, attempt)
         self.progress = progress
-        self.attempt = attempt
         self.metrics = max(1, len(chunk.metrics))  # metrics of the current family (items x metrics = units)
         self.units = chunk.units
         self.interval = min(5.0, settings.DIALEVAL_RUN_STALE_SECONDS / 4)
@@ -347,10 +372,7 @@ class _Fence:
             return
         self.last = now
         units_done = min(self.units, self.done_units + items_done * self.metrics)
-        updated = ScoringChunk.objects.filter(
-            pk=self.chunk_id, status=ChunkStatus.RUNNING, attempts=self.attempt
-        ).update(heartbeat_at=timezone.now(), units_done=units_done)
-        if not updated:
+        if not self.lease.write(heartbeat_at=timezone.now(), units_done=units_done):
             raise ChunkLostError
         if self.progress is not None:
             self.progress(units_done)
@@ -732,17 +754,19 @@ def _store(claimed: ClaimedChunk, run: ScoringRun, outcome: _Outcome) -> None:
     chunk = claimed.chunk
     now = timezone.now()
     with transaction.atomic():
-        owned = ScoringChunk.objects.filter(
-            pk=chunk.pk, status=ChunkStatus.RUNNING, attempts=claimed.attempt, run__status=RunStatus.RUNNING
-        ).update(
-            status=ChunkStatus.DONE,
-            units_done=F("units"),
-            heartbeat_at=now,
-            finished_at=now,
-            seconds=outcome.seconds,
-            undefined=outcome.undefined,
-            failures=outcome.failures[:_MAX_FAILURES_KEPT],
-            error="",
+        owned = (
+            claimed.lease.held()
+            .filter(run__status=RunStatus.RUNNING)
+            .update(
+                status=ChunkStatus.DONE,
+                units_done=F("units"),
+                heartbeat_at=now,
+                finished_at=now,
+                seconds=outcome.seconds,
+                undefined=outcome.undefined,
+                failures=outcome.failures[:_MAX_FAILURES_KEPT],
+                error="",
+            )
         )
         if not owned:
             raise ChunkLostError
@@ -780,15 +804,12 @@ def _store(claimed: ClaimedChunk, run: ScoringRun, outcome: _Outcome) -> None:
             study_data_changed(study_id=run.study_id)
 
 
-def _fail(*, chunk_id: int, attempt: int, run_id: int, chunk_error: str, run_error: str) -> None:
+def _fail_run(fail_chunk: Callable[[], bool], *, run_id: int, run_error: str) -> None:
+    """Fail the chunk (``fail_chunk``: a write fenced by its attempt, False when that attempt lost it) and,
+    when it did, the run, cancelling the run's other chunks."""
     now = timezone.now()
     with transaction.atomic():
-        failed = (
-            ScoringChunk.objects.filter(pk=chunk_id, attempts=attempt)
-            .exclude(status__in=[ChunkStatus.DONE, ChunkStatus.CANCELLED])
-            .update(status=ChunkStatus.FAILED, error=chunk_error, finished_at=now)
-        )
-        if not failed:
+        if not fail_chunk():
             return
         ended = ScoringRun.objects.filter(pk=run_id, status=RunStatus.RUNNING).update(
             status=RunStatus.FAILED, error=run_error, finished_at=now, heartbeat_at=now

@@ -1,4 +1,6 @@
-"""Planning a run: claim it (PENDING -> RUNNING) and split its work into chunks, in one transaction.
+"""Planning a run: claim it (PENDING -> RUNNING, its lease: kernel/lease.py) and split its work into
+chunks, in one transaction. A running run is never claimed again: its chunks carry its work from then on,
+each under its own lease, and the periodic recovery resumes them.
 
 Chunks (issue 11): the metric families (BLEU-1..4 together, a standalone metric alone) over slices of up
 to ``settings.DIALEVAL_SCORING_CHUNK_SIZE`` replies, ordered by context so that the replies of several
@@ -21,10 +23,11 @@ from dataclasses import dataclass, field
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Count, Exists, F, OuterRef
+from django.db.models import Count, Exists, OuterRef
 from django.utils import timezone
 
 from annotation.models import Reference, Response, System
+from kernel.lease import LeaseTerms, lease_claim
 from scoring.metrics.registry import (
     is_whole_set,
     metric_origin,
@@ -45,6 +48,15 @@ from scoring.services.run_vectors import run_vectors
 logger = logging.getLogger(__name__)
 
 
+RUN_LEASE = LeaseTerms(
+    model=ScoringRun,
+    running=RunStatus.RUNNING,
+    waiting=RunStatus.PENDING,
+    stale_seconds=lambda: float(settings.DIALEVAL_RUN_STALE_SECONDS),
+    takeover=False,
+)
+
+
 @dataclass
 class _Plan:
     chunks: list[ScoringChunk] = field(default_factory=list)
@@ -59,17 +71,10 @@ def scoring_run_plan(*, run_id: int, gpu_available: bool = False) -> bool:
     cancelled or gone). A run with nothing to compute finishes at once."""
     now = timezone.now()
     with transaction.atomic():
-        claimed = ScoringRun.objects.filter(pk=run_id, status=RunStatus.PENDING).update(
-            status=RunStatus.RUNNING,
-            attempts=F("attempts") + 1,
-            started_at=now,
-            heartbeat_at=now,
-            finished_at=None,
-            progress_done=0,
-            error="",
-            notes="",
+        lease = lease_claim(
+            RUN_LEASE, run_id, started_at=now, finished_at=None, progress_done=0, error="", notes=""
         )
-        if not claimed:
+        if lease is None:
             return False
         run = ScoringRun.objects.select_related("study").get(pk=run_id)
         try:
@@ -81,12 +86,12 @@ def scoring_run_plan(*, run_id: int, gpu_available: bool = False) -> bool:
                 ScoringChunk.objects.bulk_create(plan.chunks)
         except Exception as error:  # e.g. a metric unregistered since the run was created
             logger.exception("scoring run %s could not be planned", run_id)
-            ScoringRun.objects.filter(pk=run_id).update(
-                status=RunStatus.FAILED, finished_at=timezone.now(), error=error_text(error, where="planning")
+            lease.finish(
+                RunStatus.FAILED, finished_at=timezone.now(), error=error_text(error, where="planning")
             )
             return False
         total = sum(chunk.units for chunk in plan.chunks)
-        ScoringRun.objects.filter(pk=run_id).update(
+        lease.write(
             signatures={name: signature.pk for name, signature in signatures.items()},
             progress_total=total,
             notes="\n".join(plan.notes),

@@ -16,60 +16,45 @@ queue agree with them.
 - Runs waiting for a training job are never sent while the job is pending or running; a run whose job has
   ended but that still waits (the worker died between the two) is sent or failed now.
 
-Sending twice is harmless: planning and chunk claims are conditional updates, so a duplicate finds nothing.
+Sending twice is harmless: planning and chunk claims are leases (kernel/lease.py), conditional updates, so a
+duplicate finds nothing. A pass returns one :class:`kernel.lease.RecoveryReport` per kind of work (scoring
+runs, their chunks, trainings, word vectors), and logs them in one line.
 """
 
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field
 from datetime import timedelta
 
 from django.conf import settings
 from django.db.models import Q
 from django.utils import timezone
 
+from kernel.lease import RecoveryReport, recovery_summary
 from scoring.models import ACTIVE_TRAINING_STATUSES, ChunkStatus, RunStatus, ScoringChunk, ScoringRun
-from scoring.services.chunks import chunk_fail_exhausted, scoring_run_advance, stale_before
+from scoring.services.chunks import CHUNK_LEASE, chunk_fail_exhausted, scoring_run_advance, stale_before
 from scoring.services.execution import chains_start
 from scoring.services.queueing import GPU_QUEUE, default_queue, gpu_worker_available
 from scoring.services.runs import scoring_run_send
-from scoring.services.training_jobs import TrainingRecoveryReport, training_jobs_recover
+from scoring.services.training_jobs import training_jobs_recover
 from scoring.services.waiting_runs import waiting_run_reconsider
-from scoring.services.word_vectors import VectorsRecoveryReport, word_vectors_recover
+from scoring.services.word_vectors import word_vectors_recover
 
 logger = logging.getLogger(__name__)
 
 
-@dataclass
-class RecoveryReport:
-    sent_runs: list[int] = field(default_factory=list)  # pending runs sent to a worker
-    resumed_runs: list[int] = field(default_factory=list)  # running runs given new chunk messages
-    failed_chunks: list[int] = field(default_factory=list)  # chunks past the attempt cap
-    finished_runs: list[int] = field(default_factory=list)
-    rerouted_chunks: int = 0
-    released_runs: list[int] = field(default_factory=list)  # waiting runs whose job had ended: sent or failed
-    training: TrainingRecoveryReport = field(default_factory=TrainingRecoveryReport)
-    vectors: VectorsRecoveryReport = field(default_factory=VectorsRecoveryReport)
-
-    def __bool__(self) -> bool:
-        return bool(
-            self.sent_runs
-            or self.resumed_runs
-            or self.failed_chunks
-            or self.finished_runs
-            or self.rerouted_chunks
-            or self.released_runs
-            or self.training
-            or self.vectors
-        )
+RUN_KIND = "scoring run"
+CHUNK_KIND = "scoring chunk"
 
 
-def scoring_runs_recover(*, pending_grace_seconds: float = 5.0) -> RecoveryReport:
-    """One pass of the periodic check (see the module docstring); what it did."""
-    report = RecoveryReport()
-    report.training = training_jobs_recover(pending_grace_seconds=pending_grace_seconds)
-    report.vectors = word_vectors_recover(pending_grace_seconds=pending_grace_seconds)
+def scoring_runs_recover(*, pending_grace_seconds: float = 5.0) -> list[RecoveryReport]:
+    """One pass of the periodic check (see the module docstring); what it did, per kind of work: runs
+    (``resent``: pending runs sent; ``requeued``: running runs given new chunk messages; ``finished``: runs
+    whose chunks were all done; a run that waited for a training job that ended is ``resent`` or
+    ``failed``), chunks (``failed``: past the attempt cap), trainings and word vectors."""
+    runs, chunks = RecoveryReport(RUN_KIND), RecoveryReport(CHUNK_KIND)
+    training = training_jobs_recover(pending_grace_seconds=pending_grace_seconds)
+    vectors = word_vectors_recover(pending_grace_seconds=pending_grace_seconds)
     now = timezone.now()
     stale = stale_before()
     resend_before = now - timedelta(seconds=settings.DIALEVAL_RUN_STALE_SECONDS)
@@ -78,7 +63,8 @@ def scoring_runs_recover(*, pending_grace_seconds: float = 5.0) -> RecoveryRepor
     )
     for run_id in ended.order_by("created_at").values_list("pk", flat=True):
         if waiting_run_reconsider(run_id=run_id):
-            report.released_runs.append(run_id)
+            status = ScoringRun.objects.filter(pk=run_id).values_list("status", flat=True).first()
+            (runs.failed if status in (RunStatus.FAILED, RunStatus.CANCELLED) else runs.resent).append(run_id)
     pending = (
         ScoringRun.objects.filter(
             status=RunStatus.PENDING, created_at__lt=now - timedelta(seconds=pending_grace_seconds)
@@ -87,25 +73,23 @@ def scoring_runs_recover(*, pending_grace_seconds: float = 5.0) -> RecoveryRepor
         .exclude(waiting_for__status__in=ACTIVE_TRAINING_STATUSES)  # waits for its model: never sent
     )
     for run_id in pending.order_by("created_at").values_list("pk", flat=True):
-        if scoring_run_send(run_id=run_id):
-            report.sent_runs.append(run_id)
+        runs.resend(run_id, lambda pk: scoring_run_send(run_id=pk))
     if not gpu_worker_available():
-        report.rerouted_chunks = ScoringChunk.objects.filter(
+        rerouted = ScoringChunk.objects.filter(
             queue=GPU_QUEUE, status=ChunkStatus.PENDING, run__status=RunStatus.RUNNING
         ).update(queue=default_queue())
+        if rerouted:
+            chunks.notes.append(f"moved {rerouted} chunk(s) from the gpu queue to cpu (no GPU worker)")
     for run in ScoringRun.objects.filter(status=RunStatus.RUNNING).order_by("created_at"):
-        exhausted = ScoringChunk.objects.filter(
-            run=run,
-            status=ChunkStatus.RUNNING,
-            heartbeat_at__lt=stale,
-            attempts__gte=settings.DIALEVAL_SCORING_MAX_ATTEMPTS,
-        ).first()
+        exhausted = (
+            CHUNK_LEASE.stale().filter(run=run, attempts__gte=settings.DIALEVAL_SCORING_MAX_ATTEMPTS).first()
+        )
         if exhausted is not None:
             chunk_fail_exhausted(chunk=exhausted)
-            report.failed_chunks.append(exhausted.pk)
+            chunks.failed.append(exhausted.pk)
             continue
         if scoring_run_advance(run_id=run.pk):
-            report.finished_runs.append(run.pk)
+            runs.finished.append(run.pk)
             continue
         live = ScoringChunk.objects.filter(
             run=run, status=ChunkStatus.RUNNING, heartbeat_at__gte=stale
@@ -114,7 +98,8 @@ def scoring_runs_recover(*, pending_grace_seconds: float = 5.0) -> RecoveryRepor
         if live or recently_sent:
             continue
         if chains_start(run_id=run.pk, per_queue=settings.DIALEVAL_SCORING_PARALLEL_CHUNKS):
-            report.resumed_runs.append(run.pk)
-    if report:
-        logger.warning("scoring recovery: %s", report)
-    return report
+            runs.requeued.append(run.pk)
+    reports = [runs, chunks, training, vectors]
+    if any(reports):
+        logger.warning("scoring recovery: %s", recovery_summary(reports))
+    return reports

@@ -4,8 +4,8 @@
   corpus on the server inside the allowed folders or an upload within the size limit, the corpus read with
   the metric core's loaders, the parameters) and raises :class:`TrainingJobError` naming the field; nothing
   is saved then. Otherwise it commits a PENDING job and sends it once committed.
-- :func:`training_job_run` is the task's body: it claims the job with a conditional UPDATE (PENDING ->
-  RUNNING, ``attempts`` + 1; every later write is conditional on that attempt, a fencing token), trains
+- :func:`training_job_run` is the task's body: it claims the job with its lease (kernel/lease.py: PENDING
+  -> RUNNING, ``attempts`` + 1; every later write is conditional on that attempt, a fencing token), trains
   through ``trained_model_train`` and writes the trainer's reports on the job row: every epoch's point at
   once (the curve), the latest report and the heartbeat at most once a second. A cancel request is read
   at each such write; the trainer then stops (``TrainingCancelled``) and its scratch folder is removed, so
@@ -38,10 +38,11 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.files.uploadedfile import UploadedFile
 from django.db import IntegrityError, transaction
-from django.db.models import F
+from django.db.models import Q
 from django.utils import timezone
 
 from annotation.models import Study
+from kernel.lease import Lease, LeaseTerms, RecoveryReport, lease_claim
 from scoring.metrics.bert_ruber.cells import ALL_CELLS, BERT, FAST_CELLS, parse_cell
 from scoring.metrics.learned_specs import (
     BERT_RUBER_KIND,
@@ -82,6 +83,18 @@ PARAMETERS = ("epochs", "max_pairs", "cells", "variants", "threads", "language")
 BROKER_DOWN_NOTE = (
     "not queued yet: the task broker (Redis) is unreachable; the job starts once it is back (the periodic "
     "recovery sends it)"
+)
+
+
+# A stale job is not claimed by the next delivery: the periodic recovery gives it back (or fails it, or
+# ends it when a cancel was asked), and the job's message is sent again.
+TRAINING_LEASE = LeaseTerms(
+    model=TrainingJob,
+    running=TrainingStatus.RUNNING,
+    waiting=TrainingStatus.PENDING,
+    stale_seconds=lambda: float(settings.DIALEVAL_TRAINING_STALE_SECONDS),
+    max_attempts=lambda: int(settings.DIALEVAL_TRAINING_MAX_ATTEMPTS),
+    takeover=False,
 )
 
 
@@ -220,22 +233,19 @@ def training_job_cancel(*, job: TrainingJob, user: Any = None) -> bool:
 def training_job_run(*, job_id: int) -> bool:
     """Claim the job and train it (see the module docstring). False when there was nothing to do: the job
     is not pending (done, cancelled, or held by another attempt), so a duplicate message is harmless."""
-    now = timezone.now()
-    claimed = TrainingJob.objects.filter(
-        pk=job_id, status=TrainingStatus.PENDING, cancel_requested=False
-    ).update(
-        status=TrainingStatus.RUNNING,
-        attempts=F("attempts") + 1,
-        started_at=now,
-        heartbeat_at=now,
+    lease = lease_claim(
+        TRAINING_LEASE,
+        job_id,
+        where=Q(cancel_requested=False),
+        started_at=timezone.now(),
         progress={"stage": "reading the corpus"},
         curve=[],
         error="",
     )
-    if not claimed:
+    if lease is None:
         return False
     job = TrainingJob.objects.select_related("study", "created_by").get(pk=job_id)
-    reporter = _JobReporter(job_id=job.pk, attempt=job.attempts)
+    reporter = _JobReporter(lease=lease)
     try:
         model = _train(job, reporter)
     except TrainingLost:
@@ -255,10 +265,9 @@ def training_job_run(*, job_id: int) -> bool:
 
 @dataclass
 class _JobReporter:
-    """The trainer's ``on_progress``: writes reports on the job row, fenced by the attempt."""
+    """The trainer's ``on_progress``: writes reports on the job row, fenced by the attempt (its lease)."""
 
-    job_id: int
-    attempt: int
+    lease: Lease
     curve: list[dict[str, Any]] = field(default_factory=list)
     last_write: float = 0.0
 
@@ -282,20 +291,19 @@ class _JobReporter:
         this attempt lost it."""
         self.last_write = time.monotonic()
         updated = (
-            self._held()
+            self.lease.held()
             .filter(cancel_requested=False)
             .update(progress=progress, curve=list(self.curve), heartbeat_at=timezone.now())
         )
         if updated:
             return
-        if self._held().filter(cancel_requested=True).exists():
+        if self.lease.held().filter(cancel_requested=True).exists():
             raise TrainingCancelled("cancel requested")
-        raise TrainingLost(f"training job {self.job_id}: attempt {self.attempt} no longer holds it")
+        raise TrainingLost(f"training job {self.lease.pk}: attempt {self.attempt} no longer holds it")
 
-    def _held(self) -> Any:
-        return TrainingJob.objects.filter(
-            pk=self.job_id, status=TrainingStatus.RUNNING, attempts=self.attempt
-        )
+    @property
+    def attempt(self) -> int:
+        return self.lease.attempt
 
 
 def _train(job: TrainingJob, reporter: _JobReporter) -> TrainedModel:
@@ -374,7 +382,6 @@ def _finish(
     """End this attempt's job: status, the curve, the last words; False when the attempt had lost it."""
     now = timezone.now()
     fields: dict[str, Any] = {
-        "status": status,
         "curve": list(reporter.curve),
         "finished_at": now,
         "heartbeat_at": now,
@@ -383,7 +390,7 @@ def _finish(
     }
     if progress is not None:
         fields["progress"] = progress
-    return bool(reporter._held().update(**fields))
+    return reporter.lease.finish(status, **fields)
 
 
 def _failure_text(error: BaseException) -> str:
@@ -397,41 +404,33 @@ def _failure_text(error: BaseException) -> str:
 # --- recovery ----------------------------------------------------------------------------------------------
 
 
-@dataclass
-class TrainingRecoveryReport:
-    sent_jobs: list[int] = field(default_factory=list)  # pending jobs sent (again)
-    retried_jobs: list[int] = field(default_factory=list)  # running jobs whose worker stopped, queued again
-    failed_jobs: list[int] = field(default_factory=list)  # ... past the attempt cap
-    cancelled_jobs: list[int] = field(default_factory=list)  # ... with a cancel request
-
-    def __bool__(self) -> bool:
-        return bool(self.sent_jobs or self.retried_jobs or self.failed_jobs or self.cancelled_jobs)
-
-
-def training_jobs_recover(*, pending_grace_seconds: float = 5.0) -> TrainingRecoveryReport:
-    """Jobs whose worker stopped, and jobs whose message is missing (see the module docstring)."""
-    report = TrainingRecoveryReport()
+def training_jobs_recover(*, pending_grace_seconds: float = 5.0) -> RecoveryReport:
+    """Jobs whose worker stopped, and jobs whose message is missing (see the module docstring); jobs whose
+    cancel request was carried out for a dead worker are ``finished``."""
+    report = RecoveryReport("training")
     now = timezone.now()
     stale_seconds = settings.DIALEVAL_TRAINING_STALE_SECONDS
-    stale = now - timedelta(seconds=stale_seconds)
-    for job in TrainingJob.objects.filter(status=TrainingStatus.RUNNING, heartbeat_at__lt=stale):
-        held = TrainingJob.objects.filter(pk=job.pk, status=TrainingStatus.RUNNING, attempts=job.attempts)
+    for job in TRAINING_LEASE.stale():
+        lease = Lease.of(TRAINING_LEASE, job)  # acting for the silent holder, only while it stays silent
         since = f"no heartbeat since {job.heartbeat_at:%Y-%m-%d %H:%M:%S} UTC" if job.heartbeat_at else ""
         if job.cancel_requested:
-            if held.update(status=TrainingStatus.CANCELLED, finished_at=now, progress={"note": "cancelled"}):
-                report.cancelled_jobs.append(job.pk)
-        elif job.attempts >= settings.DIALEVAL_TRAINING_MAX_ATTEMPTS:
+            if lease.finish(
+                TrainingStatus.CANCELLED, only_if_silent=True, finished_at=now, progress={"note": "cancelled"}
+            ):
+                report.finished.append(job.pk)
+        elif TRAINING_LEASE.exhausted(job.attempts):
             error = (
                 f"the worker training it stopped {job.attempts} time(s) ({since}): killed, out of memory, "
                 f"or restarted; try fewer pairs (max_pairs) or a machine with more memory"
             )
-            if held.update(status=TrainingStatus.FAILED, finished_at=now, error=error):
-                report.failed_jobs.append(job.pk)
-        elif held.update(
-            status=TrainingStatus.PENDING,
+            if lease.finish(TrainingStatus.FAILED, only_if_silent=True, finished_at=now, error=error):
+                report.failed.append(job.pk)
+        elif lease.release(
+            only_if_silent=True,
+            heartbeat_at=job.heartbeat_at,
             progress={"retry": f"queued again: the worker training it stopped ({since})"},
         ):
-            report.retried_jobs.append(job.pk)
+            report.requeued.append(job.pk)
             training_job_send(job_id=job.pk)
         job.refresh_from_db()
         if job.is_finished:
@@ -439,13 +438,12 @@ def training_jobs_recover(*, pending_grace_seconds: float = 5.0) -> TrainingReco
     resend_before = now - timedelta(seconds=stale_seconds)
     pending = TrainingJob.objects.filter(
         status=TrainingStatus.PENDING, created_at__lt=now - timedelta(seconds=pending_grace_seconds)
-    ).exclude(pk__in=report.retried_jobs)
+    ).exclude(pk__in=report.requeued)
     for job in pending.order_by("created_at"):
         sent_at = parsed_time(job.progress.get("sent_at"))
         if sent_at is not None and sent_at >= resend_before:
             continue
-        if training_job_send(job_id=job.pk):
-            report.sent_jobs.append(job.pk)
+        report.resend(job.pk, lambda pk: training_job_send(job_id=pk))
     return report
 
 

@@ -6,8 +6,9 @@ chosen by name in later scoring runs (docs/word-vectors.md).
 - :func:`word_vectors_upload`: a file sent with a request (the page, ``POST /api/word-vectors/``), bounded by
   ``DIALEVAL_VECTORS_MAX_UPLOAD_BYTES``, saved under ``<DIALEVAL_VECTORS_DIR>/uploads/``; a PENDING row is
   committed and the task ``scoring.convert_word_vectors`` sent on the cpu queue. :func:`word_vectors_convert`
-  (the task's body) claims the row with a conditional UPDATE (PENDING -> CONVERTING, an attempt number in
-  ``progress`` that fences every later write), converts, and removes the upload once it has ended.
+  (the task's body) claims the row with its lease (kernel/lease.py: PENDING -> CONVERTING, ``attempts`` + 1,
+  the fence of every later write; ``progress`` shows the attempt too), converts, and removes the upload
+  once the conversion has ended (not when it lost the row: the attempt that took over reads it).
 - :func:`word_vectors_recover` (part of the periodic recovery) sends PENDING rows whose message was never
   sent, and queues again a conversion whose progress stopped (its worker died), failing it after
   ``MAX_ATTEMPTS``.
@@ -42,6 +43,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from annotation.models import Language
+from kernel.lease import Lease, LeaseLost, LeaseTerms, RecoveryReport, lease_claim
 from scoring.metrics.vector_files import (
     AUTO_FORMAT,
     VECTOR_FORMATS,
@@ -80,6 +82,18 @@ UPLOADS_FOLDER = "uploads"
 BROKER_DOWN_NOTE = (
     "not queued yet: the task broker (Redis) is unreachable; the conversion starts once it is back (the "
     "periodic recovery sends it)"
+)
+
+
+# A stale conversion is not claimed by the next delivery: the periodic recovery gives it back (or fails it
+# past MAX_ATTEMPTS) and sends its message again.
+VECTORS_LEASE = LeaseTerms(
+    model=WordVectorsFile,
+    running=VectorsStatus.CONVERTING,
+    waiting=VectorsStatus.PENDING,
+    stale_seconds=lambda: float(STALE_SECONDS),
+    max_attempts=lambda: MAX_ATTEMPTS,
+    takeover=False,
 )
 
 
@@ -138,7 +152,9 @@ def word_vectors_register_path(
                 source_path=str(source),
                 size_bytes=source.stat().st_size,
                 language=language,
-                status=VectorsStatus.CONVERTING,
+                status=VectorsStatus.CONVERTING,  # held from its creation: attempt 1, converted here
+                attempts=1,
+                heartbeat_at=timezone.now(),
                 progress=_progress(attempt=1, note="converting"),
                 created_by=_user_or_none(user),
             )
@@ -146,7 +162,8 @@ def word_vectors_register_path(
         raise WordVectorsError(
             "name", f"word vectors named {name!r} exist already; choose another name"
         ) from None
-    reporter = _ProgressWriter(vectors_id=vectors.pk, attempt=1, also=progress)
+    lease = Lease(VECTORS_LEASE, vectors.pk, 1)
+    reporter = _ProgressWriter(lease=lease, also=progress)
     try:
         info = convert_vectors_file(source, fmt, vectors_store_root(), reporter)
     except VectorFileError as error:
@@ -155,7 +172,7 @@ def word_vectors_register_path(
     except BaseException:
         vectors.delete()
         raise
-    _succeed(vectors, info, attempt=1)
+    _succeed(vectors, info, lease)
     vectors.refresh_from_db()
     return vectors
 
@@ -235,37 +252,42 @@ def word_vectors_convert(*, vectors_id: int) -> bool:
     vectors = WordVectorsFile.objects.filter(pk=vectors_id, status=VectorsStatus.PENDING).first()
     if vectors is None:
         return False
-    attempt = int(vectors.progress.get("attempts") or 0) + 1
-    claimed = WordVectorsFile.objects.filter(pk=vectors_id, status=VectorsStatus.PENDING).update(
-        status=VectorsStatus.CONVERTING,
+    attempt = vectors.attempts + 1
+    lease = lease_claim(
+        VECTORS_LEASE,
+        vectors_id,
+        attempts=vectors.attempts,
         progress=_progress(attempt=attempt, note="converting", total=vectors.size_bytes or 0),
         error="",
     )
-    if not claimed:
+    if lease is None:
         return False
     source = Path(vectors.source_path)
-    reporter = _ProgressWriter(vectors_id=vectors_id, attempt=attempt)
+    reporter = _ProgressWriter(lease=lease)
     try:
         info = convert_vectors_file(source, vectors.format, vectors_store_root(), reporter)
+    except LeaseLost:
+        logger.warning("word vectors %s: attempt %s lost its claim; stopped", vectors.name, attempt)
+        return True
     except VectorFileError as error:
-        _fail(vectors_id, attempt=attempt, error=str(error))
+        ended = _fail(lease, error=str(error))
     except Exception as error:  # the row says why; the worker goes on with other tasks
         logger.exception("converting word vectors %s failed", vectors.name)
-        _fail(vectors_id, attempt=attempt, error=f"{error_summary(error)} (while converting {source.name})")
+        ended = _fail(lease, error=f"{error_summary(error)} (while converting {source.name})")
     else:
-        _succeed(vectors, info, attempt=attempt)
-    if _is_upload(source):
+        ended = _succeed(vectors, info, lease)
+    if ended and _is_upload(source):
         _remove_upload(source)
     return True
 
 
 @dataclass
 class _ProgressWriter:
-    """The converter's ``progress``: bytes read, written on the row (fenced by the attempt) at most once a
-    second, and passed on to ``also`` (the command's progress bar)."""
+    """The converter's ``progress``: bytes read, written on the row (fenced by the attempt, its heartbeat)
+    at most once a second, and passed on to ``also`` (the command's progress bar). Raises
+    :class:`kernel.lease.LeaseLost` when the attempt lost the row, which stops the converter."""
 
-    vectors_id: int
-    attempt: int
+    lease: Lease
     also: Callable[[int, int], None] | None = None
     last_write: float = field(default=0.0)
 
@@ -276,15 +298,7 @@ class _ProgressWriter:
             return
         self.last_write = time.monotonic()
         note = "finishing the store" if done >= total else "converting"
-        _held(self.vectors_id, self.attempt).update(
-            progress=_progress(attempt=self.attempt, note=note, done=done, total=total)
-        )
-
-
-def _held(vectors_id: int, attempt: int) -> Any:
-    return WordVectorsFile.objects.filter(
-        pk=vectors_id, status=VectorsStatus.CONVERTING, progress__attempts=attempt
-    )
+        self.lease.beat(progress=_progress(attempt=self.lease.attempt, note=note, done=done, total=total))
 
 
 def _progress(*, attempt: int, note: str, done: int = 0, total: int = 0) -> dict[str, Any]:
@@ -297,11 +311,13 @@ def _progress(*, attempt: int, note: str, done: int = 0, total: int = 0) -> dict
     }
 
 
-def _succeed(vectors: WordVectorsFile, info: VectorStoreInfo, *, attempt: int) -> None:
+def _succeed(vectors: WordVectorsFile, info: VectorStoreInfo, lease: Lease) -> bool:
+    """Record the store on the row, while ``lease`` holds it; whether it did."""
+    attempt = lease.attempt
     reused = " (the same bytes were registered before: their store is reused)" if info.reused else ""
     duplicates = f"; {info.duplicates:,} duplicate words kept their first vector" if info.duplicates else ""
-    updated = _held(vectors.pk, attempt).update(
-        status=VectorsStatus.READY,
+    updated = lease.finish(
+        VectorsStatus.READY,
         store_path=str(info.path),
         content_hash=info.content_hash,
         dimension=info.dimension,
@@ -317,19 +333,23 @@ def _succeed(vectors: WordVectorsFile, info: VectorStoreInfo, *, attempt: int) -
         },
         error="",
         finished_at=timezone.now(),
+        heartbeat_at=timezone.now(),
     )
     if not updated:  # deleted (or taken over) while converting: keep no store nobody names
         logger.warning(
             "word vectors %s: no longer held by attempt %s; store not recorded", vectors.name, attempt
         )
         _remove_store_if_unused(info.content_hash, str(info.path))
+    return updated
 
 
-def _fail(vectors_id: int, *, attempt: int, error: str) -> None:
-    _held(vectors_id, attempt).update(
-        status=VectorsStatus.FAILED,
+def _fail(lease: Lease, *, error: str, only_if_silent: bool = False) -> bool:
+    """Fail the conversion while ``lease`` holds it (recovery: only while its holder stays silent)."""
+    return lease.finish(
+        VectorsStatus.FAILED,
+        only_if_silent=only_if_silent,
         error=error,
-        progress={"note": "failed", "attempts": attempt},
+        progress={"note": "failed", "attempts": lease.attempt},
         finished_at=timezone.now(),
     )
 
@@ -337,52 +357,40 @@ def _fail(vectors_id: int, *, attempt: int, error: str) -> None:
 # --- recovery --------------------------------------------------------------------------------------------
 
 
-@dataclass
-class VectorsRecoveryReport:
-    sent: list[int] = field(default_factory=list)  # pending rows sent (again)
-    retried: list[int] = field(default_factory=list)  # conversions whose worker stopped, queued again
-    failed: list[int] = field(default_factory=list)  # ... past MAX_ATTEMPTS
-
-    def __bool__(self) -> bool:
-        return bool(self.sent or self.retried or self.failed)
-
-
-def word_vectors_recover(*, pending_grace_seconds: float = 5.0) -> VectorsRecoveryReport:
+def word_vectors_recover(*, pending_grace_seconds: float = 5.0) -> RecoveryReport:
     """One pass of the periodic check for conversions (see the module docstring)."""
-    report = VectorsRecoveryReport()
+    report = RecoveryReport("word vectors")
     now = timezone.now()
-    for vectors in WordVectorsFile.objects.filter(status=VectorsStatus.CONVERTING):
-        updated_at = parsed_time(vectors.progress.get("updated_at"))
-        if updated_at is not None and updated_at >= now - timedelta(seconds=STALE_SECONDS):
-            continue
-        attempt = int(vectors.progress.get("attempts") or 0)
-        since = f"no progress since {updated_at:%Y-%m-%d %H:%M:%S} UTC" if updated_at else "no progress"
-        if attempt >= MAX_ATTEMPTS:
-            _fail(
-                vectors.pk,
-                attempt=attempt,
-                error=f"the conversion stopped {attempt} time(s) ({since}): its worker was killed, ran out of "
-                "memory or restarted",
+    for vectors in VECTORS_LEASE.stale():
+        lease = Lease.of(VECTORS_LEASE, vectors)  # acting for the silent holder, only while it stays silent
+        attempt = lease.attempt
+        last = vectors.heartbeat_at
+        since = f"no progress since {last:%Y-%m-%d %H:%M:%S} UTC" if last else "no progress"
+        if VECTORS_LEASE.exhausted(attempt):
+            error = (
+                f"the conversion stopped {attempt} time(s) ({since}): its worker was killed, ran out of "
+                "memory or restarted"
             )
-            report.failed.append(vectors.pk)
+            if _fail(lease, error=error, only_if_silent=True):
+                report.failed.append(vectors.pk)
             continue
         retry = f"queued again: the conversion stopped ({since})"
-        if _held(vectors.pk, attempt).update(
-            status=VectorsStatus.PENDING,
+        if lease.release(
+            only_if_silent=True,
+            heartbeat_at=last,
             progress={"attempts": attempt, "retry": retry, "note": retry, "total_bytes": vectors.size_bytes},
         ):
-            report.retried.append(vectors.pk)
+            report.requeued.append(vectors.pk)
             word_vectors_send(vectors_id=vectors.pk)
     resend_before = now - timedelta(seconds=STALE_SECONDS)
     pending = WordVectorsFile.objects.filter(
         status=VectorsStatus.PENDING, created_at__lt=now - timedelta(seconds=pending_grace_seconds)
-    ).exclude(pk__in=report.retried)
+    ).exclude(pk__in=report.requeued)
     for vectors in pending.order_by("created_at"):
         sent_at = parsed_time(vectors.progress.get("sent_at"))
         if sent_at is not None and sent_at >= resend_before:
             continue
-        if word_vectors_send(vectors_id=vectors.pk):
-            report.sent.append(vectors.pk)
+        report.resend(vectors.pk, lambda pk: word_vectors_send(vectors_id=pk))
     return report
 
 

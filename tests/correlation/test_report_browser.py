@@ -55,7 +55,7 @@ def test_a_researcher_reads_downloads_and_watches_the_report_update(
     log_in(page, live_server, researcher)
 
     page.goto(f"{live_server.url}/reports/{study.pk}/")
-    page.wait_for_function("document.querySelectorAll('#scatter-plots .plot .main-svg').length >= 2")
+    page.wait_for_function("() => document.querySelectorAll('#scatter-plots .plot .main-svg').length >= 2")
 
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / "report-metrics.png"), full_page=True)
@@ -82,13 +82,13 @@ def test_a_researcher_reads_downloads_and_watches_the_report_update(
     assert page.locator('#agreement-table tr[data-coefficient="krippendorff_alpha_ordinal"]').is_visible()
     assert page.locator("#rater-table tbody tr").count() == 3
     page.wait_for_function(
-        "document.querySelector('div.plot[data-figure=\"agreement-heatmap\"] .main-svg') !== null"
+        "() => document.querySelector('div.plot[data-figure=\"agreement-heatmap\"] .main-svg') !== null"
     )
     heatmap = page.locator('div.plot[data-figure="agreement-heatmap"] .nsewdrag').first
     box = heatmap.bounding_box()
     assert box is not None
     heatmap.click(position={"x": box["width"] * 0.2, "y": box["height"] * 0.8})
-    page.wait_for_function("document.getElementById('pair-plot').dataset.pair !== undefined")
+    page.wait_for_function("() => document.getElementById('pair-plot').dataset.pair !== undefined")
     assert " vs " in (page.locator("#pair-plot .gtitle").text_content() or "")
     page.screenshot(path=str(ARTIFACTS / "report-agreement.png"), full_page=True)
 
@@ -116,7 +116,7 @@ def test_a_researcher_reads_downloads_and_watches_the_report_update(
     handout = next_assignment(annotator=annotator)
     rating_submit(annotator=annotator, assignment_id=handout.assignment.pk, values={"appropriateness": 2})
     page.wait_for_function(
-        f"document.getElementById('report-state').dataset.version !== '{version}'", timeout=30_000
+        f"() => document.getElementById('report-state').dataset.version !== '{version}'", timeout=30_000
     )
     assert page.evaluate("window.stillTheSamePage") is True
     ratings_after = page.locator("#report-summary").text_content() or ""

@@ -154,9 +154,10 @@ def test_a_failed_build_answers_503_and_is_queued_again(
     assert "MemoryError: out of memory" in failed.json()["detail"]
     assert failed.json()["status"] == "failed"
     assert int(failed["Retry-After"]) > 0
-    snapshot.refresh_from_db()
-    assert (snapshot.status, snapshot.attempts, snapshot.error) == (SnapshotStatus.PENDING, 0, "")
-    assert published == [(REPORT_TASK, [snapshot.pk])]
+    again = ReportSnapshot.objects.get(study=study)  # a new row: the failed build's attempts cannot reach it
+    assert again.pk != snapshot.pk
+    assert (again.status, again.attempts, again.error) == (SnapshotStatus.PENDING, 0, "")
+    assert published == [(REPORT_TASK, [again.pk])]
 
 
 def test_a_build_whose_worker_went_silent_is_queued_again(

@@ -24,10 +24,9 @@ from tests.factories import (
     SystemFactory,
 )
 from tests.live_services import WORKER_STALE_SECONDS, CeleryWorkerProcess
+from tests.waiting import WAITS_ON_PROGRESS, wait_until
 
-pytestmark = pytest.mark.integration
-
-RUN_TIMEOUT = 60.0
+pytestmark = [pytest.mark.integration, WAITS_ON_PROGRESS]
 
 
 def build_study(contexts: int = 4) -> Study:
@@ -42,17 +41,30 @@ def build_study(contexts: int = 4) -> Study:
     return study
 
 
-def wait_until_finished(
-    run: ScoringRun, worker: CeleryWorkerProcess, timeout: float = RUN_TIMEOUT
-) -> ScoringRun:
-    deadline = time.monotonic() + timeout
-    while True:
-        run.refresh_from_db()
-        if run.is_finished:
-            return run
-        if time.monotonic() > deadline:
-            pytest.fail(f"run {run.pk} still {run.status} after {timeout:.0f} s\n{worker.log()}")
-        time.sleep(0.2)
+def scoring_run_progress(run_id: int) -> tuple[object, ...]:
+    """What moves while a run is worked on: its status and scores done, and each chunk's state, units done,
+    attempts and heartbeat (a running chunk beats while it computes)."""
+    run = ScoringRun.objects.get(pk=run_id)
+    chunks = ScoringChunk.objects.filter(run_id=run_id).order_by("index")
+    return (
+        run.status,
+        run.progress_done,
+        tuple(chunks.values_list("status", "units_done", "attempts", "heartbeat_at")),
+    )
+
+
+def wait_until_finished(run: ScoringRun, worker: CeleryWorkerProcess) -> ScoringRun:
+    """Until the run is finished, for as long as it or the worker's log moves and the worker lives."""
+    wait_until(
+        lambda: ScoringRun.objects.get(pk=run.pk).is_finished,
+        what=f"run {run.pk} to finish",
+        progress=lambda: (scoring_run_progress(run.pk), worker.log_size()),
+        alive=worker.is_alive,
+        poll=0.2,
+        details=worker.log,
+    )
+    run.refresh_from_db()
+    return run
 
 
 def expected_scores(study: Study, metrics: list[str]) -> dict[tuple[int, str], float | None]:
@@ -104,11 +116,18 @@ def test_a_chunk_whose_worker_died_is_taken_over_once_stale(
     started = time.monotonic()
     chains_start(run_id=run.pk, per_queue=2)  # the other chunk is computed at once
 
-    deadline = time.monotonic() + RUN_TIMEOUT
-    while not ScoringRun.objects.get(pk=run.pk).is_finished:  # this test process plays Celery beat
-        assert time.monotonic() < deadline, celery_worker_process.log()
+    def recovered_and_finished() -> bool:  # this test process plays Celery beat
         scoring_runs_recover()
-        time.sleep(0.5)
+        return ScoringRun.objects.get(pk=run.pk).is_finished
+
+    wait_until(
+        recovered_and_finished,
+        what=f"run {run.pk} to finish once its dead chunk is taken over",
+        progress=lambda: (scoring_run_progress(run.pk), celery_worker_process.log_size()),
+        alive=celery_worker_process.is_alive,
+        poll=0.5,
+        details=celery_worker_process.log,
+    )
     run.refresh_from_db()
     assert run.status == RunStatus.SUCCEEDED, f"{run.error}\n{celery_worker_process.log()}"
     dead.refresh_from_db()

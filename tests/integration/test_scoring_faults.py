@@ -17,7 +17,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -33,7 +33,7 @@ from tests.factories import (
     StudyFactory,
     SystemFactory,
 )
-from tests.integration.test_celery_scoring import expected_scores
+from tests.integration.test_celery_scoring import expected_scores, scoring_run_progress
 from tests.live_services import (
     REPO_ROOT,
     CeleryBeatProcess,
@@ -41,8 +41,9 @@ from tests.live_services import (
     RedisProcess,
     celery_broker,
 )
+from tests.waiting import WAITS_ON_PROGRESS, wait_until
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, WAITS_ON_PROGRESS]
 
 METRICS = ["bleu-1", "bleu-2", "bleu-3", "bleu-4", "rouge-l", "meteor"]
 STALE_SECONDS = 4
@@ -111,13 +112,20 @@ def build_study(contexts: int = 60, systems: int = 4) -> Study:
     return study
 
 
-def wait_for(condition, *, timeout: float, stack: Stack, what: str) -> float:
-    started = time.monotonic()
-    while not condition():
-        if time.monotonic() - started > timeout:
-            pytest.fail(f"{what}: not within {timeout:.0f} s\n{stack.logs()}")
-        time.sleep(0.1)
-    return time.monotonic() - started
+def wait_for(condition: Callable[[], object], *, run: ScoringRun, stack: Stack, what: str) -> None:
+    """Until ``condition``, for as long as the run or the worker's log moves and the worker lives."""
+    wait_until(
+        condition,
+        what=what,
+        progress=lambda: (scoring_run_progress(run.pk), stack.worker.log_size()),
+        alive=stack.worker.is_alive,
+        details=stack.logs,
+    )
+
+
+def finished(run: ScoringRun) -> Callable[[], bool]:
+    """Whether ``run`` has finished, asked of the database."""
+    return lambda: ScoringRun.objects.get(pk=run.pk).is_finished
 
 
 def assert_scored_exactly_once(run: ScoringRun, study: Study) -> None:
@@ -151,9 +159,14 @@ def test_a_run_succeeds_while_another_process_commits_every_300_ms(stack: Stack)
         stderr=subprocess.STDOUT,
     )
     try:
-        time.sleep(1.0)  # the writer is committing before the run starts
+        wait_until(  # the writer is committing before the run starts
+            lambda: Study.objects.filter(pk=study.pk, description__startswith="written").exists(),
+            what="the writer's first commit",
+            stall_seconds=120,  # a Python process setting Django up: nothing to watch but the clock
+            alive=lambda: writer.poll() is None,
+        )
         run = scoring_run_create(study=study, metrics=METRICS)
-        wait_for(lambda: ScoringRun.objects.get(pk=run.pk).is_finished, timeout=120, stack=stack, what="run")
+        wait_for(lambda: ScoringRun.objects.get(pk=run.pk).is_finished, run=run, stack=stack, what="the run")
     finally:
         stop_file.touch()
         output, _ = writer.communicate(timeout=30)
@@ -184,7 +197,7 @@ print("commits", commits)
 def test_a_run_survives_sigkill_of_the_whole_worker_and_an_immediate_restart(stack: Stack) -> None:
     study = build_study()
     run = scoring_run_create(study=study, metrics=METRICS)
-    wait_for(lambda: chunks_done(run) >= 2, timeout=60, stack=stack, what="two chunks done")
+    wait_for(lambda: chunks_done(run) >= 2, run=run, stack=stack, what="two chunks done")
 
     stack.worker.kill_group()  # the whole group: main process and pool, with their reserved messages
     killed_at = time.monotonic()
@@ -192,7 +205,7 @@ def test_a_run_survives_sigkill_of_the_whole_worker_and_an_immediate_restart(sta
 
     wait_for(
         lambda: ScoringRun.objects.get(pk=run.pk).is_finished,
-        timeout=RECOVERY_DEADLINE,
+        run=run,
         stack=stack,
         what="the run after SIGKILL and restart",
     )
@@ -205,7 +218,7 @@ def test_a_run_survives_sigkill_of_a_pool_process(stack: Stack) -> None:
     run = scoring_run_create(study=study, metrics=METRICS)
     wait_for(
         lambda: ScoringChunk.objects.filter(run=run, status=ChunkStatus.RUNNING).exists(),
-        timeout=60,
+        run=run,
         stack=stack,
         what="a chunk running",
     )
@@ -216,7 +229,7 @@ def test_a_run_survives_sigkill_of_a_pool_process(stack: Stack) -> None:
 
     wait_for(
         lambda: ScoringRun.objects.get(pk=run.pk).is_finished,
-        timeout=RECOVERY_DEADLINE,
+        run=run,
         stack=stack,
         what="the run after its pool processes were killed",
     )
@@ -251,7 +264,7 @@ def test_a_chunk_that_always_kills_its_worker_stops_after_the_attempt_cap(crashi
 
     wait_for(
         lambda: ScoringRun.objects.get(pk=run.pk).is_finished,
-        timeout=150,
+        run=run,
         stack=crashing_stack,
         what="the run to stop",
     )

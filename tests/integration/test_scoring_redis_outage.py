@@ -14,16 +14,17 @@ from django.test import Client
 from scoring.models import ChunkStatus, RunStatus, ScoringChunk, ScoringRun
 from scoring.services import scoring_run_create
 from tests.integration.test_scoring_faults import (
-    RECOVERY_DEADLINE,
     STALE_SECONDS,
     Stack,
     assert_scored_exactly_once,
     build_study,
+    finished,
     wait_for,
 )
 from tests.live_services import celery_broker
+from tests.waiting import WAITS_ON_PROGRESS
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, WAITS_ON_PROGRESS]
 
 OUTAGE_SECONDS = 30.0
 
@@ -50,7 +51,7 @@ def _outage(stack: Stack, researcher: Any) -> None:
     )
     wait_for(
         lambda: ScoringChunk.objects.filter(run=run, status=ChunkStatus.DONE).count() >= 2,
-        timeout=60,
+        run=run,
         stack=stack,
         what="two chunks done",
     )
@@ -77,8 +78,8 @@ def _outage(stack: Stack, researcher: Any) -> None:
 
     for each in (run, during):
         wait_for(
-            lambda each=each: ScoringRun.objects.get(pk=each.pk).is_finished,
-            timeout=RECOVERY_DEADLINE,
+            finished(each),
+            run=each,
             stack=stack,
             what=f"run {each.pk} after the outage",
         )

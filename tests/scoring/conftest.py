@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from scoring.metrics.training_progress import TrainingReport
 from tests.scoring.cross_ruber.builders import TinyTraining, train_tiny
+from tests.waiting import watched_training
 
 
 @pytest.fixture(scope="session")
@@ -14,7 +16,11 @@ def tiny_cross_ruber(tmp_path_factory: pytest.TempPathFactory) -> TinyTraining:
     changes files works on a copy."""
     folder = tmp_path_factory.mktemp("cross-ruber")
     stages: list[str] = []
-    artifact = train_tiny(
-        folder / "model", cache_dir=folder / "cache", on_progress=lambda report: stages.append(report.stage)
-    )
+    with watched_training("tiny Cross-RUBER") as watch:
+
+        def on_progress(report: TrainingReport) -> None:
+            stages.append(report.stage)
+            watch(report)
+
+        artifact = train_tiny(folder / "model", cache_dir=folder / "cache", on_progress=on_progress)
     return TinyTraining(artifact, tuple(stages))

@@ -9,6 +9,7 @@ from pathlib import Path
 from scoring.metrics.maude.artifact import MaudeArtifact
 from scoring.metrics.maude.training import MaudeConfig, train_maude
 from scoring.metrics.ruber.word2vec import Word2VecConfig
+from scoring.metrics.training_progress import ProgressCallback
 
 EXCHANGES = [
     ("What time does the train leave ?", "The train leaves at half past five ."),
@@ -44,7 +45,10 @@ def dialogs(count: int, seed: int) -> list[tuple[str, ...]]:
 
 
 def train_tiny_maude(
-    output_dir: Path, variants: tuple[str, ...] = ("maude", "bert-nli", "infersent", "ruber")
+    output_dir: Path,
+    variants: tuple[str, ...] = ("maude", "bert-nli", "infersent", "ruber"),
+    *,
+    on_progress: ProgressCallback | None = None,
 ) -> MaudeArtifact:
     """MaUde (and ``variants``) trained on 120 dialogs of :func:`dialogs`, validated on 16 others."""
     config = MaudeConfig(
@@ -61,4 +65,11 @@ def train_tiny_maude(
         torch_threads=1,
         corpus_description="synthetic exchanges",
     )
-    return train_maude(dialogs(120, 1), dialogs(16, 2), config=config, output_dir=output_dir, progress=False)
+    return train_maude(
+        dialogs(120, 1),
+        dialogs(16, 2),
+        config=config,
+        output_dir=output_dir,
+        progress=False,
+        on_progress=on_progress,
+    )

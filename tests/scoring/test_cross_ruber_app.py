@@ -38,8 +38,11 @@ from tests.factories import (
 from tests.scoring.cross_ruber.builders import TinyTraining
 from tests.scoring.maude_builders import dialogs
 from tests.scoring.training_builders import training_places
+from tests.waiting import TRAINING_FIXTURE_TIMEOUT
 
-pytestmark = pytest.mark.django_db
+# tiny_cross_ruber (tests/scoring/conftest.py) trains in its setup: pytest-timeout's limit counts each test's
+# body only, the training is watched for progress.
+pytestmark = [pytest.mark.django_db, TRAINING_FIXTURE_TIMEOUT]
 
 FAST = ["--frozen-layers", "5", "--context-turns", "2", "--device", "cpu", "--threads", "1"]
 

@@ -30,8 +30,11 @@ from tests.factories import (
     StudyFactory,
     SystemFactory,
 )
+from tests.waiting import TRAINING_FIXTURE_TIMEOUT, watched_training
 
-pytestmark = pytest.mark.django_db
+# The module's model trains in a fixture, which may take past 300 s on a loaded machine: the training is watched
+# for progress (tests/waiting.py), and pytest-timeout's limit counts each test's body only.
+pytestmark = [pytest.mark.django_db, TRAINING_FIXTURE_TIMEOUT]
 
 TOPICS = 5
 FILLER = ["the", "a", "is", "it", "so", "and", "very", "then"]
@@ -79,7 +82,15 @@ def artifact(tmp_path_factory: pytest.TempPathFactory) -> RuberArtifact:
         word2vec=Word2VecConfig(dimension=16, min_count=1), hidden_size=32, mlp_hidden=16, batch_size=16,
         learning_rate=3e-3, epochs=6, patience=3, seed=7, device="cpu", corpus_description="topic pairs",
     )  # fmt: skip
-    return train_ruber(training, validation, config=config, output_dir=root / "model", progress=False)
+    with watched_training("RUBER") as on_progress:
+        return train_ruber(
+            training,
+            validation,
+            config=config,
+            output_dir=root / "model",
+            progress=False,
+            on_progress=on_progress,
+        )
 
 
 @pytest.fixture

@@ -21,8 +21,11 @@ from scoring.services import ScoringRequestError, scoring_run_create, scoring_ru
 from scoring.trained_model_services import trained_model_register
 from tests.factories import DialogContextFactory, ResponseFactory, StudyFactory, SystemFactory
 from tests.scoring.maude_builders import dialogs, train_tiny_maude
+from tests.waiting import TRAINING_FIXTURE_TIMEOUT, watched_training
 
-pytestmark = pytest.mark.django_db
+# The module's model trains in a fixture, which may take past 300 s on a loaded machine: the training is watched
+# for progress (tests/waiting.py), and pytest-timeout's limit counts each test's body only.
+pytestmark = [pytest.mark.django_db, TRAINING_FIXTURE_TIMEOUT]
 
 
 def run_command(*args: str) -> str:
@@ -50,7 +53,12 @@ def write_dialogs(path: Path, count: int, seed: int) -> Path:
 @pytest.fixture(scope="module")
 def artifact(tmp_path_factory: pytest.TempPathFactory) -> MaudeArtifact:
     """Trained once for the module; each test registers its own copy."""
-    return train_tiny_maude(tmp_path_factory.mktemp("maude-app") / "model", variants=("maude", "bert-nli"))
+    with watched_training("tiny MaUde") as on_progress:
+        return train_tiny_maude(
+            tmp_path_factory.mktemp("maude-app") / "model",
+            variants=("maude", "bert-nli"),
+            on_progress=on_progress,
+        )
 
 
 @pytest.fixture

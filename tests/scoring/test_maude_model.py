@@ -16,11 +16,17 @@ from scoring.metrics.maude.artifact import MaudeArtifact, maude_artifact_hash, r
 from scoring.metrics.maude.negatives import word_order
 from scoring.metrics.registry import compute_metrics, metric_spec
 from tests.scoring.maude_builders import dialogs, train_tiny_maude
+from tests.waiting import TRAINING_FIXTURE_TIMEOUT, watched_training
+
+# The module's model trains in a fixture, which may take past 300 s on a loaded machine: the training is watched
+# for progress (tests/waiting.py), and pytest-timeout's limit counts each test's body only.
+pytestmark = TRAINING_FIXTURE_TIMEOUT
 
 
 @pytest.fixture(scope="module")
 def artifact(tmp_path_factory: pytest.TempPathFactory) -> MaudeArtifact:
-    return train_tiny_maude(tmp_path_factory.mktemp("maude") / "model")
+    with watched_training("tiny MaUde, every variant") as on_progress:
+        return train_tiny_maude(tmp_path_factory.mktemp("maude") / "model", on_progress=on_progress)
 
 
 def held_out() -> tuple[list[list[str]], list[str]]:

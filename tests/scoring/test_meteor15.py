@@ -33,6 +33,7 @@ from scoring.metrics.meteor15 import (
     meteor15_start,
     meteor15_version,
 )
+from tests.waiting import WAITS_ON_PROGRESS, cpu_ticks, wait_until
 
 DIALOGUES_TEST = Path("dailydialog") / "test" / "dialogues_test.txt"
 EOU = "__eou__"
@@ -195,7 +196,7 @@ def test_process_is_reused_and_restarted_after_it_is_killed(coco: Any) -> None:
     assert meteor15_pid() == second
 
 
-@pytest.mark.timeout(180)
+@WAITS_ON_PROGRESS
 def test_forked_child_starts_its_own_process(coco: Any) -> None:
     hypotheses, references = sentences(300, seed=3), [[s] for s in sentences(300, seed=4)]
     expected = coco_scores(coco, hypotheses, references)
@@ -219,10 +220,20 @@ def test_forked_child_starts_its_own_process(coco: Any) -> None:
             os._exit(status)  # no atexit: its Java must end when its input pipe closes
 
     os.close(write_end)
-    with os.fdopen(read_end) as pipe:
+    exit_codes: list[int] = []
+
+    def ended() -> bool:
+        done, status = os.waitpid(child, os.WNOHANG)
+        if done:
+            exit_codes.append(os.waitstatus_to_exitcode(status))
+        return bool(exit_codes)
+
+    wait_until(  # the child starts its own Java and scores: its CPU time moves while it does
+        ended, what="the forked child's METEOR 1.5 scores", progress=lambda: cpu_ticks(child)
+    )
+    with os.fdopen(read_end) as pipe:  # the report (a few kB) waits in the pipe's buffer
         text = pipe.read()
-    _, status = os.waitpid(child, 0)
-    assert os.waitstatus_to_exitcode(status) == 0
+    assert exit_codes == [0]
     report = json.loads(text)
     assert report["inherited"] is None
     assert report["java"] not in (None, parent_java)
@@ -233,6 +244,7 @@ def test_forked_child_starts_its_own_process(coco: Any) -> None:
     assert meteor15_pid() == parent_java
 
 
+@WAITS_ON_PROGRESS
 def test_two_threads_at_once_get_their_own_scores(coco: Any) -> None:
     batches = [(sentences(400, seed=10 + k), [[s] for s in sentences(400, seed=20 + k)]) for k in range(2)]
     expected = [coco_scores(coco, hypotheses, references) for hypotheses, references in batches]
@@ -249,8 +261,11 @@ def test_two_threads_at_once_get_their_own_scores(coco: Any) -> None:
     threads = [threading.Thread(target=score, args=(k,)) for k in range(2)]
     for thread in threads:
         thread.start()
-    for thread in threads:
-        thread.join(timeout=120)
+    wait_until(  # the shared Java process computes both batches: its CPU time moves while it does
+        lambda: not any(thread.is_alive() for thread in threads),
+        what="both threads' METEOR 1.5 scores",
+        progress=lambda: (tuple(result is None for result in results), _java_cpu_ticks()),
+    )
     assert results == expected
 
 
@@ -266,6 +281,11 @@ def test_missing_java_is_a_clear_error(monkeypatch: pytest.MonkeyPatch, tmp_path
     assert "default-jre-headless" in JAVA_MISSING
     assert time.monotonic() - started < 5
     assert meteor15_pid() is None
+
+
+def _java_cpu_ticks() -> int:
+    pid = meteor15_pid()
+    return 0 if pid is None else cpu_ticks(pid)
 
 
 def _gone_or_zombie(pid: int, *, within_s: float) -> bool:

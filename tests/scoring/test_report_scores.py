@@ -11,6 +11,7 @@ from django.utils import timezone
 
 from annotation.models import Annotator, DiversityJudgment, Rating, Reference, Response, Study, System
 from correlation.report.loading import report_inputs
+from kernel.lease import recovery_of
 from scoring.metrics.registry import compute_metrics, compute_system_metric
 from scoring.metrics.system_specs import ContextOutputs
 from scoring.models import (
@@ -28,6 +29,7 @@ from scoring.selectors import scoring_runs_for_study
 from scoring.services import ChunkLostError, scoring_run_create, scoring_run_execute, scoring_run_work
 from scoring.services.chunks import chunk_claim_next, chunk_execute
 from scoring.services.queueing import default_queue
+from scoring.services.recovery import RUN_KIND
 from scoring.services.report_scores import report_scores_compute, report_scores_request, report_scores_wait
 from tests.factories import DialogContextFactory, QuestionFactory, StudyFactory
 from tests.live_services import celery_broker
@@ -218,7 +220,7 @@ def test_recovery_gives_a_dead_reporters_run_to_the_workers(study: Study, redis_
     # A database of the session's Redis that no worker consumes; this test plays the worker.
     with celery_broker(redis_server.rsplit("/", 1)[0] + "/9"):
         recovered = scoring_runs_recover()
-        assert run.pk in recovered.resumed_runs
+        assert run.pk in recovery_of(recovered, RUN_KIND).requeued
         while scoring_run_work(run_id=run.pk, queue=default_queue()):
             pass
 

@@ -12,6 +12,7 @@ from nltk.translate.bleu_score import SmoothingFunction
 from nltk.translate.bleu_score import sentence_bleu as nltk_sentence_bleu
 
 from annotation.models import Response, Study
+from kernel.lease import recovery_of
 from scoring.metrics import METRICS_VERSION, registry
 from scoring.metrics.spec import MetricSpec
 from scoring.metrics.tokenize import tokenize
@@ -23,6 +24,7 @@ from scoring.services import (
     scoring_run_create,
     scoring_run_execute,
 )
+from scoring.services.recovery import RUN_KIND
 from tests.factories import (
     DialogContextFactory,
     ReferenceFactory,
@@ -454,14 +456,16 @@ def test_an_unreachable_broker_leaves_the_run_pending_saying_so_and_recovery_sen
         assert run.status == RunStatus.PENDING
         assert run.enqueued_at is None
         assert run.notes.startswith("not queued yet: the task broker (Redis) is unreachable")
-        assert scoring_runs_recover(pending_grace_seconds=0).sent_runs == []  # still down: still pending
+        assert (
+            recovery_of(scoring_runs_recover(pending_grace_seconds=0), RUN_KIND).resent == []
+        )  # still down: still pending
     # The broker is back. A database of the session's Redis that no worker consumes: a worker another
     # test left running would take the run and could still hold its rows while this test's teardown
     # truncates the tables (a deadlock on PostgreSQL).
     with celery_broker(redis_server.rsplit("/", 1)[0] + "/9"):
         report = scoring_runs_recover(pending_grace_seconds=0)
     run.refresh_from_db()
-    assert report.sent_runs == [run.pk]
+    assert recovery_of(report, RUN_KIND).resent == [run.pk]
     assert run.status == RunStatus.PENDING  # sent: pending until a worker takes it
     assert run.enqueued_at is not None
     assert run.notes == ""

@@ -15,12 +15,14 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import call_command
 from django.utils import timezone
 
+from kernel.lease import Lease, recovery_of
 from scoring.metrics.training_progress import EPOCH_STAGE, TrainingCancelled, TrainingReport
 from scoring.models import StudyModelChoice, TrainedModel, TrainingJob, TrainingStatus
 from scoring.selectors import trained_model_figures, training_job_progress_text
 from scoring.services import scoring_runs_recover
 from scoring.services.training_jobs import (
     BROKER_DOWN_NOTE,
+    TRAINING_LEASE,
     TrainingJobError,
     training_job_cancel,
     training_job_create,
@@ -31,6 +33,7 @@ from scoring.tasks import training_job_run_task
 from scoring.trained_model_services import TrainingRequest, trained_model_train, training_corpus_load
 from tests.factories import ResearcherFactory
 from tests.scoring.training_builders import topic_study, training_places, write_dailydialog, write_pairs
+from tests.waiting import wait_until
 
 pytestmark = pytest.mark.django_db
 
@@ -302,7 +305,7 @@ def test_a_job_whose_worker_died_is_queued_again_then_failed_after_the_attempt_c
         status=TrainingStatus.RUNNING, attempts=1, heartbeat_at=long_ago, started_at=long_ago
     )
     report = training_jobs_recover()
-    assert report.retried_jobs == [job.pk]
+    assert report.requeued == [job.pk]
     job.refresh_from_db()
     assert job.status == TrainingStatus.PENDING
     assert "the worker training it stopped" in training_job_progress_text(job=job)
@@ -311,7 +314,7 @@ def test_a_job_whose_worker_died_is_queued_again_then_failed_after_the_attempt_c
         status=TrainingStatus.RUNNING, attempts=2, heartbeat_at=long_ago
     )
     recovery = scoring_runs_recover()  # the periodic check includes training jobs
-    assert recovery.training.failed_jobs == [job.pk]
+    assert recovery_of(recovery, "training").failed == [job.pk]
     job.refresh_from_db()
     assert job.status == TrainingStatus.FAILED
     assert "stopped 2 time(s)" in job.error
@@ -329,9 +332,9 @@ def test_a_live_job_and_a_stale_cancelled_job_are_told_apart(researcher, corpus:
         heartbeat_at=now - timedelta(seconds=settings.DIALEVAL_TRAINING_STALE_SECONDS + 1),
     )
     report = training_jobs_recover()
-    assert report.cancelled_jobs == [stopped.pk]
-    assert report.retried_jobs == []
-    assert report.failed_jobs == []
+    assert report.finished == [stopped.pk]  # its cancel request carried out
+    assert report.requeued == []
+    assert report.failed == []
     live.refresh_from_db()
     assert live.status == TrainingStatus.RUNNING
 
@@ -341,7 +344,7 @@ def test_an_attempt_that_lost_its_job_stops_without_writing(researcher, corpus: 
 
     job = create(researcher, corpus)
     TrainingJob.objects.filter(pk=job.pk).update(status=TrainingStatus.RUNNING, attempts=2)
-    reporter = _JobReporter(job_id=job.pk, attempt=1)  # recovery gave the job to attempt 2
+    reporter = _JobReporter(lease=Lease(TRAINING_LEASE, job.pk, 1))  # recovery gave the job to attempt 2
     with pytest.raises(TrainingLost):
         reporter(TrainingReport(EPOCH_STAGE, epoch=1, epochs=2, loss=0.5, validation_accuracy=0.6))
     job.refresh_from_db()
@@ -449,7 +452,7 @@ def test_a_training_job_folder_is_removed_when_its_attempt_lost_the_job(research
         progress=False,
     )
     TrainingJob.objects.filter(pk=job.pk).update(status=TrainingStatus.RUNNING, attempts=2)
-    _succeed(job, _JobReporter(job_id=job.pk, attempt=1), model)
+    _succeed(job, _JobReporter(lease=Lease(TRAINING_LEASE, job.pk, 1)), model)
     assert not TrainedModel.objects.filter(name="late").exists()
     assert not Path(model.path).exists()
     job.refresh_from_db()
@@ -481,7 +484,6 @@ def test_a_running_job_cancelled_from_another_process_stops_and_leaves_nothing(
     ends: the corpus is read, tokenized and word2vec trained first), the job says cancelled, and neither a
     model nor a folder is left."""
     import threading
-    import time
 
     from django.db import connection
 
@@ -501,11 +503,20 @@ def test_a_running_job_cancelled_from_another_process_stops_and_leaves_nothing(
 
     worker = threading.Thread(target=work)
     worker.start()
-    deadline = time.monotonic() + 60
-    while TrainingJob.objects.get(pk=job.pk).status == TrainingStatus.PENDING and time.monotonic() < deadline:
-        time.sleep(0.01)
+    wait_until(
+        lambda: TrainingJob.objects.get(pk=job.pk).status != TrainingStatus.PENDING,
+        what="the training job to start",
+        alive=worker.is_alive,
+        poll=0.01,
+        details=lambda: f"the task's outcome: {outcome}",
+    )
     assert training_job_cancel(job=TrainingJob.objects.get(pk=job.pk), user=researcher)
-    worker.join(timeout=120)
+    wait_until(  # the trainer stops at its next report; until then the job's row may still move
+        lambda: not worker.is_alive(),
+        what="the cancelled training to stop",
+        progress=lambda: TrainingJob.objects.values_list("status", "progress", "heartbeat_at").get(pk=job.pk),
+        stall_seconds=120,
+    )
     assert outcome == [True]
     job.refresh_from_db()
     assert job.status == TrainingStatus.CANCELLED

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from kernel.lease import recovery_of
 from scoring.models import MetricScore, RunStatus, ScoringRun, TrainingJob, TrainingStatus
 from scoring.selectors import scoring_run_waiting_text
 from scoring.services import (
@@ -16,6 +17,7 @@ from scoring.services import (
     scoring_run_execute,
     scoring_runs_recover,
 )
+from scoring.services.recovery import RUN_KIND
 from scoring.services.runs import BROKER_DOWN_NOTE
 from scoring.services.training_jobs import training_job_cancel, training_job_create
 from scoring.tasks import training_job_run_task
@@ -167,7 +169,7 @@ def test_recovery_releases_a_run_whose_job_ended_without_sending_it(researcher, 
     run = scoring_run_create(study=study, metrics=["ruber-unreferenced"])
     TrainingJob.objects.filter(pk=job.pk).update(status=TrainingStatus.FAILED, error="out of memory")
     report = scoring_runs_recover(pending_grace_seconds=0)
-    assert report.released_runs == [run.pk]
+    assert recovery_of(report, RUN_KIND).failed == [run.pk]  # its job failed: so does the run
     run.refresh_from_db()
     assert run.status == RunStatus.FAILED
     assert run.error.endswith("failed: out of memory")

@@ -53,7 +53,7 @@ def test_a_volunteer_compares_by_keyboard_and_the_report_shows_win_rates(
     first_url = page.url
     page.keyboard.press("Enter")
     page.wait_for_function(
-        "document.querySelector('#progress-text') && document.querySelector('#progress-text').textContent.startsWith('1 of')"
+        "() => document.querySelector('#progress-text') && document.querySelector('#progress-text').textContent.startsWith('1 of')"
     )
     assert page.url == first_url  # post/redirect/get back to the task's address, with the next pair
     page.keyboard.press("t")
@@ -91,7 +91,7 @@ def test_a_volunteer_compares_by_keyboard_and_the_report_shows_win_rates(
     assert rows[winner_system].startswith("0.750")  # one win and one tie of two
     assert rows[loser_system].startswith("0.250")
     report.wait_for_function(
-        "document.querySelector('div.plot[data-figure=\"pairwise-win-rates\"] .main-svg') !== null"
+        "() => document.querySelector('div.plot[data-figure=\"pairwise-win-rates\"] .main-svg') !== null"
     )
     report.screenshot(path=str(ARTIFACTS / "pairwise-report.png"), full_page=True)
     report.context.close()

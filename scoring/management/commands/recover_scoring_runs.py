@@ -23,22 +23,10 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
-        report = scoring_runs_recover(pending_grace_seconds=options["pending_grace"])
-        if not report:
+        reports = scoring_runs_recover(pending_grace_seconds=options["pending_grace"])
+        if not any(reports):
             self.stdout.write("nothing to recover")
             return
-        for label, ids in (
-            ("sent", report.sent_runs),
-            ("resumed", report.resumed_runs),
-            ("finished", report.finished_runs),
-        ):
-            if ids:
-                self.stdout.write(f"{label}: {', '.join(f'run {pk}' for pk in ids)}")
-        if report.failed_chunks:
-            self.stdout.write(
-                f"failed after the attempt cap: {', '.join(f'chunk {pk}' for pk in report.failed_chunks)}"
-            )
-        if report.rerouted_chunks:
-            self.stdout.write(
-                f"moved {report.rerouted_chunks} chunk(s) from the gpu queue to cpu (no GPU worker)"
-            )
+        for report in reports:
+            if report:
+                self.stdout.write(str(report))

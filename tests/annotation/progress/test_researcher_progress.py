@@ -80,7 +80,7 @@ def test_the_researcher_sees_who_rated_what(live_server, page) -> None:
     # clipboard: then the link is selected and the page says how to copy it).
     assert page.locator("#invite-url").input_value() == f"{live_server.url}/work/join/{study.invite_token}/"
     page.click("#invite-copy")
-    page.wait_for_function("document.getElementById('invite-copied').textContent !== ''")
+    page.wait_for_function("() => document.getElementById('invite-copied').textContent !== ''")
 
     # The researcher's override: annotator-002 no longer counts in reports.
     second_row = page.locator("#annotator-table tr.annotator[data-annotator='annotator-002']")

@@ -19,6 +19,7 @@ from django.utils import timezone
 from annotation.importers import ImportFile
 from annotation.models import Annotator, DialogContext, ImportJob, Rating, Response, StudyImport
 from annotation.services.import_jobs import (
+    IMPORT_LEASE,
     ImportJobReporter,
     import_job_run,
     import_job_status,
@@ -27,6 +28,7 @@ from annotation.services.import_jobs import (
 from annotation.services.imports import study_import
 from annotation.services.studies import study_create
 from annotation.tasks import import_job_run_task
+from kernel.lease import Lease
 from tests.api.work_api_support import client_for
 
 pytestmark = pytest.mark.django_db
@@ -191,7 +193,7 @@ def test_the_page_shows_the_row_while_reading_and_the_progress_file_while_writin
     job.refresh_from_db()
     status_url = reverse("annotation:study-import-job-status", args=[study.pk, job.pk])
 
-    reporter = ImportJobReporter(job)
+    reporter = ImportJobReporter(job, Lease.of(IMPORT_LEASE, job))
     reporter("reading", 10, 40)
     status = client.get(status_url).json()
     assert (status["stage"], status["done"], status["total"], status["stage_words"]) == (
@@ -249,7 +251,9 @@ def test_a_job_writing_inside_its_transaction_is_not_taken_for_dead(client, stud
     long_ago = timezone.now() - timedelta(seconds=300)
     ImportJob.objects.filter(pk=job.pk).update(status="running", attempts=1, heartbeat_at=long_ago)
     job.refresh_from_db()
-    ImportJobReporter(job)("writing", 5, 100)  # a fresh progress file: the import is alive
+    ImportJobReporter(job, Lease.of(IMPORT_LEASE, job))(
+        "writing", 5, 100
+    )  # a fresh progress file: the import is alive
 
     import_jobs_recover()
 
@@ -333,7 +337,7 @@ def test_the_periodic_check_removes_saved_uploads_no_job_needs(client, study, re
 
     report = import_jobs_recover()
 
-    assert report.removed == ["0123456789abcdef"]
+    assert report.notes == ["removed the upload folder 0123456789abcdef"]
     assert not orphan.exists()
     assert fresh.exists()
     assert (job_settings / waiting.folder / "file-00").exists()  # the pending job still needs its upload

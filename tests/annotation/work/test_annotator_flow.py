@@ -88,10 +88,10 @@ def test_annotator_joins_and_rates_five_items_with_the_keyboard(page, live_serve
     with page.expect_navigation():
         page.keyboard.press("Enter")  # the Join button has the focus
     annotator = Annotator.objects.get(study=study, user=user)
-    page.wait_for_function("document.activeElement && document.activeElement.id === 'admission-link'")
+    page.wait_for_function("() => document.activeElement && document.activeElement.id === 'admission-link'")
     with page.expect_navigation():
         page.keyboard.press("Enter")  # "Read and accept" (the consent) has the focus
-    page.wait_for_function("document.activeElement && document.activeElement.id === 'agree'")
+    page.wait_for_function("() => document.activeElement && document.activeElement.id === 'agree'")
     page.keyboard.press("Space")  # tick "I agree"
     page.keyboard.press("Tab")
     with page.expect_navigation():
@@ -167,7 +167,7 @@ def test_annotator_writes_four_references_with_the_keyboard(page, live_server, t
     assert "Good replies" in dialog.inner_text()
     page.keyboard.press("Escape")
     dialog.wait_for(state="hidden")
-    page.wait_for_function("document.activeElement && document.activeElement.id === 'reply-text'")
+    page.wait_for_function("() => document.activeElement && document.activeElement.id === 'reply-text'")
     counter = page.locator("#counter")
     assert counter.inner_text() == "Reply 1 of 4 — 4 remaining"
     context_text = page.locator(".turn.query").inner_text()

@@ -55,7 +55,7 @@ def test_a_volunteer_flags_and_comments_on_a_pair_and_the_researcher_sees_both(p
     page.keyboard.type("hard to choose, 0 or t?")
     page.click("#note-comment")
     page.wait_for_function(
-        "document.querySelector('#note-status').textContent.includes('comment was recorded')"
+        "() => document.querySelector('#note-status').textContent.includes('comment was recorded')"
     )
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / "pairwise-flag.png"), full_page=True)
@@ -78,7 +78,7 @@ def test_a_volunteer_flags_and_comments_on_a_pair_and_the_researcher_sees_both(p
     # The box gives the keys back: Enter now submits the pick made before the notes.
     page.keyboard.press("Enter")
     page.wait_for_function(
-        "document.querySelector('#progress-text') && document.querySelector('#progress-text').textContent.startsWith('1 of')"
+        "() => document.querySelector('#progress-text') && document.querySelector('#progress-text').textContent.startsWith('1 of')"
     )
     assert PairwiseJudgment.objects.get(annotator=annotator).shown_first_id is not None
     assert errors == []

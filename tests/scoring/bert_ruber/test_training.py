@@ -32,6 +32,11 @@ from scoring.metrics.ruber.word2vec import Word2VecConfig
 
 pytest.importorskip("transformers")
 from scoring.metrics.contextual_encoder import ContextualEncoder, minilm_encoder
+from tests.waiting import TRAINING_FIXTURE_TIMEOUT, watched_training
+
+# The module's model trains in a fixture, which may take past 300 s on a loaded machine: the training is watched
+# for progress (tests/waiting.py), and pytest-timeout's limit counts each test's body only.
+pytestmark = TRAINING_FIXTURE_TIMEOUT
 
 # Query words and reply words of a topic differ: only an association learned from the pairs (or
 # the encoder's sense of relatedness) tells which reply belongs to a query.
@@ -97,28 +102,32 @@ def encoder() -> ContextualEncoder:
 
 @pytest.fixture(scope="module")
 def learned(tmp_path_factory: pytest.TempPathFactory, encoder: ContextualEncoder) -> BertRuberArtifact:
-    return train_bert_ruber(
-        topic_pairs(300, seed=1),
-        topic_pairs(60, seed=2),
-        config=LEARNING_CONFIG,
-        output_dir=tmp_path_factory.mktemp("learned"),
-        encoder=encoder,
-        progress=False,
-    )
+    with watched_training("BERT-RUBER on 300 topic pairs") as on_progress:
+        return train_bert_ruber(
+            topic_pairs(300, seed=1),
+            topic_pairs(60, seed=2),
+            config=LEARNING_CONFIG,
+            output_dir=tmp_path_factory.mktemp("learned"),
+            encoder=encoder,
+            progress=False,
+            on_progress=on_progress,
+        )
 
 
 @pytest.fixture(scope="module")
 def every_cell(tmp_path_factory: pytest.TempPathFactory, encoder: ContextualEncoder) -> BertRuberArtifact:
     """All 12 cells, one epoch each, with the paper's sizes (GRU 2 x 128, MLP 256-512-128)."""
     config = BertRuberConfig(epochs=1, batch_size=32, seed=5, device="cpu", torch_threads=1)
-    return train_bert_ruber(
-        topic_pairs(64, seed=11),
-        topic_pairs(16, seed=12),
-        config=config,
-        output_dir=tmp_path_factory.mktemp("every_cell"),
-        encoder=encoder,
-        progress=False,
-    )
+    with watched_training("BERT-RUBER, all 12 cells") as on_progress:
+        return train_bert_ruber(
+            topic_pairs(64, seed=11),
+            topic_pairs(16, seed=12),
+            config=config,
+            output_dir=tmp_path_factory.mktemp("every_cell"),
+            encoder=encoder,
+            progress=False,
+            on_progress=on_progress,
+        )
 
 
 @pytest.mark.parametrize("cell", ["bert-max-ce", "word2vec-rnn-ranking"])

@@ -31,6 +31,11 @@ from scoring.metrics.training_progress import (
 )
 from tests.scoring.cross_ruber.builders import TinyTraining, train_tiny
 from tests.scoring.maude_builders import dialogs
+from tests.waiting import TRAINING_FIXTURE_TIMEOUT
+
+# tiny_cross_ruber (tests/scoring/conftest.py) trains in its setup: pytest-timeout's limit counts each test's
+# body only, the training is watched for progress.
+pytestmark = TRAINING_FIXTURE_TIMEOUT
 
 
 @pytest.fixture

@@ -30,6 +30,11 @@ from scoring.metrics.ruber.training import (
     train_ruber,
 )
 from scoring.metrics.ruber.word2vec import Word2VecConfig
+from tests.waiting import TRAINING_FIXTURE_TIMEOUT, watched_training
+
+# The module's model trains in a fixture, which may take past 300 s on a loaded machine: the training is watched
+# for progress (tests/waiting.py), and pytest-timeout's limit counts each test's body only.
+pytestmark = TRAINING_FIXTURE_TIMEOUT
 
 TOPICS = 6
 FILLER = ["the", "a", "is", "it", "so", "and", "very", "then"]
@@ -66,13 +71,15 @@ CONFIG = RuberConfig(
 
 @pytest.fixture(scope="module")
 def artifact(tmp_path_factory: pytest.TempPathFactory) -> RuberArtifact:
-    return train_ruber(
-        topic_pairs(400, seed=1),
-        topic_pairs(60, seed=2),
-        config=CONFIG,
-        output_dir=tmp_path_factory.mktemp("ruber"),
-        progress=False,
-    )
+    with watched_training("RUBER on 400 topic pairs") as on_progress:
+        return train_ruber(
+            topic_pairs(400, seed=1),
+            topic_pairs(60, seed=2),
+            config=CONFIG,
+            output_dir=tmp_path_factory.mktemp("ruber"),
+            progress=False,
+            on_progress=on_progress,
+        )
 
 
 def gradient(parameter: Any) -> Any:

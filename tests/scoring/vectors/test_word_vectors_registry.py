@@ -323,22 +323,27 @@ def test_recovery_queues_a_conversion_whose_worker_stopped_then_fails_it(
     vectors = word_vectors_upload(
         name="lost", upload=upload_of(write_vectors(tmp_path / "a.bin")), enqueue=False
     )
-    long_ago = (timezone.now() - timedelta(seconds=STALE_SECONDS + 60)).isoformat()
+    long_ago = timezone.now() - timedelta(seconds=STALE_SECONDS + 60)
     WordVectorsFile.objects.filter(pk=vectors.pk).update(
-        status=VectorsStatus.CONVERTING, progress={"attempts": 1, "updated_at": long_ago}
+        status=VectorsStatus.CONVERTING,
+        attempts=1,
+        heartbeat_at=long_ago,
+        progress={"attempts": 1, "updated_at": long_ago.isoformat()},
     )
 
     report = word_vectors_recover()
 
-    assert report.retried == [vectors.pk]
+    assert report.requeued == [vectors.pk]
     vectors.refresh_from_db()
     assert vectors.status == VectorsStatus.PENDING
     assert vectors.progress["note"].startswith("queued again: the conversion stopped")
     word_vectors_convert(vectors_id=vectors.pk)  # a worker takes it: attempt 2 converts it
     vectors.refresh_from_db()
-    assert (vectors.status, vectors.progress["attempts"]) == (VectorsStatus.READY, 2)
+    assert (vectors.status, vectors.attempts, vectors.progress["attempts"]) == (VectorsStatus.READY, 2, 2)
     WordVectorsFile.objects.filter(pk=vectors.pk).update(
-        status=VectorsStatus.CONVERTING, progress={"attempts": 2, "updated_at": long_ago}
+        status=VectorsStatus.CONVERTING,
+        heartbeat_at=long_ago,
+        progress={"attempts": 2, "updated_at": long_ago.isoformat()},
     )
     assert word_vectors_recover().failed == [vectors.pk]
     vectors.refresh_from_db()
