@@ -72,6 +72,9 @@ def markdown_html(text: str, *, link: LinkResolver) -> str:
     return "\n".join(out)
 
 
+_PLACED = re.compile("\x00(\\d+)\x00")
+
+
 def inline(text: str, link: LinkResolver) -> str:
     """One line's inline Markdown: code spans, links, strong and emphasis; everything else escaped."""
     kept: list[str] = []
@@ -85,14 +88,18 @@ def inline(text: str, link: LinkResolver) -> str:
     def linked(match: re.Match[str]) -> str:
         label, target = match.group(1), match.group(2)
         url = _url(target, link)
-        shown = inline(label, link)
+        # The label's code spans are already this line's placeholders: put them back in its HTML.
+        shown = _PLACED.sub(lambda found: kept[int(found.group(1))], inline(label, link))
         return keep(f'<a href="{escape(url)}">{shown}</a>' if url is not None else shown)
 
     text = _LINK.sub(linked, text)
     html = escape(text, quote=False)
     html = _STRONG.sub(r"<strong>\1</strong>", html)
     html = _EMPHASIS.sub(r"<em>\1</em>", html)
-    return re.sub("\x00(\\d+)\x00", lambda match: kept[int(match.group(1))], html)
+    # A placeholder this call did not make (a link label's code span, made by the caller) stays for the caller.
+    return _PLACED.sub(
+        lambda found: kept[int(found.group(1))] if int(found.group(1)) < len(kept) else found[0], html
+    )
 
 
 def _url(target: str, link: LinkResolver) -> str | None:

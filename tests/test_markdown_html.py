@@ -56,3 +56,11 @@ def test_a_line_that_only_looks_like_a_table_row_is_a_paragraph_and_the_rest_fol
     html = markdown_html(text, link=lambda target: target)
     assert "<p>|tanh g| at 0.05–0.15, and the head does the rest.</p>" in html
     assert "<li>a list after it</li>" in html
+
+
+def test_a_code_span_inside_a_link_label_stays_code_inside_the_link() -> None:
+    html = markdown_html("- see [the `x` option](#a), then `y` and **b**", link=lambda target: target)
+
+    assert '<a href="#a">the <code>x</code> option</a>' in html
+    assert "<code>y</code>" in html
+    assert "\x00" not in html
