@@ -282,21 +282,29 @@ def coco_rouge_reference(part: str = "fmeasure", beta: float = 1.2) -> BatchValu
 
 
 def coco_cider_reference(*, df: str = "contexts") -> BatchValues:
-    """nlg-eval's CIDEr-D: pycocoevalcap's ``Cider`` run on each system's items alone (nlg-eval scores one
-    system's file, each context once: ``df:contexts``), or on the whole batch, each item a document of its own
-    (``df:lines``)."""
+    """nlg-eval's CIDEr-D: pycocoevalcap's ``Cider`` with one "image" per context of the batch (``df:contexts``:
+    nlg-eval scores one system's file, in which each context is one line; a context answered by several systems
+    is still one document), or one image per item (``df:lines``).
+
+    pycocoevalcap scores one hypothesis per image and takes its document frequencies from the references alone,
+    so the items of a context are scored in rounds: round k gives every context its k-th reply (or, where it
+    has fewer, its first, whose value is not read)."""
 
     def reference(batch: MetricBatch) -> list[float | None]:
         if df == "lines":
             return list(coco_cider(batch.hypotheses, batch.references, strip=True))
+        contexts: dict[tuple[str, tuple[str, ...]], list[int]] = {}
+        for index, (query, refs) in enumerate(zip(batch.queries, batch.references, strict=True)):
+            contexts.setdefault((query, tuple(ref.strip() for ref in refs)), []).append(index)
         values: list[float | None] = [None] * len(batch)
-        for system in batch.system_names():
-            indices = batch.indices_of(system)
-            part = batch.subset(indices)
-            for index, value in zip(
-                indices, coco_cider(part.hypotheses, part.references, strip=True), strict=True
-            ):
-                values[index] = value
+        for round_ in range(max((len(items) for items in contexts.values()), default=0)):
+            picked = [items[round_] if round_ < len(items) else items[0] for items in contexts.values()]
+            scores = coco_cider(
+                [batch.hypotheses[i] for i in picked], [batch.references[i] for i in picked], strip=True
+            )
+            for items, index, value in zip(contexts.values(), picked, scores, strict=True):
+                if round_ < len(items):
+                    values[index] = value
         return values
 
     return reference
