@@ -97,10 +97,14 @@ class MetricTester:
         self, batch: MetricBatch, progress: Callable[[int], None] | None = None
     ) -> list[float | None]:
         """The metric's values on ``batch`` from the engine's entry point, called as a scoring run calls it."""
+        shared: dict[tuple[str, tuple[str, ...]], list[str]] = {}  # one list per context, as a run reads it
         return compute_metrics(
             [self.name],
             list(batch.hypotheses),
-            [list(refs) for refs in batch.references],
+            [
+                shared.setdefault((query, refs), list(refs))
+                for query, refs in zip(batch.queries, batch.references, strict=True)
+            ],
             list(batch.queries),
             self.language,
             params=dict(self.params),

@@ -98,7 +98,7 @@ def nltk_bleu_reference(
 
 
 def nltk_corpus_bleu_reference(
-    n: int = 4, *, tokenizer: str = DEFAULT_TOKENIZER, language: str = "en"
+    n: int = 4, smoothing: str = "method0", *, tokenizer: str = DEFAULT_TOKENIZER, language: str = "en"
 ) -> Callable[[Sequence[ContextOutputs]], float | None]:
     """nltk's ``corpus_bleu`` (no smoothing) over every output of a system, each against its context's
     references."""
@@ -107,7 +107,10 @@ def nltk_corpus_bleu_reference(
     def reference(contexts: Sequence[ContextOutputs]) -> float | None:
         pairs = [(output, context.references) for context in contexts for output in context.outputs]
         return nltk_corpus_bleu(
-            [words(output) for output, _ in pairs], [[words(ref) for ref in refs] for _, refs in pairs], n
+            [words(output) for output, _ in pairs],
+            [[words(ref) for ref in refs] for _, refs in pairs],
+            n,
+            smoothing,
         )
 
     return reference
