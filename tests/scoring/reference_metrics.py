@@ -116,17 +116,22 @@ def nltk_corpus_bleu_reference(
     return reference
 
 
-def nltk_meteor_reference(wordnet: Any, *, language: str = "en") -> BatchValues:
-    """nltk's ``meteor_score`` (the best reference) on the project tokenizer's tokens, over ``wordnet``."""
+def nltk_meteor(wordnet: Any, hypothesis: list[str], references: list[list[str]]) -> float:
+    """nltk's ``meteor_score`` of tokens (the best of several references), over ``wordnet``."""
     from nltk.translate.meteor_score import meteor_score
+
+    return float(meteor_score(references, hypothesis, wordnet=wordnet))
+
+
+def nltk_meteor_reference(
+    wordnet: Any, *, tokenizer: str = DEFAULT_TOKENIZER, language: str = "en"
+) -> BatchValues:
+    """nltk's ``meteor_score`` (the best reference) on the engine's tokens, over ``wordnet``."""
+    words = _tokens(language, tokenizer)
 
     def reference(batch: MetricBatch) -> list[float | None]:
         return [
-            float(
-                meteor_score(
-                    [tokenize(ref, language) for ref in refs], tokenize(hyp, language), wordnet=wordnet
-                )
-            )
+            nltk_meteor(wordnet, words(hyp), [words(ref) for ref in refs])
             for hyp, refs in zip(batch.hypotheses, batch.references, strict=True)
         ]
 

@@ -1,5 +1,4 @@
-"""Each implementation of each metric (Deutsch et al., 2021's point: a metric's number depends on the tool that
-computed it), through the metric tester (:mod:`tests.scoring.metric_tester`: the registry's one entry point,
+"""Each implementation of each metric (a metric's number depends on the tool that computed it), through the metric tester (:mod:`tests.scoring.metric_tester`: the registry's one entry point,
 ``compute_metrics(..., implementations=...)`` and ``compute_system_metric(..., implementation=...)``, on one
 batch, in slices, per system, with its signature), equals the tool it is named after, computed by that tool
 itself (:mod:`tests.scoring.reference_metrics`): pycocoevalcap called as nlg-eval calls it (stripped text, one
