@@ -1,55 +1,25 @@
-"""BLEU against nltk.translate.bleu_score (the implementation dialog papers report) to 1e-9."""
+"""BLEU (Papineni et al., 2002) against nltk.translate.bleu_score (the implementation dialog papers report) to
+1e-9: through the metric tester (:mod:`tests.scoring.metric_tester`) on pre-tokenized text (``tokenizer="none"``
+hands both sides the same tokens), and the library's corpus BLEU of orders the engine does not offer."""
 
 from __future__ import annotations
 
-import random
-import warnings
-from collections.abc import Sequence
-
 import pytest
-from nltk.translate.bleu_score import SmoothingFunction
-from nltk.translate.bleu_score import corpus_bleu as nltk_corpus_bleu
-from nltk.translate.bleu_score import sentence_bleu as nltk_sentence_bleu
 
-from scoring.metrics.bleu import (
-    SMOOTHING_METHODS,
-    corpus_bleu,
-    sentence_bleu,
-    sentence_bleu_batch,
-    sentence_bleu_orders,
-    sentence_bleu_orders_batch,
+from scoring.metrics.bleu import SMOOTHING_METHODS, corpus_bleu, sentence_bleu, sentence_bleu_batch
+from tests.scoring.metric_batches import MetricBatch, random_token_pairs
+from tests.scoring.metric_tester import MetricTester, SystemMetricTester
+from tests.scoring.reference_metrics import (
+    nltk_bleu_reference,
+    nltk_corpus_bleu,
+    nltk_corpus_bleu_reference,
+    nltk_sentence_bleu,
 )
 
 TOLERANCE = 1e-9
 ORDERS = (1, 2, 3, 4)
-
-
-def nltk_bleu(hypothesis: list[str], references: list[list[str]], n: int, smoothing: str) -> float:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # method0 warns about zero n-gram overlaps
-        return float(
-            nltk_sentence_bleu(
-                references,
-                hypothesis,
-                weights=tuple(1 / n for _ in range(n)),
-                smoothing_function=getattr(SmoothingFunction(), smoothing),
-            )
-        )
-
-
-def nltk_corpus(
-    hypotheses: Sequence[list[str]], references: Sequence[list[list[str]]], n: int, smoothing: str
-) -> float:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return float(
-            nltk_corpus_bleu(
-                list(references),
-                list(hypotheses),
-                weights=tuple(1 / n for _ in range(n)),
-                smoothing_function=getattr(SmoothingFunction(), smoothing),
-            )
-        )
+VOCABULARY = ["i", "you", "the", "a", "is", "am", "fine", "good", "thanks", ",", ".", "?", "!", "what", "how"]
+VOCABULARY += ["are", "day"]
 
 
 def words(text: str) -> list[str]:
@@ -90,96 +60,83 @@ CASES = {
         ],
     ),
 }
+CASES_BATCH = MetricBatch.of_pairs(list(CASES.values()))
+
+
+def joint_bleu(n: int, smoothing: str) -> MetricTester:
+    """BLEU-n with nltk's multi-reference counts (``refagg:joint``) on whitespace tokens, against nltk."""
+    return MetricTester(
+        f"bleu-{n}",
+        nltk_bleu_reference(n, smoothing, refagg="joint", tokenizer="none"),
+        TOLERANCE,
+        params={"smooth": smoothing, "refagg": "joint"},
+        tokenizer="none",
+    )
 
 
 @pytest.mark.parametrize("smoothing", SMOOTHING_METHODS)
 @pytest.mark.parametrize("n", ORDERS)
-@pytest.mark.parametrize("case", CASES.values(), ids=CASES.keys())
-def test_sentence_bleu_equals_nltk_on_edge_cases(case: tuple[str, list[str]], n: int, smoothing: str) -> None:
-    hypothesis, references = words(case[0]), [words(reference) for reference in case[1]]
-    expected = nltk_bleu(hypothesis, references, n, smoothing)
-    assert sentence_bleu(hypothesis, references, n, smoothing) == pytest.approx(expected, abs=TOLERANCE)
-
-
-def random_pairs(seed: int, count: int) -> list[tuple[list[str], list[list[str]]]]:
-    """Short replies over a small vocabulary, so that overlaps of every order (and none) occur."""
-    rng = random.Random(seed)
-    vocabulary = [
-        "i",
-        "you",
-        "the",
-        "a",
-        "is",
-        "am",
-        "fine",
-        "good",
-        "thanks",
-        ",",
-        ".",
-        "?",
-        "!",
-        "what",
-        "how",
-        "are",
-        "day",
-    ]
-    pairs = []
-    for _ in range(count):
-        hypothesis = [rng.choice(vocabulary) for _ in range(rng.randint(0, 14))]
-        references = [
-            [rng.choice(vocabulary) for _ in range(rng.randint(0, 14))] for _ in range(rng.randint(1, 5))
-        ]
-        pairs.append((hypothesis, references))
-    return pairs
+def test_sentence_bleu_equals_nltk_on_edge_cases(n: int, smoothing: str) -> None:
+    joint_bleu(n, smoothing).check(CASES_BATCH)
 
 
 @pytest.mark.parametrize("smoothing", SMOOTHING_METHODS)
 @pytest.mark.parametrize("seed", [7, 2024])
 def test_sentence_bleu_equals_nltk_on_random_pairs(seed: int, smoothing: str) -> None:
-    pairs = random_pairs(seed, 300)
+    batch = MetricBatch.of_tokens(random_token_pairs(seed, 300, VOCABULARY))
     nonzero = 0
-    for hypothesis, references in pairs:
-        ours = sentence_bleu_orders(hypothesis, references, 4, smoothing)
-        for n in ORDERS:
-            expected = nltk_bleu(hypothesis, references, n, smoothing)
-            assert ours[n - 1] == pytest.approx(expected, abs=TOLERANCE), (hypothesis, references, n)
-            nonzero += expected > 1e-6
+    for n in ORDERS:
+        values = joint_bleu(n, smoothing).check(batch)
+        nonzero += sum(value is not None and value > 1e-6 for value in values)
     assert nonzero > 300  # the random pairs exercise real overlaps, not only zeros
 
 
 @pytest.mark.parametrize("smoothing", SMOOTHING_METHODS)
-def test_batch_functions_equal_nltk_per_pair(smoothing: str) -> None:
-    pairs = random_pairs(11, 120)
+def test_several_systems_sharing_reference_lists_equal_nltk(smoothing: str) -> None:
+    pairs = random_token_pairs(11, 120, VOCABULARY)
     shared = [words("i am fine thanks"), words("good , how are you ?")]
-    # several hypotheses share one reference-list object, as the replies of several systems to one context do
-    pairs += [(words(text), shared) for text in ("i am fine", "how are you ?", "fine thanks , you ?", "")]
-    hypotheses = [hypothesis for hypothesis, _ in pairs]
-    references = [refs for _, refs in pairs]
-    rows = sentence_bleu_orders_batch(hypotheses, references, 4, smoothing)
+    # several hypotheses share one reference list, as the replies of several systems to one context do
+    replies = ("i am fine", "how are you ?", "fine thanks , you ?", "")
+    pairs += [(words(text), shared) for text in replies]
+    batch = MetricBatch.of_tokens(pairs)
+    batch = MetricBatch.of(
+        batch.hypotheses,
+        batch.references,
+        queries=[*batch.queries[:120], *["one context"] * len(replies)],
+        systems=[*batch.systems[:120], *(f"system {index}" for index in range(len(replies)))],
+    )
     for n in ORDERS:
-        expected = [nltk_bleu(h, r, n, smoothing) for h, r in pairs]
-        assert sentence_bleu_batch(hypotheses, references, n, smoothing) == pytest.approx(
-            expected, abs=TOLERANCE
-        )
-        assert [row[n - 1] for row in rows] == pytest.approx(expected, abs=TOLERANCE)
+        joint_bleu(n, smoothing).check(batch)
+
+
+@pytest.mark.parametrize("smoothing", SMOOTHING_METHODS)
+def test_corpus_bleu_4_equals_nltk(smoothing: str) -> None:
+    pairs = random_token_pairs(3, 80, VOCABULARY) + [
+        (words(h), [words(r) for r in refs]) for h, refs in CASES.values()
+    ]
+    reference = nltk_corpus_bleu_reference(4, smoothing, tokenizer="none")
+    SystemMetricTester(
+        "corpus-bleu", reference, TOLERANCE, params={"smooth": smoothing}, tokenizer="none"
+    ).check(MetricBatch.of_tokens(pairs))
 
 
 @pytest.mark.parametrize("smoothing", SMOOTHING_METHODS)
 @pytest.mark.parametrize("n", ORDERS)
-def test_corpus_bleu_equals_nltk(n: int, smoothing: str) -> None:
-    pairs = random_pairs(3, 80) + [(words(h), [words(r) for r in refs]) for h, refs in CASES.values()]
+def test_corpus_bleu_of_every_order_equals_nltk(n: int, smoothing: str) -> None:
+    """The library's corpus BLEU of orders 1-3, which the engine's corpus BLEU-4 does not offer."""
+    pairs = random_token_pairs(3, 80, VOCABULARY) + [
+        (words(h), [words(r) for r in refs]) for h, refs in CASES.values()
+    ]
     hypotheses = [hypothesis for hypothesis, _ in pairs]
     references = [refs for _, refs in pairs]
-    expected = nltk_corpus(hypotheses, references, n, smoothing)
+    expected = nltk_corpus_bleu(hypotheses, references, n, smoothing)
     assert corpus_bleu(hypotheses, references, n, smoothing) == pytest.approx(expected, abs=TOLERANCE)
 
 
 def test_corpus_bleu_defaults_to_no_smoothing_like_nltk() -> None:
     hypotheses = [words("i am fine"), words("what a day")]
     references = [[words("i am fine thanks")], [words("it is a lovely day")]]
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        expected = nltk_corpus_bleu(references, hypotheses)
+    expected = nltk_corpus_bleu(hypotheses, references)
     assert corpus_bleu(hypotheses, references) == pytest.approx(expected, abs=TOLERANCE)
 
 
@@ -197,6 +154,7 @@ def test_known_values() -> None:
     )
     assert sentence_bleu(["x"], [["a", "b"]], 1) == 0.0
     assert sentence_bleu(["a", "b"], [["a", "b"]], 4, "method1") == pytest.approx((0.1 / 1) ** 0.5, abs=1e-12)
+    assert nltk_sentence_bleu(["a", "b", "c"], [["a", "b", "d"]], 2, "method0") == pytest.approx(3**-0.5)
 
 
 @pytest.mark.parametrize(

@@ -12,76 +12,34 @@ from __future__ import annotations
 
 import json
 import random
-from collections.abc import Sequence
-from pathlib import Path
 
 import pytest
-from pycocoevalcap.bleu.bleu import Bleu
-from pycocoevalcap.cider.cider import Cider
-from pycocoevalcap.rouge.rouge import Rouge, my_lcs
 
 from scoring.metrics.coco import coco_cider_d, coco_corpus_bleu, coco_rouge_l_batch, coco_sentence_bleu_batch
+from tests.scoring.metric_batches import SHARED_DATA, MetricBatch, dailydialog_batch
+from tests.scoring.metric_tester import MetricTester, assert_values_close
+from tests.scoring.reference_metrics import (
+    coco_bleu,
+    coco_bleu_reference,
+    coco_cider,
+    coco_cider_reference,
+    coco_rouge,
+    coco_rouge_reference,
+)
 
 TOLERANCE = 1e-9
-SHARED_DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
-DAILYDIALOG_TEST = SHARED_DATA / "dailydialog" / "test" / "dialogues_test.txt"
 MULTIREF_TEST = SHARED_DATA / "multirefeval" / "multireftest.json"
 
 Batch = tuple[list[str], list[list[str]]]
 
 
-# --- pycocoevalcap, called the nlg-eval way --------------------------------------------------------------
-
-
-def _coco_inputs(hypotheses: Sequence[str], references: Sequence[Sequence[str]]) -> tuple[dict, dict]:
-    gts = {index: list(refs) for index, refs in enumerate(references)}
-    res = {index: [hypothesis] for index, hypothesis in enumerate(hypotheses)}
-    return gts, res
-
-
-def coco_bleu(
-    hypotheses: Sequence[str], references: Sequence[Sequence[str]]
-) -> tuple[list[float], list[list[float]]]:
-    """(corpus BLEU-1..4, per item [BLEU-1..4]) from ``Bleu(4).compute_score``."""
-    corpus, per_order = Bleu(4).compute_score(*_coco_inputs(hypotheses, references), verbose=0)
-    return [float(value) for value in corpus], [
-        [float(per_order[k][i]) for k in range(4)] for i in range(len(hypotheses))
-    ]
-
-
-def coco_rouge(
-    hypotheses: Sequence[str], references: Sequence[Sequence[str]], beta: float = 1.2
-) -> list[tuple[float, float, float]]:
-    """Per item (max precision, max recall, F): F from ``Rouge.calc_score``, P and R from its ``my_lcs``."""
-    rouge = Rouge()
-    rouge.beta = beta
-    rows = []
-    for hypothesis, refs in zip(hypotheses, references, strict=True):
-        candidate = hypothesis.split(" ")
-        lcs = [my_lcs(reference.split(" "), candidate) for reference in refs]
-        precision = max(value / float(len(candidate)) for value in lcs)
-        recall = max(
-            value / float(len(reference.split(" "))) for value, reference in zip(lcs, refs, strict=True)
-        )
-        rows.append((precision, recall, float(rouge.calc_score([hypothesis], list(refs)))))
-    return rows
-
-
-def coco_cider(
-    hypotheses: Sequence[str], references: Sequence[Sequence[str]], n: int = 4, sigma: float = 6.0
-) -> list[float]:
-    _, scores = Cider(n=n, sigma=sigma).compute_score(*_coco_inputs(hypotheses, references))
-    return [float(score) for score in scores]
-
-
-def assert_close(ours: Sequence[float], theirs: Sequence[float]) -> None:
-    assert len(ours) == len(theirs)
-    worst = max((abs(a - b) for a, b in zip(ours, theirs, strict=True)), default=0.0)
-    assert worst <= TOLERANCE, f"largest difference {worst:.3e}"
+def assert_close(ours: list[float], theirs: list[float]) -> None:
+    assert_values_close(ours, theirs, TOLERANCE)
 
 
 def assert_all_equal_coco(hypotheses: list[str], references: list[list[str]], cider: bool = True) -> None:
-    """Every native function against pycocoevalcap on one batch."""
+    """Every native function against pycocoevalcap on one batch, and every nlg-eval metric through the metric
+    tester (the engine strips the text as nlg-eval does; the library functions take it as it comes)."""
     corpus, per_item = coco_bleu(hypotheses, references)
     ours = coco_sentence_bleu_batch(hypotheses, references, [1, 2, 3, 4])
     for order in range(4):
@@ -93,6 +51,24 @@ def assert_all_equal_coco(hypotheses: list[str], references: list[list[str]], ci
         assert_close([row[part] for row in rouge_ours], [row[part] for row in rouge_theirs])
     if cider:
         assert_close(coco_cider_d(hypotheses, references), coco_cider(hypotheses, references))
+    batch = MetricBatch.of(hypotheses, references)
+    testers = [MetricTester(f"bleu-{order}", coco_bleu_reference(order), TOLERANCE) for order in (1, 2, 3, 4)]
+    testers += [
+        MetricTester(name, coco_rouge_reference(part), TOLERANCE)
+        for name, part in (
+            ("rouge-l", "fmeasure"),
+            ("rouge-l-precision", "precision"),
+            ("rouge-l-recall", "recall"),
+        )
+    ]
+    if cider:
+        testers.append(
+            MetricTester("cider-d", coco_cider_reference(df="lines"), TOLERANCE, params={"df": "lines"})
+        )
+    for tester in testers:
+        MetricTester(
+            tester.name, tester.reference, tester.tolerance, params=tester.params, implementation="nlg-eval"
+        ).check(batch)
 
 
 # --- edge cases ------------------------------------------------------------------------------------------
@@ -310,31 +286,11 @@ def test_mismatched_lengths_are_refused() -> None:
 # --- real dialog pairs -----------------------------------------------------------------------------------
 
 
-def dailydialog_batch() -> Batch:
-    """Consecutive turn pairs of DailyDialog test: the reply as the reference, and as the hypothesis the
-    turn at the same place in the next dialog (so another dialog's reply), raw text as nlg-eval reads it."""
-    if not DAILYDIALOG_TEST.is_file():
-        pytest.skip(f"real-data check skipped: {DAILYDIALOG_TEST} is not present")
-    dialogs = []
-    for line in DAILYDIALOG_TEST.read_text(encoding="utf-8").splitlines():
-        turns = [turn.strip() for turn in line.split("__eou__")]
-        turns = [turn for turn in turns if turn]
-        if len(turns) >= 2:
-            dialogs.append(turns)
-    hypotheses, references = [], []
-    for index, turns in enumerate(dialogs):
-        other = dialogs[(index + 1) % len(dialogs)]
-        for position in range(1, len(turns)):
-            references.append([turns[position]])
-            hypotheses.append(other[min(position, len(other) - 1)])
-    return hypotheses, references
-
-
 @pytest.mark.shared_data
 def test_dailydialog_pairs_equal_pycocoevalcap() -> None:
-    hypotheses, references = dailydialog_batch()
-    assert len(hypotheses) > 6000
-    assert_all_equal_coco(hypotheses, references)
+    batch = dailydialog_batch()
+    assert len(batch) > 6000
+    assert_all_equal_coco(list(batch.hypotheses), [list(refs) for refs in batch.references])
 
 
 @pytest.mark.shared_data

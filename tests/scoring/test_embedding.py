@@ -9,11 +9,10 @@ from __future__ import annotations
 import logging
 import math
 import random
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 
 import numpy as np
 import pytest
-from scipy.spatial.distance import cosine as scipy_cosine_distance
 
 from scoring.metrics import METRICS_VERSION
 from scoring.metrics import embedding_specs as specs_module
@@ -27,6 +26,9 @@ from scoring.metrics.embedding import (
 )
 from scoring.metrics.embedding_specs import embedding_family_compute, embedding_specs, verified_vectors
 from scoring.metrics.word_vectors import WordVectors, glove_6b_50d
+from tests.scoring.metric_batches import MetricBatch
+from tests.scoring.metric_tester import MetricTester
+from tests.scoring.reference_metrics import plain_embedding_reference
 
 TOLERANCE = 1e-6
 SQRT2 = math.sqrt(2.0)
@@ -159,28 +161,9 @@ def test_only_the_asked_metrics_and_argument_errors() -> None:
     assert all(values == [] for values in empty.values.values())
 
 
-def _naive(hypothesis: Sequence[str], reference: Sequence[str], vectors: WordVectors) -> dict[str, float]:
-    """One pair, written plainly with scipy's cosine distance, to cross-check the batched code."""
-    h = vectors.lookup(hypothesis).astype(np.float64)
-    r = vectors.lookup(reference).astype(np.float64)
-
-    def cos(x: np.ndarray, y: np.ndarray) -> float:
-        return 1.0 - float(scipy_cosine_distance(x, y))
-
-    def extrema(m: np.ndarray) -> np.ndarray:
-        return np.array([max(col) if max(col) > abs(min(col)) else min(col) for col in m.T])
-
-    def one_way(x: np.ndarray, y: np.ndarray) -> float:
-        return sum(max(cos(u, v) for v in y) for u in x) / len(x)
-
-    return {
-        EMBEDDING_AVERAGE: cos(h.mean(axis=0), r.mean(axis=0)),
-        VECTOR_EXTREMA: cos(extrema(h), extrema(r)),
-        GREEDY_MATCHING: (one_way(h, r) + one_way(r, h)) / 2,
-    }
-
-
-def test_batch_matches_a_plain_implementation_on_random_vectors() -> None:
+def test_batch_matches_a_plain_implementation_on_random_vectors(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Through the metric tester, the random vectors registered under a test name: each metric equals Liu et
+    al. (2016)'s definitions written plainly with scipy's cosine (tests/scoring/reference_metrics.py)."""
     rng = np.random.default_rng(7)
     words = [f"w{i}" for i in range(30)]
     vectors = WordVectors(
@@ -195,12 +178,25 @@ def test_batch_matches_a_plain_implementation_on_random_vectors() -> None:
     hypotheses = [sentence() for _ in range(60)]
     references = [[sentence() for _ in range(pick.randint(1, 4))] for _ in range(60)]
     references[5] = [hypotheses[5]]  # repeated sentences are reduced once; the score must not care
-    result = embedding_scores_batch(hypotheses, references, vectors)
-    assert result.empty_items == 0
-    for i, (hypothesis, refs) in enumerate(zip(hypotheses, references, strict=True)):
-        expected = [_naive(hypothesis, ref, vectors) for ref in refs]
-        for name in EMBEDDING_METRICS:
-            assert result.values[name][i] == pytest.approx(max(e[name] for e in expected), abs=1e-6)
+    assert embedding_scores_batch(hypotheses, references, vectors).empty_items == 0
+    name = "random-test"
+    monkeypatch.setitem(
+        specs_module._VECTORS,
+        name,
+        specs_module._NamedVectors(
+            language="en", load=lambda: vectors, artifact_hash=lambda: vectors.content_hash
+        ),
+    )
+    specs_module._loaded_and_checked.cache_clear()
+    batch = MetricBatch.of_tokens(list(zip(hypotheses, references, strict=True)))
+    try:
+        for metric in EMBEDDING_METRICS:
+            reference = plain_embedding_reference(metric, vectors, tokenizer="none")
+            MetricTester(metric, reference, TOLERANCE, params={"vectors": name}, tokenizer="none").check(
+                batch
+            )
+    finally:
+        specs_module._loaded_and_checked.cache_clear()
 
 
 # --- the registry family (GloVe 6B 50d, or the tiny vectors under a test name) ---------------------

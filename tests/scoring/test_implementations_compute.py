@@ -1,8 +1,9 @@
-"""Each implementation of each metric (issue 23), through the registry's one entry point (``compute_metrics(...,
-implementations=...)`` and ``compute_system_metric(..., implementation=...)``), equals the tool it is named
-after, computed here by that tool itself: pycocoevalcap called as nlg-eval calls it (stripped text, one
-"image" per item), sacrebleu, Google's rouge-score; nlg-eval's embedding metrics re-computed here from
-nlg-eval's ``eval_emb_metrics`` (nlgeval/word2vec/evaluate.py) over the GloVe 6B 50d vectors.
+"""Each implementation of each metric (a metric's number depends on the tool that computed it), through the metric tester (:mod:`tests.scoring.metric_tester`: the registry's one entry point,
+``compute_metrics(..., implementations=...)`` and ``compute_system_metric(..., implementation=...)``, on one
+batch, in slices, per system, with its signature), equals the tool it is named after, computed by that tool
+itself (:mod:`tests.scoring.reference_metrics`): pycocoevalcap called as nlg-eval calls it (stripped text, one
+"image" per item), sacrebleu, Google's rouge-score; nlg-eval's embedding metrics re-computed from nlg-eval's
+``eval_emb_metrics`` (nlgeval/word2vec/evaluate.py) over the GloVe 6B 50d vectors.
 
 METEOR 1.5 needs Java (two processes: the project's and pycocoevalcap's own, started side by side), so it is
 checked in one test only.
@@ -10,25 +11,31 @@ checked in one test only.
 
 from __future__ import annotations
 
-import re
 import shutil
 from collections.abc import Mapping, Sequence
 
-import nltk
-import numpy as np
 import pytest
-import sacrebleu
-from nltk.translate.bleu_score import SmoothingFunction, sentence_bleu
-from pycocoevalcap.bleu.bleu import Bleu
-from pycocoevalcap.cider.cider import Cider
-from pycocoevalcap.rouge.rouge import Rouge, my_lcs
-from rouge_score import rouge_scorer
-from sacrebleu.metrics import BLEU
 
 from scoring.metrics.registry import compute_metrics, compute_system_metric
 from scoring.metrics.system_specs import ContextOutputs
-from scoring.metrics.tokenize import tokenize
 from scoring.metrics.word_vectors import glove_6b_50d
+from tests.scoring.metric_batches import DIALOG_SAMPLE, MetricBatch
+from tests.scoring.metric_tester import MetricTester, SystemMetricTester
+from tests.scoring.reference_metrics import (
+    coco_bleu_reference,
+    coco_cider_reference,
+    coco_corpus_bleu_reference,
+    coco_inputs,
+    coco_rouge_reference,
+    nlg_eval_embedding_reference,
+    nltk_bleu_reference,
+    nltk_corpus_bleu_reference,
+    rouge_scorer_reference,
+    sacrebleu_bleu_reference,
+    sacrebleu_chrf_reference,
+    sacrebleu_corpus_bleu_reference,
+    sacrebleu_corpus_chrf_reference,
+)
 
 TOLERANCE = 1e-9
 
@@ -45,6 +52,8 @@ ITEMS: list[tuple[str, list[str]]] = [
 HYPOTHESES = [reply for reply, _ in ITEMS]
 REFERENCES = [refs for _, refs in ITEMS]
 QUERIES = [f"turn {index}" for index in range(len(ITEMS))]  # one context per item
+BATCH = MetricBatch.of_pairs(ITEMS)
+BATCHES = [pytest.param(BATCH, id="items"), pytest.param(DIALOG_SAMPLE, id="dialog-sample")]
 
 
 def _compute(
@@ -53,54 +62,36 @@ def _compute(
     *,
     hypotheses: Sequence[str] = HYPOTHESES,
     references: Sequence[Sequence[str]] = REFERENCES,
-    queries: Sequence[str] | None = None,
     params: Mapping[str, str] | None = None,
 ) -> dict[str, list[float | None]]:
     return compute_metrics(
         list(names),
         list(hypotheses),
         [list(refs) for refs in references],
-        list(queries if queries is not None else [f"turn {index}" for index in range(len(hypotheses))]),
+        [f"turn {index}" for index in range(len(hypotheses))],
         "en",
         params=params,
         implementations=dict.fromkeys(names, implementation),
     )
 
 
-def _coco_inputs(
-    hypotheses: Sequence[str], references: Sequence[Sequence[str]]
-) -> tuple[dict[int, list[str]], dict[int, list[str]]]:
-    """pycocoevalcap's layout, text stripped as nlg-eval's ``compute_metrics`` strips it."""
-    gts = {index: [ref.strip() for ref in refs] for index, refs in enumerate(references)}
-    res = {index: [hypothesis.strip()] for index, hypothesis in enumerate(hypotheses)}
-    return gts, res
-
-
-def assert_close(ours: Sequence[float | None], theirs: Sequence[float], tolerance: float = TOLERANCE) -> None:
-    assert len(ours) == len(theirs)
-    assert all(value is not None for value in ours)
-    worst = max(abs(float(a) - float(b)) for a, b in zip(ours, theirs, strict=True))  # type: ignore[arg-type]
-    assert worst <= tolerance, f"largest difference {worst:.3e}: {list(ours)} vs {list(theirs)}"
-
-
 # --- BLEU ----------------------------------------------------------------------------------------------------
 
 
-def test_nlg_eval_bleu_equals_pycocoevalcap_per_sentence() -> None:
-    ours = _compute(["bleu-1", "bleu-2", "bleu-3", "bleu-4"], "nlg-eval")
-    _, per_order = Bleu(4).compute_score(*_coco_inputs(HYPOTHESES, REFERENCES), verbose=0)
-    for order in range(1, 5):
-        assert_close(ours[f"bleu-{order}"], [float(value) for value in per_order[order - 1]])
+@pytest.mark.parametrize("batch", BATCHES)
+@pytest.mark.parametrize("order", [1, 2, 3, 4])
+def test_nlg_eval_bleu_equals_pycocoevalcap_per_sentence(order: int, batch: MetricBatch) -> None:
+    MetricTester(f"bleu-{order}", coco_bleu_reference(order), TOLERANCE, implementation="nlg-eval").check(
+        batch
+    )
+
+
+def test_nlg_eval_bleu_has_cocos_floor_not_a_smoothing() -> None:
     # coco's floor, not a smoothing: a reply with no matching bigram gets (almost) zero, not nltk's method1
-    assert ours["bleu-2"][3] == pytest.approx(0.0, abs=1e-6)
+    assert _compute(["bleu-2"], "nlg-eval")["bleu-2"][3] == pytest.approx(0.0, abs=1e-6)
 
 
-def test_sacrebleu_bleu_4_equals_sacrebleu_sentence_bleu() -> None:
-    ours = _compute(["bleu-4"], "sacrebleu")["bleu-4"]
-    theirs = [sacrebleu.sentence_bleu(hyp, refs).score / 100 for hyp, refs in ITEMS]
-    assert_close(ours, theirs)
-
-
+@pytest.mark.parametrize("batch", BATCHES)
 @pytest.mark.parametrize(
     "options",
     [
@@ -111,19 +102,15 @@ def test_sacrebleu_bleu_4_equals_sacrebleu_sentence_bleu() -> None:
         {"case": "lc", "tok": "none", "smooth": "none"},
     ],
 )
-def test_sacrebleu_bleu_orders_equal_sacrebleu_with_the_options(options: dict[str, str]) -> None:
-    names = ["bleu-1", "bleu-2", "bleu-3", "bleu-4"]
-    ours = _compute(names, "sacrebleu", params=options)
-    for order in range(1, 5):
-        metric = BLEU(
-            max_ngram_order=order,
-            tokenize=options.get("tok", "13a"),
-            smooth_method=options.get("smooth", "exp"),
-            effective_order=options.get("eff", "yes") == "yes",
-            lowercase=options.get("case", "mixed") == "lc",
-        )
-        theirs = [metric.sentence_score(hyp, refs).score / 100 for hyp, refs in ITEMS]
-        assert_close(ours[f"bleu-{order}"], theirs)
+@pytest.mark.parametrize("order", [1, 2, 3, 4])
+def test_sacrebleu_bleu_orders_equal_sacrebleu_with_the_options(
+    order: int, options: dict[str, str], batch: MetricBatch
+) -> None:
+    """With no option, BLEU-4 is sacrebleu's ``sentence_bleu`` itself."""
+    reference = sacrebleu_bleu_reference(order, options)
+    MetricTester(f"bleu-{order}", reference, TOLERANCE, params=options, implementation="sacrebleu").check(
+        batch
+    )
 
 
 def test_a_sacrebleu_option_changes_the_values() -> None:
@@ -139,40 +126,40 @@ def test_a_sacrebleu_option_changes_the_values() -> None:
     assert mixed < 0.5
 
 
-def test_the_default_implementation_gives_the_numbers_it_always_gave() -> None:
+@pytest.mark.parametrize("batch", BATCHES)
+def test_the_default_implementation_gives_the_numbers_it_always_gave(batch: MetricBatch) -> None:
     names = ["bleu-2", "rouge-l", "embedding-average"]
-    plain = compute_metrics(names, HYPOTHESES, REFERENCES, QUERIES, "en")
-    named = compute_metrics(
-        names, HYPOTHESES, REFERENCES, QUERIES, "en", implementations=dict.fromkeys(names, "nltk")
-    )
-    assert plain == named
+    args = (list(batch.hypotheses), [list(refs) for refs in batch.references], list(batch.queries), "en")
+    plain = compute_metrics(names, *args)
+    assert plain == compute_metrics(names, *args, implementations=dict.fromkeys(names, "nltk"))
     # and those are nltk's sentence_bleu (method1) on the project tokenizer, the closest reference
-    smoothing = SmoothingFunction().method1
-    expected = [
-        max(
-            sentence_bleu([tokenize(ref)], tokenize(hyp), weights=(0.5, 0.5), smoothing_function=smoothing)
-            for ref in refs
-        )
-        for hyp, refs in ITEMS
-    ]
-    assert_close(plain["bleu-2"], expected)
+    for implementation in ("", "nltk"):
+        MetricTester("bleu-2", nltk_bleu_reference(2), TOLERANCE, implementation=implementation).check(batch)
 
 
 # --- ROUGE ---------------------------------------------------------------------------------------------------
 
+ROUGE_BATCH = MetricBatch.of(
+    [*HYPOTHESES, "he was running to the stations", "First line.\nSecond line here."],
+    [*REFERENCES, ["he runs to the station"], ["first line\nthe second line here"]],
+)
+ROUGE_SCORE_PARTS = {
+    "rouge-l": ("rougeL", "fmeasure"),
+    "rouge-l-precision": ("rougeL", "precision"),
+    "rouge-l-recall": ("rougeL", "recall"),
+    "rouge-lsum": ("rougeLsum", "fmeasure"),
+}
 
+
+@pytest.mark.parametrize(
+    "batch", [pytest.param(ROUGE_BATCH, id="items"), pytest.param(DIALOG_SAMPLE, id="dialog")]
+)
+@pytest.mark.parametrize("name", ROUGE_SCORE_PARTS)
 @pytest.mark.parametrize("stem", ["no", "yes"])
-def test_rouge_score_rouge_l_equals_rouge_scorer(stem: str) -> None:
-    hypotheses = [*HYPOTHESES, "he was running to the stations", "First line.\nSecond line here."]
-    references = [*REFERENCES, ["he runs to the station"], ["first line\nthe second line here"]]
-    names = ["rouge-l", "rouge-l-precision", "rouge-l-recall", "rouge-lsum"]
-    ours = _compute(names, "rouge-score", hypotheses=hypotheses, references=references, params={"stem": stem})
-    scorer = rouge_scorer.RougeScorer(["rougeL", "rougeLsum"], use_stemmer=stem == "yes")
-    best = [scorer.score_multi(list(refs), hyp) for hyp, refs in zip(hypotheses, references, strict=True)]
-    assert_close(ours["rouge-l"], [score["rougeL"].fmeasure for score in best])
-    assert_close(ours["rouge-l-precision"], [score["rougeL"].precision for score in best])
-    assert_close(ours["rouge-l-recall"], [score["rougeL"].recall for score in best])
-    assert_close(ours["rouge-lsum"], [score["rougeLsum"].fmeasure for score in best])
+def test_rouge_score_rouge_l_equals_rouge_scorer(stem: str, name: str, batch: MetricBatch) -> None:
+    rouge_type, part = ROUGE_SCORE_PARTS[name]
+    reference = rouge_scorer_reference(rouge_type, part, stem=stem == "yes")
+    MetricTester(name, reference, TOLERANCE, params={"stem": stem}, implementation="rouge-score").check(batch)
 
 
 def test_the_stemmer_option_changes_rouge_score_values() -> None:
@@ -186,20 +173,13 @@ def test_the_stemmer_option_changes_rouge_score_values() -> None:
     assert stemmed > plain
 
 
-def test_nlg_eval_rouge_l_equals_pycocoevalcap() -> None:
-    names = ["rouge-l", "rouge-l-precision", "rouge-l-recall"]
-    ours = _compute(names, "nlg-eval")
-    gts, res = _coco_inputs(HYPOTHESES, REFERENCES)
-    _, f_scores = Rouge().compute_score(gts, res)
-    assert_close(ours["rouge-l"], [float(value) for value in f_scores])
-    precision, recall = [], []
-    for index in range(len(ITEMS)):
-        candidate = res[index][0].split(" ")
-        lcs = [my_lcs(reference.split(" "), candidate) for reference in gts[index]]
-        precision.append(max(value / len(candidate) for value in lcs))
-        recall.append(max(value / len(ref.split(" ")) for value, ref in zip(lcs, gts[index], strict=True)))
-    assert_close(ours["rouge-l-precision"], precision)
-    assert_close(ours["rouge-l-recall"], recall)
+@pytest.mark.parametrize("batch", BATCHES)
+@pytest.mark.parametrize(
+    ("name", "part"),
+    [("rouge-l", "fmeasure"), ("rouge-l-precision", "precision"), ("rouge-l-recall", "recall")],
+)
+def test_nlg_eval_rouge_l_equals_pycocoevalcap(name: str, part: str, batch: MetricBatch) -> None:
+    MetricTester(name, coco_rouge_reference(part), TOLERANCE, implementation="nlg-eval").check(batch)
 
 
 # --- METEOR 1.5 (Java) ---------------------------------------------------------------------------------------
@@ -211,13 +191,16 @@ def test_nlg_eval_meteor_equals_pycocoevalcaps_meteor_1_5() -> None:
     from pycocoevalcap.meteor.meteor import Meteor
 
     theirs_process = Meteor()  # its Java starts now, while the project's starts in compute_metrics
+
+    def reference(batch: MetricBatch) -> list[float | None]:
+        _, theirs = theirs_process.compute_score(*coco_inputs(batch.hypotheses, batch.references, strip=True))
+        return [float(value) for value in theirs]
+
     try:
-        ours = _compute(["meteor"], "nlg-eval")["meteor"]
-        _, theirs = theirs_process.compute_score(*_coco_inputs(HYPOTHESES, REFERENCES))
+        ours = MetricTester("meteor", reference, TOLERANCE, implementation="nlg-eval").check(BATCH)
     finally:
         theirs_process.meteor_p.kill()
         theirs_process.meteor_p.wait()
-    assert_close(ours, [float(value) for value in theirs])
     # not nltk's port: another algorithm, other numbers
     nltk_values = _compute(["meteor"], "nltk")["meteor"]
     assert any(abs(float(a) - float(b)) > 0.01 for a, b in zip(ours, nltk_values, strict=True))  # type: ignore[arg-type]
@@ -227,105 +210,45 @@ def test_nlg_eval_meteor_equals_pycocoevalcaps_meteor_1_5() -> None:
 
 
 def test_cider_d_equals_pycocoevalcap_on_one_system() -> None:
-    ours = _compute(["cider-d"], "nlg-eval")["cider-d"]
-    _, theirs = Cider().compute_score(*_coco_inputs(HYPOTHESES, REFERENCES))
-    assert_close(ours, [float(value) for value in theirs])
+    MetricTester("cider-d", coco_cider_reference(), TOLERANCE, implementation="nlg-eval").check(BATCH)
 
 
 def test_cider_d_counts_each_context_once_when_several_systems_answer_it() -> None:
     # two systems answering every context: each system's values are pycocoevalcap's on that system alone
     other = ["fine", "and you ?", "it is nice", "yes", "see you at the station", "bye", "pizza"]
-    hypotheses = [*HYPOTHESES, *other]
-    references = [*REFERENCES, *REFERENCES]
-    queries = [*QUERIES, *QUERIES]
-    ours = _compute(["cider-d"], "nlg-eval", hypotheses=hypotheses, references=references, queries=queries)
-    _, first = Cider().compute_score(*_coco_inputs(HYPOTHESES, REFERENCES))
-    _, second = Cider().compute_score(*_coco_inputs(other, REFERENCES))
-    assert_close(ours["cider-d"], [*map(float, first), *map(float, second)])
+    batch = MetricBatch.of(
+        [*HYPOTHESES, *other],
+        [*REFERENCES, *REFERENCES],
+        queries=[*QUERIES, *QUERIES],
+        systems=["first"] * len(ITEMS) + ["second"] * len(other),
+    )
+    MetricTester("cider-d", coco_cider_reference(), TOLERANCE, implementation="nlg-eval").check(batch)
+    MetricTester("cider-d", coco_cider_reference(), TOLERANCE, implementation="nlg-eval").check(DIALOG_SAMPLE)
+
+
+@pytest.mark.parametrize("batch", BATCHES)
+def test_cider_d_with_df_lines_equals_pycocoevalcap_on_the_whole_batch(batch: MetricBatch) -> None:
+    reference = coco_cider_reference(df="lines")
+    MetricTester("cider-d", reference, TOLERANCE, params={"df": "lines"}, implementation="nlg-eval").check(
+        batch
+    )
 
 
 # --- chrF ----------------------------------------------------------------------------------------------------
 
 
+@pytest.mark.parametrize("batch", BATCHES)
+@pytest.mark.parametrize(("name", "word_order"), [("chrf", 0), ("chrf++", 2)])
 @pytest.mark.parametrize("case", ["mixed", "lc"])
-def test_chrf_and_chrf_plus_plus_equal_sacrebleu_sentence_chrf(case: str) -> None:
-    ours = _compute(["chrf", "chrf++"], "sacrebleu", params={"case": case} if case == "lc" else None)
-    lowercase = case == "lc"
-    chrf = [
-        sacrebleu.sentence_chrf(
-            hyp.lower() if lowercase else hyp, [r.lower() if lowercase else r for r in refs]
-        )
-        for hyp, refs in ITEMS
-    ]
-    chrf_plus = [
-        sacrebleu.sentence_chrf(
-            hyp.lower() if lowercase else hyp, [r.lower() if lowercase else r for r in refs], word_order=2
-        )
-        for hyp, refs in ITEMS
-    ]
-    assert_close(ours["chrf"], [score.score / 100 for score in chrf])
-    assert_close(ours["chrf++"], [score.score / 100 for score in chrf_plus])
+def test_chrf_and_chrf_plus_plus_equal_sacrebleu_sentence_chrf(
+    case: str, name: str, word_order: int, batch: MetricBatch
+) -> None:
+    reference = sacrebleu_chrf_reference(word_order, lowercase=case == "lc")
+    params = {"case": case} if case == "lc" else {}
+    MetricTester(name, reference, TOLERANCE, params=params, implementation="sacrebleu").check(batch)
 
 
 # --- embedding metrics ---------------------------------------------------------------------------------------
-
-
-def _nlg_eval_tokens(text: str) -> list[str]:
-    """nltk's word_tokenize as nlg-eval calls it: sentences (here: split after . ! ? and a space, which is
-    what Punkt does on these texts), then the Treebank-style word tokenizer on each."""
-    sentences = re.split(r"(?<=[.!?])\s+", text.strip())
-    return [
-        token
-        for sentence in sentences
-        if sentence
-        for token in nltk.word_tokenize(sentence, preserve_line=True)
-    ]
-
-
-def _nlg_eval_embedding(
-    hypotheses: Sequence[str], references: Sequence[Sequence[str]]
-) -> dict[str, list[float]]:
-    """nlg-eval's ``eval_emb_metrics`` per item (its ``mean()`` left out), over GloVe 6B 50d, written after
-    nlgeval/word2vec/evaluate.py: a word without a vector is the mean of all vectors, sentence vectors are the
-    normalised sum and the extrema by its lambda, cosines by sklearn, the best reference per item."""
-    from sklearn.metrics.pairwise import cosine_similarity
-
-    vectors = glove_6b_50d()
-    matrix = np.asarray(vectors.matrix)
-    unknown = matrix.mean(axis=0)
-
-    def vec(word: str) -> np.ndarray:
-        row = vectors.vocabulary.get(word)
-        return matrix[row] if row is not None else unknown
-
-    def sentence(text: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        embs = np.array([vec(word) for word in _nlg_eval_tokens(text)])
-        average = np.sum(embs, axis=0) / np.linalg.norm(np.sum(embs, axis=0))
-        maxemb, minemb = np.max(embs, axis=0), np.min(embs, axis=0)
-        extreme = list(
-            map(
-                lambda x, y: x if ((x > y or x < -y) and y > 0) or ((x < y or x > -y) and y < 0) else y,
-                maxemb,
-                minemb,
-            )
-        )
-        return embs, average, np.array(extreme)
-
-    scores: dict[str, list[float]] = {"embedding-average": [], "vector-extrema": [], "greedy-matching": []}
-    for hypothesis, refs in zip(hypotheses, references, strict=True):
-        hyp_embs, hyp_avg, hyp_ext = sentence(hypothesis)
-        averages, extrema, greedy = [], [], []
-        for reference in refs:
-            ref_embs, ref_avg, ref_ext = sentence(reference)
-            averages.append(cosine_similarity([ref_avg], [hyp_avg])[0, 0])
-            extrema.append(cosine_similarity([ref_ext], [hyp_ext])[0, 0])
-            similarities = cosine_similarity(ref_embs, hyp_embs)
-            greedy.append((similarities.max(axis=0).mean() + similarities.max(axis=1).mean()) / 2)
-        scores["embedding-average"].append(float(max(averages)))
-        scores["vector-extrema"].append(float(max(extrema)))
-        scores["greedy-matching"].append(float(max(greedy)))
-    return scores
-
 
 EMBEDDING_ITEMS: list[tuple[str, list[str]]] = [
     *ITEMS,
@@ -335,15 +258,13 @@ EMBEDDING_ITEMS: list[tuple[str, list[str]]] = [
 ]
 
 
-def test_nlg_eval_embedding_metrics_equal_nlg_evals_computation() -> None:
-    hypotheses = [reply for reply, _ in EMBEDDING_ITEMS]
-    references = [refs for _, refs in EMBEDDING_ITEMS]
-    names = ["embedding-average", "vector-extrema", "greedy-matching"]
-    ours = _compute(names, "nlg-eval", hypotheses=hypotheses, references=references)
-    theirs = _nlg_eval_embedding(hypotheses, references)
-    for name in names:
-        # float32 vectors summed in another order: equal to rounding
-        assert_close(ours[name], theirs[name], tolerance=1e-5)
+@pytest.mark.parametrize("name", ["embedding-average", "vector-extrema", "greedy-matching"])
+def test_nlg_eval_embedding_metrics_equal_nlg_evals_computation(name: str) -> None:
+    # float32 vectors summed in another order: equal to rounding
+    reference = nlg_eval_embedding_reference(name, glove_6b_50d())
+    MetricTester(name, reference, 1e-5, implementation="nlg-eval").check(
+        MetricBatch.of_pairs(EMBEDDING_ITEMS)
+    )
 
 
 def test_the_oov_rule_changes_values_only_where_a_word_has_no_vector() -> None:
@@ -387,42 +308,41 @@ CORPUS_ITEMS: list[tuple[str, list[str]]] = [
 ]
 
 
+CORPUS_BATCH = MetricBatch.of_pairs(CORPUS_ITEMS)
+CORPUS_BATCHES = [pytest.param(CORPUS_BATCH, id="items"), pytest.param(DIALOG_SAMPLE, id="dialog-sample")]
+
+
 def _contexts() -> list[ContextOutputs]:
     return [ContextOutputs([reply], refs) for reply, refs in CORPUS_ITEMS]
 
 
-def _streams() -> list[list[str]]:
-    return [[refs[k] for _, refs in CORPUS_ITEMS] for k in range(2)]
-
-
+@pytest.mark.parametrize("batch", CORPUS_BATCHES)
 @pytest.mark.parametrize("options", [{}, {"tok": "intl", "smooth": "floor", "case": "lc"}])
-def test_corpus_bleu_by_sacrebleu_equals_sacrebleu_corpus_bleu(options: dict[str, str]) -> None:
-    ours = compute_system_metric("corpus-bleu", _contexts(), "en", options, implementation="sacrebleu")
-    theirs = sacrebleu.corpus_bleu(
-        [reply for reply, _ in CORPUS_ITEMS],
-        _streams(),
-        tokenize=options.get("tok", "13a"),
-        smooth_method=options.get("smooth", "exp"),
-        lowercase=options.get("case", "mixed") == "lc",
+def test_corpus_bleu_by_sacrebleu_equals_sacrebleu_corpus_bleu(
+    options: dict[str, str], batch: MetricBatch
+) -> None:
+    reference = sacrebleu_corpus_bleu_reference(options)
+    SystemMetricTester("corpus-bleu", reference, TOLERANCE, params=options, implementation="sacrebleu").check(
+        batch
     )
-    assert ours.value == pytest.approx(theirs.score / 100, abs=TOLERANCE)
+    ours = compute_system_metric("corpus-bleu", _contexts(), "en", options, implementation="sacrebleu")
     assert ours.items == len(CORPUS_ITEMS)
 
 
-def test_corpus_chrf_by_sacrebleu_equals_sacrebleu_corpus_chrf() -> None:
-    hypotheses = [reply for reply, _ in CORPUS_ITEMS]
-    for name, word_order in (("corpus-chrf", 0), ("corpus-chrf++", 2)):
-        ours = compute_system_metric(name, _contexts(), "en", implementation="sacrebleu")
-        theirs = sacrebleu.corpus_chrf(hypotheses, _streams(), word_order=word_order)
-        assert ours.value == pytest.approx(theirs.score / 100, abs=TOLERANCE), name
+@pytest.mark.parametrize("batch", CORPUS_BATCHES)
+@pytest.mark.parametrize(("name", "word_order"), [("corpus-chrf", 0), ("corpus-chrf++", 2)])
+def test_corpus_chrf_by_sacrebleu_equals_sacrebleu_corpus_chrf(
+    name: str, word_order: int, batch: MetricBatch
+) -> None:
+    reference = sacrebleu_corpus_chrf_reference(word_order)
+    SystemMetricTester(name, reference, TOLERANCE, implementation="sacrebleu").check(batch)
 
 
-def test_corpus_bleu_by_nlg_eval_equals_pycocoevalcaps_corpus_bleu_4() -> None:
-    ours = compute_system_metric("corpus-bleu", _contexts(), "en", implementation="nlg-eval")
-    corpus, _ = Bleu(4).compute_score(
-        *_coco_inputs([reply for reply, _ in CORPUS_ITEMS], [refs for _, refs in CORPUS_ITEMS]), verbose=0
-    )
-    assert ours.value == pytest.approx(float(corpus[3]), abs=TOLERANCE)
+@pytest.mark.parametrize("batch", CORPUS_BATCHES)
+def test_corpus_bleu_by_nlg_eval_equals_pycocoevalcaps_corpus_bleu_4(batch: MetricBatch) -> None:
+    SystemMetricTester(
+        "corpus-bleu", coco_corpus_bleu_reference(), TOLERANCE, implementation="nlg-eval"
+    ).check(batch)
 
 
 def test_the_three_corpus_bleus_differ_and_the_default_is_nltks() -> None:
@@ -433,9 +353,9 @@ def test_the_three_corpus_bleus_differ_and_the_default_is_nltks() -> None:
         for implementation in ("", "nltk", "sacrebleu", "nlg-eval")
     }
     assert values[""] == values["nltk"]
-    theirs = nltk.translate.bleu_score.corpus_bleu(
-        [[tokenize(ref) for ref in refs] for _, refs in CORPUS_ITEMS],
-        [tokenize(reply) for reply, _ in CORPUS_ITEMS],
-    )
-    assert values["nltk"] == pytest.approx(theirs, abs=TOLERANCE)
+    for implementation in ("", "nltk"):
+        tester = SystemMetricTester(
+            "corpus-bleu", nltk_corpus_bleu_reference(), TOLERANCE, implementation=implementation
+        )
+        tester.check(CORPUS_BATCH)
     assert len({round(float(value), 6) for value in values.values() if value is not None}) == 3

@@ -1,33 +1,28 @@
-"""ROUGE-L against Google's rouge-score 0.1.2 (fed the same tokens) to 1e-9, and its multi-reference maximum."""
+"""ROUGE-L (Lin, 2004) against Google's rouge-score 0.1.2 (fed the same tokens) to 1e-9, through the metric tester
+(:mod:`tests.scoring.metric_tester`), and its multi-reference maximum."""
 
 from __future__ import annotations
 
 import random
 
 import pytest
-from rouge_score.rouge_scorer import RougeScorer, _lcs_table
-from rouge_score.tokenizers import Tokenizer
+from rouge_score.rouge_scorer import _lcs_table
 
 from scoring.metrics import METRICS_VERSION
 from scoring.metrics.overlap_specs import rouge_specs
 from scoring.metrics.rouge import lcs_length, rouge_l, rouge_l_batch
-from scoring.metrics.tokenize import tokenize
+from tests.scoring.metric_batches import MetricBatch
+from tests.scoring.metric_tester import MetricTester
+from tests.scoring.reference_metrics import rouge_score_on_tokens_reference
+from tests.scoring.reference_metrics import rouge_score_rouge_l as reference_rouge_l
 
 TOLERANCE = 1e-9
 
 
-class _GivenTokens(Tokenizer):
-    """Hands rouge-score the tokens it is given (joined by spaces), so both sides score the same tokens."""
-
-    def tokenize(self, text: str) -> list[str]:
-        return text.split()
-
-
-SCORER = RougeScorer(["rougeL"], tokenizer=_GivenTokens())
-
-
-def reference_rouge_l(hypothesis: list[str], reference: list[str]) -> float:
-    return float(SCORER.score(" ".join(reference), " ".join(hypothesis))["rougeL"].fmeasure)
+def on_tokens(*, multi: bool = False) -> MetricTester:
+    """ROUGE-L of pre-tokenized text (``tokenizer="none"``) against rouge-score given the same tokens."""
+    reference = rouge_score_on_tokens_reference(multi=multi, tokenizer="none")
+    return MetricTester("rouge-l", reference, TOLERANCE, tokenizer="none")
 
 
 def spec(name: str):
@@ -52,25 +47,23 @@ CASES = {
 }
 
 
-@pytest.mark.parametrize(("hypothesis", "reference"), CASES.values(), ids=CASES.keys())
-def test_equals_rouge_score_on_dialog_replies(hypothesis: str, reference: str) -> None:
-    hyp, ref = tokenize(hypothesis), tokenize(reference)
-    assert rouge_l(hyp, ref) == pytest.approx(reference_rouge_l(hyp, ref), abs=TOLERANCE)
+def test_equals_rouge_score_on_dialog_replies() -> None:
+    batch = MetricBatch.of([hyp for hyp, _ in CASES.values()], [[ref] for _, ref in CASES.values()])
+    MetricTester("rouge-l", rouge_score_on_tokens_reference(), TOLERANCE).check(batch)
 
 
 def test_equals_rouge_score_on_random_pairs() -> None:
     rng = random.Random(20240611)
     vocabulary = [f"w{i}" for i in range(12)]
-    checked = 0
+    pairs = []
     for _ in range(2000):
         # Small vocabularies make long, tangled common subsequences; lengths past 64 exercise big integers.
         length_range = (0, 12) if rng.random() < 0.8 else (50, 150)
         hyp = [rng.choice(vocabulary) for _ in range(rng.randint(*length_range))]
         ref = [rng.choice(vocabulary) for _ in range(rng.randint(*length_range))]
-        expected = reference_rouge_l(hyp, ref)
-        assert rouge_l(hyp, ref) == pytest.approx(expected, abs=TOLERANCE), (hyp, ref)
-        checked += expected > 0
-    assert checked > 1000  # most pairs share tokens, so the comparison is not a run of zeros
+        pairs.append((hyp, [ref]))
+    values = on_tokens().check(MetricBatch.of_tokens(pairs))
+    assert sum(value is not None and value > 0 for value in values) > 1000  # not a run of zeros
 
 
 def test_lcs_length_equals_the_dynamic_programming_table() -> None:
@@ -111,15 +104,12 @@ def test_batch_takes_the_closest_reference() -> None:
         [[rng.choice(vocabulary) for _ in range(rng.randint(0, 10))] for _ in range(rng.randint(1, 5))]
         for _ in range(300)
     ]
-    scores = rouge_l_batch(hypotheses, references)
-    multi_scorer = RougeScorer(["rougeL"], tokenizer=_GivenTokens())
-    for hyp, refs, score in zip(hypotheses, references, scores, strict=True):
-        assert score == pytest.approx(max(reference_rouge_l(hyp, ref) for ref in refs), abs=TOLERANCE)
-        # rouge-score's own multi-reference scoring keeps the reference with the best F-measure, too
-        multi = multi_scorer.score_multi([" ".join(ref) for ref in refs], " ".join(hyp))["rougeL"].fmeasure
-        assert score == pytest.approx(multi, abs=TOLERANCE)
+    batch = MetricBatch.of_tokens(list(zip(hypotheses, references, strict=True)))
+    scores = on_tokens().check(batch)
+    # rouge-score's own multi-reference scoring keeps the reference with the best F-measure, too
+    on_tokens(multi=True).check(batch)
     assert any(
-        len(refs) > 1 and score > reference_rouge_l(hyp, refs[0])
+        len(refs) > 1 and (score or 0.0) > reference_rouge_l(hyp, refs[0])
         for hyp, refs, score in zip(hypotheses, references, scores, strict=True)
     )
 
@@ -148,10 +138,9 @@ def test_spec_tokenizes_and_scores_against_the_closest_reference() -> None:
     assert "Lin, 2004" in rouge_spec.description
     hypotheses = ["I ’ m fine , thanks .", "Sure , how much ?"]
     references = [["I am fine , thank you .", "fine thanks"], ["sure how much ?", "how much is it ?"]]
-    scores = rouge_spec.compute(hypotheses, references, ["", ""], "en", {"refagg": "max"})
-    for hypothesis, refs, score in zip(hypotheses, references, scores, strict=True):
-        expected = max(reference_rouge_l(tokenize(hypothesis), tokenize(ref)) for ref in refs)
-        assert score == pytest.approx(expected, abs=TOLERANCE)
+    batch = MetricBatch.of(hypotheses, references)
+    scores = MetricTester("rouge-l", rouge_score_on_tokens_reference(), TOLERANCE).check(batch)
+    assert scores == rouge_spec.compute(hypotheses, references, ["", ""], "en", {"refagg": "max"})
     assert scores[1] == pytest.approx(2 * 1 * 4 / 5 / (1 + 4 / 5))  # "sure , how much ?" vs "sure how much ?"
 
 

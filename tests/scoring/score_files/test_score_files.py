@@ -13,12 +13,7 @@ import json
 from pathlib import Path
 
 import pytest
-import sacrebleu
 from django.core.management import CommandError, call_command
-from nltk.translate.bleu_score import corpus_bleu
-from pycocoevalcap.bleu.bleu import Bleu
-from pycocoevalcap.cider.cider import Cider
-from pycocoevalcap.rouge.rouge import Rouge
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
@@ -27,6 +22,19 @@ from scoring.metrics.signature import metric_signature
 from scoring.metrics.tokenize import tokenize
 from scoring.services.file_scoring import context_turns
 from tests.factories import ResearcherFactory, UserFactory
+from tests.scoring.metric_batches import MetricBatch, dailydialog_batch
+from tests.scoring.metric_tester import assert_values_close
+from tests.scoring.reference_metrics import (
+    coco_bleu,
+    coco_cider,
+    coco_cider_reference,
+    coco_rouge,
+    nltk_corpus_bleu,
+    sacrebleu_bleu_reference,
+    sacrebleu_chrf_reference,
+    sacrebleu_corpus_bleu_reference,
+    sacrebleu_corpus_chrf_reference,
+)
 
 TOLERANCE = 1e-9
 REPLIES = ["i am fine , thank you .", "The weather is nice today!", "no", "see you at the station at 5 ."]
@@ -58,12 +66,6 @@ def _references() -> list[list[str]]:
     return [[text for text in (first, second) if text] for first, second in zip(FIRST, SECOND, strict=True)]
 
 
-def _coco() -> tuple[dict[int, list[str]], dict[int, list[str]]]:
-    gts = dict(enumerate(_references()))
-    res = {index: [reply] for index, reply in enumerate(REPLIES)}
-    return gts, res
-
-
 def _score_files(*arguments: str) -> str:
     out, err = io.StringIO(), io.StringIO()
     call_command("score_files", *arguments, stdout=out, stderr=err)
@@ -82,13 +84,12 @@ def test_json_gives_nlg_evals_values_the_corpus_statistic_and_the_signatures(fil
     scores = json.loads(output)
     assert scores["lines"] == len(REPLIES)
     assert [row["line"] for row in scores["sentences"]] == [1, 2, 3, 4]
-    corpus, per_order = Bleu(4).compute_score(*_coco(), verbose=0)
-    _, rouge = Rouge().compute_score(*_coco())
-    _, cider = Cider().compute_score(*_coco())
-    for index, row in enumerate(scores["sentences"]):
-        assert row["bleu-4"] == pytest.approx(per_order[3][index], abs=TOLERANCE)
-        assert row["rouge-l"] == pytest.approx(rouge[index], abs=TOLERANCE)
-        assert row["cider-d"] == pytest.approx(cider[index], abs=TOLERANCE)
+    corpus, per_item = coco_bleu(REPLIES, _references())
+    rouge = [f for _, _, f in coco_rouge(REPLIES, _references())]
+    sentences = scores["sentences"]
+    assert_values_close([row["bleu-4"] for row in sentences], [row[3] for row in per_item], TOLERANCE)
+    assert_values_close([row["rouge-l"] for row in sentences], rouge, TOLERANCE)
+    assert_values_close([row["cider-d"] for row in sentences], coco_cider(REPLIES, _references()), TOLERANCE)
     # BLEU-4's corpus value is coco's corpus BLEU-4, not a mean of sentence values; the others are means
     assert scores["corpus"]["bleu-4"]["value"] == pytest.approx(corpus[3], abs=TOLERANCE)
     assert scores["corpus"]["bleu-4"]["statistic"] == "corpus-bleu"
@@ -118,21 +119,24 @@ def test_csv_gives_sacrebleus_values_with_its_option(files: dict[str, str]) -> N
     lines = list(csv.DictReader(io.StringIO(output)))
     assert list(lines[0]) == ["level", "line", "metric", "value", "signature"]
     sentence = {(line["metric"], int(line["line"])): line for line in lines if line["level"] == "sentence"}
-    for index, (reply, refs) in enumerate(zip(REPLIES, _references(), strict=True)):
-        bleu = sacrebleu.sentence_bleu(reply, refs, tokenize="intl").score / 100
-        chrf = sacrebleu.sentence_chrf(reply, refs).score / 100
-        assert float(sentence[("bleu-4", index + 1)]["value"]) == pytest.approx(bleu, abs=TOLERANCE)
-        assert float(sentence[("chrf", index + 1)]["value"]) == pytest.approx(chrf, abs=TOLERANCE)
+    batch = MetricBatch.of(REPLIES, _references())
+    bleu = sacrebleu_bleu_reference(4, {"tok": "intl"})(batch)
+    chrf = sacrebleu_chrf_reference(0)(batch)
+    numbers = range(1, len(REPLIES) + 1)
+    assert_values_close([float(sentence[("bleu-4", n)]["value"]) for n in numbers], bleu, TOLERANCE)
+    assert_values_close([float(sentence[("chrf", n)]["value"]) for n in numbers], chrf, TOLERANCE)
+    for index in range(len(REPLIES)):
         assert "|impl:sacrebleu|" in sentence[("bleu-4", index + 1)]["signature"]
         assert "|tok:intl|" in sentence[("bleu-4", index + 1)]["signature"]
     corpus = {line["metric"]: line for line in lines if line["level"] == "corpus"}
-    streams = [FIRST, [text or None for text in SECOND]]
-    expected = sacrebleu.corpus_bleu(REPLIES, streams, tokenize="intl").score / 100  # type: ignore[arg-type]
-    assert float(corpus["bleu-4"]["value"]) == pytest.approx(expected, abs=TOLERANCE)
+    contexts = batch.contexts_of("system")  # sacrebleu's reference streams padded with None, line 2 has one
+    expected = sacrebleu_corpus_bleu_reference({"tok": "intl"})(contexts)
+    assert_values_close([float(corpus["bleu-4"]["value"])], [expected], TOLERANCE)
     assert corpus["bleu-4"]["signature"].startswith("corpus-bleu|")
     assert "|tok:intl|" in corpus["bleu-4"]["signature"]
-    chrf = sacrebleu.corpus_chrf(REPLIES, streams).score / 100  # type: ignore[arg-type]
-    assert float(corpus["chrf"]["value"]) == pytest.approx(chrf, abs=TOLERANCE)
+    assert_values_close(
+        [float(corpus["chrf"]["value"])], [sacrebleu_corpus_chrf_reference(0)(contexts)], TOLERANCE
+    )
 
 
 @pytest.mark.django_db
@@ -142,7 +146,7 @@ def test_the_table_gives_the_default_implementation_and_nltks_corpus_bleu(files:
     assert lines[0].split() == ["metric", "corpus", "n", "statistic", "/", "signature"]
     # one reference per line: refs:single, and BLEU-4's corpus value is nltk's corpus_bleu on the same tokens
     corpus_line = next(line for line in lines if line.startswith("bleu-4 "))
-    expected = corpus_bleu([[tokenize(ref)] for ref in FIRST], [tokenize(reply) for reply in REPLIES])
+    expected = nltk_corpus_bleu([tokenize(reply) for reply in REPLIES], [[tokenize(ref)] for ref in FIRST])
     assert float(corpus_line.split()[1]) == pytest.approx(expected, abs=5e-5)  # printed to 4 decimals
     assert corpus_line.split()[2] == "4"
     assert any(line.strip().startswith("corpus-bleu|") and "|refs:single|" in line for line in lines)
@@ -274,16 +278,11 @@ def test_contexts_reach_the_metrics_as_their_last_turn(tmp_path: Path) -> None:
     assert separators == pytest.approx(one_turn, abs=TOLERANCE)
     assert separators != pytest.approx(different, abs=1e-6)
     # the shared context is one "image" of pycocoevalcap, answered by the first and by the second line
-    gts = {0: [references[0]], 1: [references[2]], 2: [references[3]]}
-    _, first = Cider().compute_score(gts, {0: [replies[0]], 1: [replies[2]], 2: [replies[3]]})
-    _, second = Cider().compute_score(gts, {0: [replies[1]], 1: [replies[2]], 2: [replies[3]]})
-    assert one_turn == pytest.approx([first[0], second[0], first[1], first[2]], abs=TOLERANCE)
+    contexts = ["how are you ?", "how are you ?", "and the weather ?", "bye ?"]
+    shared = MetricBatch.of(replies, [[text] for text in references], queries=contexts)
+    assert_values_close(one_turn, coco_cider_reference()(shared), TOLERANCE)
     # and contexts that differ are two images, as pycocoevalcap counts them
-    _, apart = Cider().compute_score(
-        {index: [text] for index, text in enumerate(references)},
-        {index: [text] for index, text in enumerate(replies)},
-    )
-    assert different == pytest.approx(list(apart), abs=TOLERANCE)
+    assert_values_close(different, coco_cider(replies, [[text] for text in references]), TOLERANCE)
 
 
 @pytest.mark.django_db
@@ -300,11 +299,8 @@ def test_without_contexts_each_line_is_its_own_cider_document(tmp_path: Path) ->
     references = ["thank you .", "thank you .", "i prefer the red one", "see you tomorrow"]
     files = ["--hyp", _write(tmp_path, "hyp.txt", replies), "--ref", _write(tmp_path, "ref.txt", references)]
     scores = json.loads(_score_files(*files, "--metrics", "cider-d", "--format", "json"))
-    _, expected = Cider().compute_score(
-        {index: [text] for index, text in enumerate(references)},
-        {index: [text] for index, text in enumerate(replies)},
-    )
-    assert [row["cider-d"] for row in scores["sentences"]] == pytest.approx(list(expected), abs=TOLERANCE)
+    expected = coco_cider(replies, [[text] for text in references])
+    assert_values_close([row["cider-d"] for row in scores["sentences"]], expected, TOLERANCE)
     assert "|df:lines|" in scores["signatures"]["cider-d"]
     # the convention can still be asked for, and the signature says which was used
     grouped = json.loads(
@@ -319,22 +315,15 @@ def test_without_contexts_each_line_is_its_own_cider_document(tmp_path: Path) ->
 def test_cider_of_2000_dailydialog_pairs_is_pycocoevalcaps(tmp_path: Path) -> None:
     """2,000 turn pairs of DailyDialog's test set, where many references recur ("thank you ."): every line
     equals pycocoevalcap's Cider to 1e-9 (1,351 lines differed when recurring references were one document)."""
-    from tests.scoring.test_coco_metrics import dailydialog_batch
-
-    hypotheses, references = dailydialog_batch()
-    hypotheses, first = hypotheses[:2000], [refs[0] for refs in references[:2000]]
+    batch = dailydialog_batch(limit=2000)
+    hypotheses, first = list(batch.hypotheses), [refs[0] for refs in batch.references]
     assert len(set(first)) < len(first)  # references recur, so the convention matters
     output = _score_files(
         "--hyp", _write(tmp_path, "hyp.txt", hypotheses), "--ref", _write(tmp_path, "ref.txt", first),
         "--metrics", "cider-d", "--format", "json",
     )  # fmt: skip
-    _, expected = Cider().compute_score(
-        {index: [text] for index, text in enumerate(first)},
-        {index: [text] for index, text in enumerate(hypotheses)},
-    )
     ours = [row["cider-d"] for row in json.loads(output)["sentences"]]
-    worst = max(abs(a - b) for a, b in zip(ours, expected, strict=True))
-    assert worst <= TOLERANCE, f"largest difference {worst:.3e}"
+    assert_values_close(ours, coco_cider(hypotheses, [[text] for text in first]), TOLERANCE)
 
 
 # --- POST /api/score/ ----------------------------------------------------------------------------------------
@@ -360,18 +349,15 @@ def test_the_api_scores_a_batch_with_sentences_corpus_and_signatures() -> None:
     assert response.status_code == 200, response.content
     body = response.json()
     assert body["lines"] == len(REPLIES)
-    for index, row in enumerate(body["sentences"]):
-        refs = _references()[index]
-        assert row["line"] == index + 1
-        assert row["bleu-4"] == pytest.approx(
-            sacrebleu.sentence_bleu(REPLIES[index], refs).score / 100, abs=TOLERANCE
-        )
-        assert row["chrf"] == pytest.approx(
-            sacrebleu.sentence_chrf(REPLIES[index], refs).score / 100, abs=TOLERANCE
-        )
-    streams = [FIRST, [text or None for text in SECOND]]
-    expected = sacrebleu.corpus_bleu(REPLIES, streams).score / 100  # type: ignore[arg-type]
-    assert body["corpus"]["bleu-4"]["value"] == pytest.approx(expected, abs=TOLERANCE)
+    batch = MetricBatch.of(REPLIES, _references())
+    assert [row["line"] for row in body["sentences"]] == [1, 2, 3, 4]
+    bleu = sacrebleu_bleu_reference(4)(batch)
+    assert_values_close([row["bleu-4"] for row in body["sentences"]], bleu, TOLERANCE)
+    assert_values_close(
+        [row["chrf"] for row in body["sentences"]], sacrebleu_chrf_reference(0)(batch), TOLERANCE
+    )
+    expected = sacrebleu_corpus_bleu_reference()(batch.contexts_of("system"))
+    assert_values_close([body["corpus"]["bleu-4"]["value"]], [expected], TOLERANCE)
     assert body["signatures"]["bleu-4"] == metric_signature(
         "bleu-4",
         signature_parameters("bleu-4", language="en", references="multi", implementation="sacrebleu"),
