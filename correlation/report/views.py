@@ -23,7 +23,7 @@ from correlation.report.cache import (
     report_for_display,
     report_retry,
 )
-from correlation.report.exports import correlation_rows_as_csv, correlation_rows_as_json, report_tables_csv
+from correlation.report.exports import correlation_rows_as_csv, correlation_rows_as_json, report_table_csv
 from correlation.report.item_scores import study_item_scores_csv
 from correlation.report.served import ServedReport, served_report, stale_asked
 from correlation.selectors import studies_reportable_by, study_questions
@@ -31,6 +31,7 @@ from scoring.selectors import system_metric_table
 from stats.figures.report import FigureExportError, figure_image, reply_texts
 from stats.figures.report import report_figures as figure_specs
 from stats.latex import report_latex
+from stats.report.csv_tables import report_table_names
 from stats.report.document import document_as_json, report_document_from_json
 from stats.report.document_types import MetricRow, ReportDocument
 from stats.report.page import question_slice
@@ -194,10 +195,10 @@ def report_table_download(request: HttpRequest, study_id: int, section: str) -> 
     served = _served(request, study, _options(request)[0])
     if served.snapshot is None:
         return _pending(served)
-    tables = report_tables_csv(report_document_from_json(served.snapshot.document))
-    if section not in tables:
+    table = report_table_csv(report_document_from_json(served.snapshot.document), section)
+    if table is None:
         raise Http404("no such table")
-    return _attachment(tables[section], "text/csv", f"study-{study.pk}-{section}.csv", served.headers)
+    return _attachment(table, "text/csv", f"study-{study.pk}-{section}.csv", served.headers)
 
 
 @login_required
@@ -287,7 +288,7 @@ def _page_context(
         "filter_choices": _filter_choices(study, options),
         "agreement_rows": AGREEMENT_ROWS,
         "bundle": bundle_state(snapshot=view.shown) if view.fresh and view.shown else None,
-        "table_sections": sorted(report_tables_csv(document)) if document else [],
+        "table_sections": sorted(report_table_names(document)) if document else [],
         "system_metrics": system_metric_table(study=study),
     }
     # A report shown while the next one is computed may predate the question (added since): nothing of it.
