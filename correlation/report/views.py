@@ -35,6 +35,7 @@ from stats.report.csv_tables import report_table_names
 from stats.report.document import document_as_json, report_document_from_json
 from stats.report.document_types import MetricRow, ReportDocument
 from stats.report.page import question_slice
+from stats.report.plot_types import question_plots, report_plots_from_json
 from stats.report.types import OPTION_KEYS, OptionError, ReportOptions
 
 AGREEMENT_ROWS = (
@@ -117,14 +118,14 @@ def report_figures(request: HttpRequest, study_id: int) -> JsonResponse:
     view = report_for_display(study=study, options=options)
     if view.shown is None or question is None:
         raise Http404("no report is ready yet")
-    document, plots = report_document_from_json(view.shown.document), view.shown.plots or {}
+    document, plots = report_document_from_json(view.shown.document), report_plots_from_json(view.shown.plots)
     figures = figure_specs(document, plots, question.name, study.name)
     return JsonResponse(
         {
             "data_version": view.shown.data_version,
             "question": question.name,
             "texts": reply_texts(plots, question.name),
-            "raters": (plots.get("questions", {}).get(question.name) or {}).get("raters", []),
+            "raters": question_plots(plots, question.name).get("raters", []),
             "figures": [spec.as_dict() for spec in figures],
         }
     )
@@ -146,7 +147,10 @@ def report_figure_image(request: HttpRequest, study_id: int, name: str, fmt: str
     figures = {
         spec.name: spec
         for spec in figure_specs(
-            report_document_from_json(snapshot.document), snapshot.plots or {}, question.name, study.name
+            report_document_from_json(snapshot.document),
+            report_plots_from_json(snapshot.plots),
+            question.name,
+            study.name,
         )
     }
     spec = figures.get(name)
