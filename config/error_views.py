@@ -6,7 +6,7 @@ to parse an HTML page. Elsewhere they are the templates of ``templates/``. Each 
 ALLOWED_HOSTS is refused by CommonMiddleware) has none.
 
 An uncaught exception that is the database being busy (a lock held past the wait) or full is answered 503
-with ``Retry-After`` rather than 500 (config/database_errors.py): nothing went wrong with the request, and
+with ``Retry-After`` rather than 500 (kernel/http/database_errors.py): nothing went wrong with the request, and
 the same request will work later.
 """
 
@@ -18,7 +18,7 @@ from django.conf import settings
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.template import loader
 
-from config.database_errors import database_unavailable_reason
+from kernel.http.database_errors import database_unavailable_reason
 
 API_PREFIX = "/api/"
 

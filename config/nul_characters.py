@@ -12,7 +12,7 @@ and a multipart form's text fields outside /api/ (Django reads those before the 
 check). Not read here: an API multipart body, which DRF reads only after the client's log-in and
 permission are checked (reading it here would let anyone make the server store an upload); its text
 fields go through serializer fields that refuse NUL. JSON bodies are checked by the API's JSON parser
-(config/api_formats.py), which reads them after the log-in too.
+(kernel/http/api_formats.py), which reads them after the log-in too.
 """
 
 from __future__ import annotations

@@ -11,8 +11,8 @@ view declares one by one, each a JSON ``{"detail": ...}``:
 - 401 (no or a bad token: ``WWW-Authenticate: Token``), 403 (a role or an admission step missing);
 - 404: an object the path or the input names does not exist (another researcher's study is 404 too);
 - 413 for uploads over DIALEVAL_MAX_REQUEST_BYTES (config/request_limits.py);
-- 429 from the rate limits (config/rate_limits.py) and 503 for a busy or full database
-  (config/database_errors.py), both with ``Retry-After``.
+- 429 from the rate limits (kernel/http/rate_limits.py) and 503 for a busy or full database
+  (kernel/http/database_errors.py), both with ``Retry-After``.
 """
 
 from __future__ import annotations

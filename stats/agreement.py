@@ -55,9 +55,11 @@ def disagreement_weights(size: int, weights: Weighting) -> np.ndarray:
     index = np.arange(size)
     distance = np.abs(index[:, None] - index[None, :]).astype(float)
     if weights == "unweighted":
-        return (distance > 0).astype(float)
+        result: np.ndarray = (distance > 0).astype(float)
+        return result
     scaled = distance / (size - 1)
-    return scaled if weights == "linear" else scaled**2
+    result = scaled if weights == "linear" else scaled**2
+    return result
 
 
 def cohen_kappa(

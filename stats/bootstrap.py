@@ -225,7 +225,8 @@ def paired_difference_p(first: np.ndarray, second: np.ndarray) -> float | None:
         return None
     difference = first[both] - second[both]
     minority = min(int(np.sum(difference <= 0)), int(np.sum(difference >= 0)))
-    return min(1.0, 2.0 * (minority + 1) / (difference.size + 1))
+    result: float | None = min(1.0, 2.0 * (minority + 1) / (difference.size + 1))
+    return result
 
 
 def _availability_patterns(present: np.ndarray) -> list[np.ndarray]:
@@ -288,7 +289,8 @@ class _WeightedPearson:
             variance_y <= 1e-12 * np.maximum(syy, 1e-300)
         )
         r[undefined | (s0 < 2)] = np.nan
-        return np.clip(r, -1.0, 1.0)
+        result: np.ndarray = np.clip(r, -1.0, 1.0)
+        return result
 
 
 def _ranked_pattern(
@@ -361,7 +363,8 @@ class _TieGroups:
 
 
 def _tie_term(drawn: np.ndarray) -> np.ndarray:
-    return np.einsum("bg,bg,bg->b", drawn, drawn, drawn) - drawn.sum(axis=1)
+    result: np.ndarray = np.einsum("bg,bg,bg->b", drawn, drawn, drawn) - drawn.sum(axis=1)
+    return result
 
 
 @dataclass(frozen=True)

@@ -41,7 +41,8 @@ class Centred:
 
     @property
     def squares(self) -> np.ndarray:
-        return self.scaled * self.scaled
+        result: np.ndarray = self.scaled * self.scaled
+        return result
 
 
 def centred_within_groups(
@@ -138,7 +139,8 @@ def group_pearson(x: Centred, y: Centred, codes: np.ndarray, count: int) -> np.n
     with np.errstate(invalid="ignore", divide="ignore"):
         r = sxy / np.sqrt(sxx * syy)
     r[x.constant | y.constant] = np.nan
-    return np.clip(r, -1.0, 1.0)
+    result: np.ndarray = np.clip(r, -1.0, 1.0)
+    return result
 
 
 def pearson(x: np.ndarray, y: np.ndarray) -> float | None:

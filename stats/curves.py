@@ -130,7 +130,8 @@ def _columnwise_pearson(x: np.ndarray, columns: np.ndarray) -> np.ndarray:
     with np.errstate(invalid="ignore", divide="ignore"):
         r = (x_centered @ centered) / spread
     r[spread <= 1e-12 * max(1.0, float(np.abs(spread).max(initial=0.0)))] = np.nan
-    return np.clip(r, -1.0, 1.0)
+    result: np.ndarray = np.clip(r, -1.0, 1.0)
+    return result
 
 
 def _mean_or_none(values: np.ndarray) -> float | None:

@@ -47,7 +47,8 @@ class Grouped:
     def ends(self) -> np.ndarray:
         if not self.keys:
             return np.array([], dtype=np.int64)
-        return np.r_[self.starts[1:], self.order.size].astype(np.int64)
+        result: np.ndarray = np.r_[self.starts[1:], self.order.size].astype(np.int64)
+        return result
 
     @property
     def sizes(self) -> np.ndarray:
@@ -78,7 +79,8 @@ class Grouped:
         whole = bool(np.all(np.isfinite(array))) and bool(np.all(array == np.round(array)))
         if whole and float(np.abs(array).sum()) < EXACT_SUM_LIMIT:
             totals = np.bincount(self.codes, weights=array, minlength=len(self.keys))
-            return (totals / self.sizes).tolist()
+            result: list[float] = (totals / self.sizes).tolist()
+            return result
         return [math.fsum(group) / len(group) for group in self.lists(values)]
 
 

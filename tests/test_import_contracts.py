@@ -64,6 +64,8 @@ def _copy_of_the_cores(tmp_path: Path) -> Path:
         ("scoring/services.py", "import correlation\n"),  # scoring sits below correlation
         ("kernel/leak.py", "import annotation\n"),  # the kernel is below every app
         ("kernel/leak.py", "from stats import bootstrap\n"),  # and beside the statistics, not above them
+        ("scoring/services.py", "import config\n"),  # the configuration sits above every app
+        ("kernel/leak.py", "import config\n"),
     ],
 )
 def test_a_module_that_imports_django_breaks_the_contract(tmp_path: Path, module: str, source: str) -> None:

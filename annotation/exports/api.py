@@ -27,7 +27,7 @@ from annotation.exports.files import CONTENT_TYPES, encoded, rows_as
 from annotation.models import Study
 from annotation.selectors.exports import export_rows
 from annotation.selectors.studies import studies_visible_to
-from config.api_formats import SafeJSONRenderer
+from kernel.http.api_formats import SafeJSONRenderer
 from kernel.permissions import IsResearcher, authenticated_user
 
 

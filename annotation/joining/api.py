@@ -46,7 +46,7 @@ from annotation.work.serializers import (
     WorkJoinSerializer,
     first_error,
 )
-from config.api_input import StrictInputSerializer
+from kernel.http.api_input import StrictInputSerializer
 from kernel.permissions import authenticated_user
 
 NOT_FOUND = OpenApiResponse(WorkDetailSerializer, description="not an annotator of this study")

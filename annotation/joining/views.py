@@ -16,7 +16,7 @@
 ``/work/<study>/consent/`` shows the study's consent text (or its description and instructions) with an
 "I agree" box; accepting it is needed before the first item of any task (annotation/joining/admission.py).
 Views only translate HTTP; the services are in annotation/services/joining.py. New accounts (sign-up form
-and crowd link) are rate-limited per client and per invite link (config/rate_limits.py: 429, Retry-After).
+and crowd link) are rate-limited per client and per invite link (kernel/http/rate_limits.py: 429, Retry-After).
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ from annotation.services.joining import (
     signup_study,
     volunteer_signup,
 )
-from config.rate_limits import signup_refused, signup_retry_after
+from kernel.http.rate_limits import signup_refused, signup_retry_after
 from kernel.permissions import authenticated_user
 
 CROWD_SWITCH_FIELD = "continue_as_crowd_worker"  # the confirmation of the page crowd_switch.html

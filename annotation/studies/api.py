@@ -16,8 +16,8 @@ from annotation.models import Language, Question, Study
 from annotation.scales import QUESTION_KINDS, SCALE_PRESETS, QuestionSpec, scale_problem
 from annotation.selectors.studies import studies_visible_to, study_counts
 from annotation.services.studies import study_create
-from config.api_formats import SafeJSONParser
-from config.api_input import StrictInputSerializer
+from kernel.http.api_formats import SafeJSONParser
+from kernel.http.api_input import StrictInputSerializer
 from kernel.permissions import IsResearcher, authenticated_user
 
 

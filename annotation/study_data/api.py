@@ -50,8 +50,8 @@ from annotation.services.deletion_counts import DeletionPreview, DeletionRefused
 from annotation.services.import_jobs import import_upload
 from annotation.services.import_undo import import_undo, import_undo_preview
 from annotation.services.system_deletion import system_delete, system_deletion_preview
-from config.api_formats import SafeJSONRenderer
-from config.api_input import StrictInputSerializer
+from kernel.http.api_formats import SafeJSONRenderer
+from kernel.http.api_input import StrictInputSerializer
 from kernel.importing.problems import MAX_PROBLEMS, PROBLEMS_SHOWN
 from kernel.permissions import IsResearcher, authenticated_user
 

@@ -19,7 +19,7 @@ from rest_framework.views import APIView
 from annotation.models import Annotator, Assignment, FlagReason, NoteKind
 from annotation.services.notes import MAX_NOTE_CHARACTERS, NoteInvalid, item_note_add
 from annotation.work.serializers import WorkDetailSerializer, WorkErrorSerializer, first_error
-from config.api_input import StrictInputSerializer
+from kernel.http.api_input import StrictInputSerializer
 from kernel.permissions import authenticated_user
 
 

@@ -12,7 +12,7 @@ from typing import Any
 from rest_framework import serializers
 
 from annotation.models import WorkKind
-from config.api_input import StrictInputSerializer
+from kernel.http.api_input import StrictInputSerializer
 from kernel.url_converters import MAX_ID
 
 TASK_KINDS = [WorkKind.RATE.value, WorkKind.WRITE.value, WorkKind.DIVERSITY.value, WorkKind.PAIR.value]

@@ -58,7 +58,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
-    # Log-in lock-out (config/rate_limits.py): turns axes' lock-out into a 429 with Retry-After. Last, as
+    # Log-in lock-out (kernel/http/rate_limits.py): turns axes' lock-out into a 429 with Retry-After. Last, as
     # django-axes asks.
     "axes.middleware.AxesMiddleware",
 ]
@@ -108,7 +108,7 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     }
 elif DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     # The same bound on PostgreSQL: a lock not granted within the wait, or a statement running past it plus
-    # 5 s, fails (503, config/database_errors.py) instead of outliving gunicorn's worker timeout.
+    # 5 s, fails (503, kernel/http/database_errors.py) instead of outliving gunicorn's worker timeout.
     DATABASES["default"].setdefault("OPTIONS", {})["options"] = (
         f"-c lock_timeout={DIALEVAL_DB_WAIT_SECONDS * 1000} "
         f"-c statement_timeout={DIALEVAL_DB_STATEMENT_TIMEOUT_SECONDS * 1000}"
@@ -154,21 +154,24 @@ REST_FRAMEWORK = {
     # Token first: DRF answers a missing or bad token 401 with the first class's WWW-Authenticate
     # ("Token"); with the session first it would be 403, which REST clients do not read as "log in".
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "config.rate_limits.ThrottledTokenAuthentication",
+        "kernel.http.rate_limits.ThrottledTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
-    "DEFAULT_THROTTLE_CLASSES": ["config.rate_limits.ApiUserThrottle", "config.rate_limits.ApiAnonThrottle"],
+    "DEFAULT_THROTTLE_CLASSES": [
+        "kernel.http.rate_limits.ApiUserThrottle",
+        "kernel.http.rate_limits.ApiAnonThrottle",
+    ],
     # JSON only: every /api/ answer is JSON (no browsable HTML), rendered even when a client's own text
-    # holds a lone surrogate (config/api_formats.py).
-    "DEFAULT_RENDERER_CLASSES": ["config.api_formats.SafeJSONRenderer"],
+    # holds a lone surrogate (kernel/http/api_formats.py).
+    "DEFAULT_RENDERER_CLASSES": ["kernel.http.api_formats.SafeJSONRenderer"],
     "DEFAULT_PARSER_CLASSES": [
-        "config.api_formats.SafeJSONParser",
+        "kernel.http.api_formats.SafeJSONParser",
         "rest_framework.parsers.FormParser",
         "rest_framework.parsers.MultiPartParser",
     ],
-    "EXCEPTION_HANDLER": "config.api_errors.api_exception_handler",
-    "DEFAULT_CONTENT_NEGOTIATION_CLASS": "config.api_formats.StrictFormatNegotiation",
+    "EXCEPTION_HANDLER": "kernel.http.api_errors.api_exception_handler",
+    "DEFAULT_CONTENT_NEGOTIATION_CLASS": "kernel.http.api_formats.StrictFormatNegotiation",
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
     "PAGE_SIZE": 100,
@@ -347,7 +350,7 @@ CSRF_TRUSTED_ORIGINS = env_list("DJANGO_CSRF_TRUSTED_ORIGINS", [])
 # Reverse proxies in front of the app whose X-Forwarded-For is trusted to name the client (rate limits).
 DIALEVAL_TRUSTED_PROXIES = env_int("DIALEVAL_TRUSTED_PROXIES", 0)
 
-# Rate limits (config/rate_limits.py): DRF's "<count>/<second|minute|hour|day>"; empty: no limit. Counters in
+# Rate limits (kernel/http/rate_limits.py): DRF's "<count>/<second|minute|hour|day>"; empty: no limit. Counters in
 # the broker's Redis (REDIS_URL, or DIALEVAL_RATE_LIMIT_CACHE_URL), shared by every web process; while it is
 # unreachable the limits let requests through. The default cache stays in each process's memory.
 CACHES = {
@@ -377,11 +380,11 @@ AXES_FAILURE_LIMIT = env_int("DIALEVAL_LOGIN_FAILURE_LIMIT", 5)
 AXES_COOLOFF_TIME = datetime.timedelta(seconds=env_int("DIALEVAL_LOGIN_COOLOFF_SECONDS", 900))
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_RESET_ON_SUCCESS = True
-AXES_CLIENT_IP_CALLABLE = "config.rate_limits.login_client_ip"
-AXES_LOCKOUT_CALLABLE = "config.rate_limits.login_locked_out"
+AXES_CLIENT_IP_CALLABLE = "kernel.http.rate_limits.login_client_ip"
+AXES_LOCKOUT_CALLABLE = "kernel.http.rate_limits.login_locked_out"
 # Failed log-ins per client across usernames (password spraying), a sliding window kept with the rate limits:
 # past it, that client's log-ins are refused (429, Retry-After) until enough failures are older than the period.
-AXES_HANDLER = "config.rate_limits.LoginAttemptsHandler"
+AXES_HANDLER = "kernel.http.rate_limits.LoginAttemptsHandler"
 DIALEVAL_LOGIN_FAILURE_RATE_CLIENT = env_str("DIALEVAL_LOGIN_FAILURE_RATE_CLIENT", "30/hour")
 AXES_HTTP_RESPONSE_CODE = 429
 AXES_VERBOSE = False

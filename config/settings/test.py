@@ -30,7 +30,7 @@ DIALEVAL_VECTORS_DIR = Path(
     )
 )
 
-# Rate limits (config/rate_limits.py) high enough that no test trips them by accident; the tests of the
+# Rate limits (kernel/http/rate_limits.py) high enough that no test trips them by accident; the tests of the
 # limits lower them with override_settings. Counters in this process's memory, not a Redis.
 CACHES = {
     "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},

@@ -4,6 +4,9 @@ benchmark table of the requester's studies (404 when any study is not theirs), a
 
 from __future__ import annotations
 
+from typing import Any
+
+from django.http import QueryDict
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers
 from rest_framework.exceptions import NotFound, ValidationError
@@ -11,7 +14,10 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from correlation.benchmark.selectors import BenchmarkInputError, benchmark_for_request
+from correlation.benchmark.query import OPTION_FIELDS, BenchmarkQuery, benchmark_query_parse
+from correlation.benchmark.selectors import BenchmarkInputError, benchmark_for_user
+from kernel.http.api_input import StrictInputSerializer
+from kernel.permissions import authenticated_user
 from stats.benchmark.options import GROUPINGS, STATISTICS
 
 
@@ -59,6 +65,52 @@ class BenchmarkOutputSerializer(serializers.Serializer):
     rows = BenchmarkRowSerializer(many=True)
 
 
+class _Repeatable(serializers.CharField):
+    """A text parameter that may also be repeated (``studies=1,2`` or ``studies=1&studies=2``): every value
+    it was sent with, joined by commas. Raw (``trim_whitespace=False``), as the query parser reads it."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(trim_whitespace=False, **kwargs)
+
+    def get_value(self, dictionary: Any) -> Any:
+        if (
+            isinstance(dictionary, QueryDict)
+            and self.field_name is not None
+            and self.field_name in dictionary
+        ):
+            return ",".join(dictionary.getlist(self.field_name))
+        return super().get_value(dictionary)
+
+
+def _option() -> serializers.CharField:
+    """An option as sent (empty: the default); correlation/benchmark/query.py checks it, naming the field."""
+    return serializers.CharField(required=False, allow_blank=True, trim_whitespace=False)
+
+
+class BenchmarkQuerySerializer(StrictInputSerializer):
+    """The query string, read into a :class:`BenchmarkQuery` (``validated_data["query"]``)."""
+
+    # Absent or empty as the parser words it ("name at least one study"), as the page does.
+    studies = _Repeatable(required=False, allow_blank=True)
+    metrics = _Repeatable(required=False, allow_blank=True)
+    statistic = _option()
+    grouping = _option()
+    question = _option()
+    resamples = _option()
+    seed = _option()
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        try:
+            query = benchmark_query_parse(
+                studies=[attrs.get("studies") or ""],
+                metrics=[attrs.get("metrics") or ""],
+                options={name: attrs.get(name) for name in OPTION_FIELDS},
+            )
+        except BenchmarkInputError as error:
+            raise ValidationError({error.field: [error.message]}) from None
+        return {"query": query}
+
+
 class BenchmarkApi(APIView):
     """The benchmark table (a researcher's own studies only; 404 for any other study)."""
 
@@ -80,9 +132,17 @@ class BenchmarkApi(APIView):
         responses=BenchmarkOutputSerializer,
     )
     def get(self, request: Request) -> Response:
-        params = request.query_params
+        serializer = BenchmarkQuerySerializer(data=request.query_params)
+        serializer.is_valid(raise_exception=True)
+        query: BenchmarkQuery = serializer.validated_data["query"]
         try:
-            table = benchmark_for_request(request.user, params)
+            table = benchmark_for_user(
+                user=authenticated_user(request),
+                study_ids=query.study_ids,
+                options=query.options,
+                metrics=query.metrics,
+                question=query.question,
+            )
         except BenchmarkInputError as error:
             raise ValidationError({error.field: [error.message]}) from None
         if table is None:

@@ -6,8 +6,9 @@ equals what the study's own report and stats/meta compute for it."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
+
+from django.contrib.auth.models import User
 
 from annotation.models import Study
 from correlation.benchmark.cached_reports import cached_report_documents
@@ -18,7 +19,7 @@ from stats.benchmark.options import BenchmarkOptions
 from stats.benchmark.study import study_column, study_metrics
 from stats.benchmark.table import BenchmarkTable, MetricKey, StudyColumn, benchmark_table
 from stats.report.document_types import ReportDocument
-from stats.report.types import OptionError, ReportInputs
+from stats.report.types import ReportInputs
 
 MAX_STUDIES = 50
 
@@ -50,33 +51,24 @@ def study_ids_parse(values: Sequence[str]) -> list[int]:
     return ids
 
 
-def benchmark_for_request(user: Any, params: Any) -> BenchmarkTable | None:
-    """The table a query string asks for (``studies``, ``metrics``, ``statistic``, ``grouping``,
-    ``question``, ``resamples``, ``seed``; a list parameter repeated or comma-separated); ``None`` when a
-    study is missing or not ``user``'s. Raises :class:`BenchmarkInputError` naming the field at fault."""
-    ids = study_ids_parse(_list(params, "studies"))
-    try:
-        options = BenchmarkOptions.parse(_single(params))
-    except OptionError as error:
-        field, _, message = str(error).partition(": ")
-        raise BenchmarkInputError(field, message) from None
-    studies = benchmark_studies(user=user, ids=ids)
+def benchmark_for_user(
+    *,
+    user: User,
+    study_ids: Sequence[int],
+    options: BenchmarkOptions,
+    metrics: Sequence[str] = (),
+    question: str | None = None,
+) -> BenchmarkTable | None:
+    """The table of ``metrics`` over the studies of ``study_ids`` (correlation/benchmark/query.py reads them
+    from a request); ``None`` when a study is missing or not ``user``'s. Raises :class:`BenchmarkInputError`
+    naming the field at fault."""
+    studies = benchmark_studies(user=user, ids=study_ids)
     if studies is None:
         return None
-    metrics = [part.strip() for raw in _list(params, "metrics") for part in raw.split(",") if part.strip()]
-    question = (_single(params).get("question") or "").strip() or None
     return metric_benchmark(studies=studies, options=options, metrics=metrics, question=question)
 
 
-def _list(params: Any, name: str) -> list[str]:
-    return list(params.getlist(name)) if hasattr(params, "getlist") else list(params.get(name) or [])
-
-
-def _single(params: Any) -> Mapping[str, str | None]:
-    return {key: params.get(key) for key in ("statistic", "grouping", "question", "resamples", "seed")}
-
-
-def benchmark_studies(*, user: Any, ids: Sequence[int]) -> list[Study] | None:
+def benchmark_studies(*, user: User, ids: Sequence[int]) -> list[Study] | None:
     """The studies of ``ids``, in that order, when ``user`` may read the report of every one; ``None`` when
     any is missing or not theirs (the caller answers 404, as for one study's report)."""
     found = {study.pk: study for study in studies_reportable_by(user=user).filter(pk__in=list(ids))}

@@ -9,7 +9,8 @@ from django.shortcuts import render
 
 from correlation.benchmark.exports import benchmark_csv
 from correlation.benchmark.forms import BenchmarkForm
-from correlation.benchmark.selectors import BenchmarkInputError, benchmark_for_request
+from correlation.benchmark.query import benchmark_query_from
+from correlation.benchmark.selectors import BenchmarkInputError, benchmark_for_user
 from kernel.permissions import authenticated_user, researcher_required
 from stats.benchmark.figure import benchmark_heatmap
 from stats.benchmark.formats import (
@@ -37,7 +38,14 @@ def benchmark_page(request: HttpRequest) -> HttpResponse:
     context: dict[str, object] = {"form": form, "table": None, "error": ""}
     if request.GET.get("studies"):
         try:
-            table = benchmark_for_request(user, request.GET)
+            asked = benchmark_query_from(request.GET)
+            table = benchmark_for_user(
+                user=user,
+                study_ids=asked.study_ids,
+                options=asked.options,
+                metrics=asked.metrics,
+                question=asked.question,
+            )
         except BenchmarkInputError as error:
             context["error"] = str(error)
             return render(request, "correlation/benchmark.html", context, status=400)

@@ -36,6 +36,7 @@ from correlation.bundle.inputs import bundle_inputs, counts_text
 from correlation.models import ReportSnapshot
 from stats.report.document import document_as_json, report_document_from_json
 from stats.report.document_types import ReportDocument
+from stats.report.plot_types import ReportPlots, report_plots_from_json
 
 BUNDLE_FILES = Path(__file__).resolve().parent / "files"  # copied into every bundle as they are
 Progress = Callable[[str, int, int], None]
@@ -49,7 +50,7 @@ def report_bundle(
     from stats.latex import report_latex
 
     document = report_document_from_json(snapshot.document)
-    plots = snapshot.plots or {}
+    plots = report_plots_from_json(snapshot.plots)
     inputs = bundle_inputs(study=study, data_version=snapshot.data_version, document=document, plots=plots)
     files: dict[str, bytes] = {
         "report.json": document_as_json(document).encode("utf-8"),
@@ -85,7 +86,7 @@ def bundle_filename(study: Study, snapshot: ReportSnapshot) -> str:
 
 
 def _figure_files(
-    study: Study, document: ReportDocument, plots: dict[str, Any], progress: Progress | None
+    study: Study, document: ReportDocument, plots: ReportPlots, progress: Progress | None
 ) -> dict[str, bytes]:
     from stats.figures.report import figure_images, report_figures
 

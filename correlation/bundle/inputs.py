@@ -22,6 +22,7 @@ from correlation.selectors import study_metric_signatures
 from kernel.csv_cells import FormulaSafeWriter
 from scoring.models import MetricScore
 from stats.report.document_types import ReportDocument
+from stats.report.plot_types import ReportPlots
 
 
 class BundleStale(Exception):
@@ -35,7 +36,7 @@ class BundleInputs:
 
 
 def bundle_inputs(
-    *, study: Study, data_version: int, document: ReportDocument, plots: dict[str, Any]
+    *, study: Study, data_version: int, document: ReportDocument, plots: ReportPlots
 ) -> BundleInputs:
     """The input files of the report ``document`` of ``study`` computed at ``data_version``.
 
@@ -90,7 +91,7 @@ def counts_text(counts: dict[str, Any]) -> str:
     )
 
 
-def _human_scores_csv(plots: dict[str, Any]) -> str:
+def _human_scores_csv(plots: ReportPlots) -> str:
     """The human score of every reply the report scored (excluded replies have none: never computed)."""
     buffer = io.StringIO()
     writer = FormulaSafeWriter(buffer, lineterminator="\n")

@@ -47,6 +47,7 @@ from kernel.lease import Lease, LeaseLost, LeaseTerms, lease_claim
 from stats.report.builder import DOCUMENT_VERSION, build_report
 from stats.report.code_version import code_version
 from stats.report.document_types import ReportDocument
+from stats.report.plot_types import ReportPlots
 from stats.report.types import ReportOptions
 
 logger = logging.getLogger(__name__)
@@ -239,7 +240,7 @@ def report_retry(*, snapshot: ReportSnapshot) -> None:
 
 
 def _ready_fields(
-    snapshot: ReportSnapshot, document: ReportDocument, plots: dict[str, Any], seconds: float
+    snapshot: ReportSnapshot, document: ReportDocument, plots: ReportPlots, seconds: float
 ) -> dict[str, Any]:
     """What a ready snapshot's row holds: its document (stamped with its version) and how long it took."""
     document["data_version"] = snapshot.data_version
@@ -257,7 +258,7 @@ def _ready_fields(
 
 def _compute(
     study: Study, options: ReportOptions, progress: Progress | None
-) -> tuple[ReportDocument, dict[str, Any]]:
+) -> tuple[ReportDocument, ReportPlots]:
     inputs = report_inputs(study=study, progress=progress)
 
     def statistics(done: int, total: int) -> None:

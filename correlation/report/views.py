@@ -23,7 +23,7 @@ from correlation.report.cache import (
     report_for_display,
     report_retry,
 )
-from correlation.report.exports import correlation_rows_as_csv, correlation_rows_as_json, report_tables_csv
+from correlation.report.exports import correlation_rows_as_csv, correlation_rows_as_json, report_table_csv
 from correlation.report.item_scores import study_item_scores_csv
 from correlation.report.served import ServedReport, served_report, stale_asked
 from correlation.selectors import studies_reportable_by, study_questions
@@ -31,9 +31,11 @@ from scoring.selectors import system_metric_table
 from stats.figures.report import FigureExportError, figure_image, reply_texts
 from stats.figures.report import report_figures as figure_specs
 from stats.latex import report_latex
+from stats.report.csv_tables import report_table_names
 from stats.report.document import document_as_json, report_document_from_json
 from stats.report.document_types import MetricRow, ReportDocument
 from stats.report.page import question_slice
+from stats.report.plot_types import question_plots, report_plots_from_json
 from stats.report.types import OPTION_KEYS, OptionError, ReportOptions
 
 AGREEMENT_ROWS = (
@@ -116,14 +118,14 @@ def report_figures(request: HttpRequest, study_id: int) -> JsonResponse:
     view = report_for_display(study=study, options=options)
     if view.shown is None or question is None:
         raise Http404("no report is ready yet")
-    document, plots = report_document_from_json(view.shown.document), view.shown.plots or {}
+    document, plots = report_document_from_json(view.shown.document), report_plots_from_json(view.shown.plots)
     figures = figure_specs(document, plots, question.name, study.name)
     return JsonResponse(
         {
             "data_version": view.shown.data_version,
             "question": question.name,
             "texts": reply_texts(plots, question.name),
-            "raters": (plots.get("questions", {}).get(question.name) or {}).get("raters", []),
+            "raters": question_plots(plots, question.name).get("raters", []),
             "figures": [spec.as_dict() for spec in figures],
         }
     )
@@ -145,7 +147,10 @@ def report_figure_image(request: HttpRequest, study_id: int, name: str, fmt: str
     figures = {
         spec.name: spec
         for spec in figure_specs(
-            report_document_from_json(snapshot.document), snapshot.plots or {}, question.name, study.name
+            report_document_from_json(snapshot.document),
+            report_plots_from_json(snapshot.plots),
+            question.name,
+            study.name,
         )
     }
     spec = figures.get(name)
@@ -194,10 +199,10 @@ def report_table_download(request: HttpRequest, study_id: int, section: str) -> 
     served = _served(request, study, _options(request)[0])
     if served.snapshot is None:
         return _pending(served)
-    tables = report_tables_csv(report_document_from_json(served.snapshot.document))
-    if section not in tables:
+    table = report_table_csv(report_document_from_json(served.snapshot.document), section)
+    if table is None:
         raise Http404("no such table")
-    return _attachment(tables[section], "text/csv", f"study-{study.pk}-{section}.csv", served.headers)
+    return _attachment(table, "text/csv", f"study-{study.pk}-{section}.csv", served.headers)
 
 
 @login_required
@@ -287,7 +292,7 @@ def _page_context(
         "filter_choices": _filter_choices(study, options),
         "agreement_rows": AGREEMENT_ROWS,
         "bundle": bundle_state(snapshot=view.shown) if view.fresh and view.shown else None,
-        "table_sections": sorted(report_tables_csv(document)) if document else [],
+        "table_sections": sorted(report_table_names(document)) if document else [],
         "system_metrics": system_metric_table(study=study),
     }
     # A report shown while the next one is computed may predate the question (added since): nothing of it.

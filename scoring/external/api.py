@@ -18,7 +18,7 @@ from rest_framework.views import APIView
 from annotation.models import Study
 from annotation.selectors.studies import studies_visible_to
 from annotation.study_data.api import import_input_rejected, upload_data
-from config.api_input import StrictInputSerializer
+from kernel.http.api_input import StrictInputSerializer
 from kernel.importing.problems import ImportFile, ImportRejected
 from kernel.permissions import IsResearcher, authenticated_user
 from scoring.external.file_format import FORMATS, external_metric_label

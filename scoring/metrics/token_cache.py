@@ -38,8 +38,6 @@ class TokenCache:
         self._entries: OrderedDict[tuple[Hashable, str], NDArray[np.float32]] = OrderedDict()
         self._bytes = 0
         self._lock = threading.Lock()
-        self.hits = 0
-        self.misses = 0
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -55,11 +53,9 @@ class TokenCache:
             for text in texts:
                 vectors = self._entries.get((key, text))
                 if vectors is None:
-                    self.misses += 1
                     found.append(None)
                     continue
                 self._entries.move_to_end((key, text))
-                self.hits += 1
                 found.append(vectors.copy())
         return found
 

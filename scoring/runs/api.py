@@ -14,7 +14,7 @@ from rest_framework.response import Response as ApiResponse
 from rest_framework.views import APIView
 
 from annotation.selectors.studies import studies_visible_to
-from config.api_input import StrictInputSerializer
+from kernel.http.api_input import StrictInputSerializer
 from kernel.permissions import IsResearcher, authenticated_user
 from scoring.metrics.registry import (
     available_metric_names,

@@ -19,8 +19,8 @@ from rest_framework.response import Response as ApiResponse
 from rest_framework.views import APIView
 
 from annotation.selectors.studies import studies_visible_to
-from config.api_formats import SafeJSONParser
-from config.api_input import StrictInputSerializer
+from kernel.http.api_formats import SafeJSONParser
+from kernel.http.api_input import StrictInputSerializer
 from kernel.permissions import IsResearcher, authenticated_user
 from scoring.metrics.bert_ruber.cells import FAST_CELLS
 from scoring.metrics.maude.variants import DEFAULT_VARIANTS
@@ -178,7 +178,7 @@ class TrainingJobCreateSerializer(StrictInputSerializer):
 
 class TrainingJobListApi(APIView):
     permission_classes = [IsResearcher]
-    # The API's JSON parser (config/api_formats.py), as by default: bounded depth, no NUL or lone surrogate.
+    # The API's JSON parser (kernel/http/api_formats.py), as by default: bounded depth, no NUL or lone surrogate.
     parser_classes = [SafeJSONParser, MultiPartParser, FormParser]
 
     @extend_schema(responses=TrainingJobSerializer(many=True))

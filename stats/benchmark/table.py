@@ -172,7 +172,8 @@ def _best(column: np.ndarray) -> np.ndarray:
     if present.sum() < 2:
         return np.zeros(column.size, dtype=bool)
     printed = np.round(column, PRINTED_DIGITS)
-    return present & (printed == np.nanmax(np.where(present, printed, -np.inf)))
+    result: np.ndarray = present & (printed == np.nanmax(np.where(present, printed, -np.inf)))
+    return result
 
 
 def _labels(metrics: Sequence[MetricKey]) -> list[str]:

@@ -49,7 +49,7 @@ def six_digits(array: np.ndarray) -> np.ndarray:
         digits = np.rint(scaled)
         half = np.abs(scaled - np.floor(scaled) - 0.5) > _TIE
         exact = usable & half & (scaled >= 1e5) & (scaled < 999_999.5)
-        result = np.copysign(np.where(up, digits / power, digits * power), array)
+        result: np.ndarray = np.copysign(np.where(up, digits / power, digits * power), array)
     for position in np.flatnonzero(~exact).tolist():
         result[position] = float(f"{float(array[position]):.6g}")
     return result

@@ -56,6 +56,13 @@ from stats.figures.pairwise import (
 )
 from stats.figures.ranking import metric_ranking_chart
 from stats.report.document_types import ReferencePointEntry, ReportDocument
+from stats.report.plot_types import (
+    HalvesPoints,
+    QuestionPlots,
+    RaterVsRestPoints,
+    ReportPlots,
+    question_plots,
+)
 
 PALETTE = (
     "#2d5bd7",
@@ -119,14 +126,14 @@ def plotly_text(value: object) -> str:
     return str(value).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
-def reply_texts(plots: Mapping[str, Any], question: str) -> list[str]:
+def reply_texts(plots: ReportPlots, question: str) -> list[str]:
     """The question's reply texts, escaped for plotly, indexed as ``customdata[i][0]`` of the scatters."""
-    items = _question_plots(plots, question).get("items") or {}
+    items = question_plots(plots, question).get("items") or {}
     return [plotly_text(text) for text in items.get("text", [])]
 
 
 def report_figures(
-    document: ReportDocument, plots: Mapping[str, Any], question: str, study_name: str
+    document: ReportDocument, plots: ReportPlots, question: str, study_name: str
 ) -> list[FigureSpec]:
     """Every figure the data of ``question`` allows, in the order the page shows them; a figure whose
     data is missing is left out."""
@@ -295,12 +302,12 @@ def _short_hash(value: str) -> str:
 
 
 def utterance_scatter(
-    document: ReportDocument, plots: Mapping[str, Any], question: str, signature: str
+    document: ReportDocument, plots: ReportPlots, question: str, signature: str
 ) -> dict[str, Any] | None:
     """One point per reply: the human score with the plots' jitter on x, the metric on y, a trace per
     system. Hover: the reply text (filled by the page, see the module docstring), the system, the raw
     human score and the metric value."""
-    data = _question_plots(plots, question)
+    data = question_plots(plots, question)
     items = data.get("items")
     metric = next((m for m in data.get("metrics") or [] if m.get("signature") == signature), None)
     if not items or metric is None:
@@ -347,7 +354,7 @@ def utterance_scatter(
 
 
 def system_scatter(
-    document: ReportDocument, plots: Mapping[str, Any], question: str, signature: str
+    document: ReportDocument, plots: ReportPlots, question: str, signature: str
 ) -> dict[str, Any] | None:
     """One labelled point per system: its mean human score on x, its mean metric value on y, both over
     the replies that have the metric."""
@@ -357,7 +364,7 @@ def system_scatter(
     )
     if entry is None or not entry.get("systems"):
         return None
-    order = list(_question_plots(plots, question).get("systems") or [])
+    order = list(question_plots(plots, question).get("systems") or [])
     systems = entry["systems"]
     colours = [
         _colour(order.index(s["system"]) if s["system"] in order else position)
@@ -449,7 +456,7 @@ def _padded_range(values: Sequence[float | None], *, low: float, high: float) ->
 # --- quantiles (seed 000 Figure 1) and the number of references (seed 003 Figure 2) ---------------------
 
 
-def quantile_plot(document: ReportDocument, plots: Mapping[str, Any], question: str) -> dict[str, Any] | None:
+def quantile_plot(document: ReportDocument, plots: ReportPlots, question: str) -> dict[str, Any] | None:
     """A line per metric over the human-score groups: each metric's group means min-max normalised to
     [0, 1] across its groups (a flat metric sits at 0.5); the raw means are on hover."""
     names = signature_names(document, question)
@@ -496,9 +503,7 @@ def min_max_normalised(values: Sequence[float]) -> list[float]:
     return [(value - low) / (high - low) for value in values]
 
 
-def references_curve(
-    document: ReportDocument, plots: Mapping[str, Any], question: str
-) -> dict[str, Any] | None:
+def references_curve(document: ReportDocument, plots: ReportPlots, question: str) -> dict[str, Any] | None:
     """Mean correlation over random subsets of k references against k, with a +-sd band, per
     multi-reference signature; Pearson shown, Spearman one legend click away (its own legend group)."""
     names = signature_names(document, question)
@@ -576,10 +581,10 @@ def _mean_and_sd(
 # --- human agreement (seed 000 Figure 4(a)/(b); the heat map) -----------------------------------------
 
 
-def figure_4a(document: ReportDocument, plots: Mapping[str, Any], question: str) -> dict[str, Any] | None:
+def figure_4a(document: ReportDocument, plots: ReportPlots, question: str) -> dict[str, Any] | None:
     """The rater whose correlation with the mean of the others is the median one, against that mean,
     both jittered as in RUBER's Figure 4(a)."""
-    data = _question_plots(plots, question)
+    data = question_plots(plots, question)
     entry = data.get("figure_4a")
     if not entry or not entry.get("x"):
         return None
@@ -587,7 +592,7 @@ def figure_4a(document: ReportDocument, plots: Mapping[str, Any], question: str)
     trace, note = _reply_points(
         data,
         entry,
-        extra=("rest", "own"),
+        extra=(entry["rest"], entry["own"]),
         hover="mean of the others: %{customdata[1]:.3g}<br>this rater: %{customdata[2]:.3g}",
     )
     return {
@@ -602,10 +607,10 @@ def figure_4a(document: ReportDocument, plots: Mapping[str, Any], question: str)
     }
 
 
-def figure_4b(document: ReportDocument, plots: Mapping[str, Any], question: str) -> dict[str, Any] | None:
+def figure_4b(document: ReportDocument, plots: ReportPlots, question: str) -> dict[str, Any] | None:
     """The raters split into two random halves, one half's mean against the other's, with the paper's
     caveat under the plot: averaging shrinks the variance, so this view flatters human agreement."""
-    data = _question_plots(plots, question)
+    data = question_plots(plots, question)
     entry = data.get("figure_4b")
     if not entry or not entry.get("x"):
         return None
@@ -627,7 +632,11 @@ def figure_4b(document: ReportDocument, plots: Mapping[str, Any], question: str)
 
 
 def _reply_points(
-    data: Mapping[str, Any], entry: Mapping[str, Any], *, extra: Sequence[str], hover: str
+    data: QuestionPlots,
+    entry: RaterVsRestPoints | HalvesPoints,
+    *,
+    extra: Sequence[list[float]],
+    hover: str,
 ) -> tuple[dict[str, Any], str | None]:
     """The trace of a Figure 4 panel: a point per reply, ``customdata`` = [reply index, *extra]."""
     ids = (data.get("items") or {}).get("id") or []
@@ -640,7 +649,7 @@ def _reply_points(
         "x": [entry["x"][i] for i in shown],
         "y": [entry["y"][i] for i in shown],
         "customdata": [
-            [position.get(entry["items"][i], -1), *(entry[field][i] for field in extra)] for i in shown
+            [position.get(entry["items"][i], -1), *(values[i] for values in extra)] for i in shown
         ],
         "marker": {"color": PALETTE[0], "size": 6, "opacity": 0.6},
         "showlegend": False,
@@ -649,13 +658,11 @@ def _reply_points(
     return trace, note
 
 
-def agreement_heatmap(
-    document: ReportDocument, plots: Mapping[str, Any], question: str
-) -> dict[str, Any] | None:
+def agreement_heatmap(document: ReportDocument, plots: ReportPlots, question: str) -> dict[str, Any] | None:
     """Raters x raters weighted Cohen's kappa on a -1..1 diverging scale (blank: not computable for the
     pair); hover names the pair and the number of replies both rated. Raters the filter left out are
     marked in their label."""
-    data = _question_plots(plots, question)
+    data = question_plots(plots, question)
     heatmap = data.get("heatmap")
     if not heatmap or len(heatmap.get("raters") or []) < 2:
         return None
@@ -695,7 +702,7 @@ def agreement_heatmap(
 
 
 def metric_comparison_matrix(
-    document: ReportDocument, plots: Mapping[str, Any], question: str
+    document: ReportDocument, plots: ReportPlots, question: str
 ) -> dict[str, Any] | None:
     """Metric x metric: colour = Pearson r of the row metric minus that of the column metric; a star
     where both Williams' test and the paired bootstrap find the difference significant (``winner``)."""
@@ -873,10 +880,6 @@ def _of_question(entries: Sequence[Entry] | None, question: str) -> list[Entry]:
 def _signatures(document: ReportDocument, question: str) -> list[str]:
     """The question's signatures in the order of its table rows."""
     return list(dict.fromkeys(row["signature"] for row in _of_question(document.get("rows"), question)))
-
-
-def _question_plots(plots: Mapping[str, Any], question: str) -> Mapping[str, Any]:
-    return (plots.get("questions") or {}).get(question) or {}
 
 
 # --- image export through kaleido --------------------------------------------------------------------

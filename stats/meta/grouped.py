@@ -83,7 +83,8 @@ class GroupCorrelations:
 
     @property
     def used(self) -> np.ndarray:
-        return np.isfinite(self.values)
+        result: np.ndarray = np.isfinite(self.values)
+        return result
 
 
 def grouped_correlations(

@@ -127,7 +127,8 @@ def agreement(human_diff: np.ndarray, metric_diff: np.ndarray, epsilon: float = 
     """Per pair: 1.0 where the pair counts for acc_eq at ``epsilon`` (concordant, or tied in both)."""
     metric_tie = np.abs(metric_diff) <= epsilon
     concordant = np.sign(human_diff) * np.sign(metric_diff) > 0
-    return np.where(metric_tie, human_diff == 0, concordant).astype(np.float64)
+    result: np.ndarray = np.where(metric_tie, human_diff == 0, concordant).astype(np.float64)
+    return result
 
 
 def calibrate_ties(
@@ -346,14 +347,16 @@ def best_accuracies(human_diff: np.ndarray, metric_diff: np.ndarray, calibrate: 
     m = np.where(present, metric_diff, 0.0)
     if not calibrate:
         with np.errstate(invalid="ignore", divide="ignore"):
-            return np.where(present, agreement(h, m), 0.0).sum(axis=1) / count
+            result: np.ndarray = np.where(present, agreement(h, m), 0.0).sum(axis=1) / count
+            return result
     distance = np.abs(m)
     thresholds = np.concatenate([np.zeros((h.shape[0], 1)), distance], axis=1)  # rows x candidates
     tie = distance[:, None, :] <= thresholds[:, :, None]  # rows x candidates x pairs
     concordant = (np.sign(h) * np.sign(m) > 0)[:, None, :]
     agree = np.where(tie, (h == 0)[:, None, :], concordant) & present[:, None, :]
     with np.errstate(invalid="ignore", divide="ignore"):
-        return agree.sum(axis=2).max(axis=1) / count
+        result = agree.sum(axis=2).max(axis=1) / count
+        return result
 
 
 @dataclass(frozen=True)

@@ -271,7 +271,8 @@ class _Plan:
         return self.blocks[(seed, rows)]
 
     def keeps_sums(self, sums: np.ndarray) -> bool:
-        return sums.shape[1] <= KEPT_SUM_COLUMNS
+        result: bool = sums.shape[1] <= KEPT_SUM_COLUMNS
+        return result
 
     def columns(self) -> list[int]:
         """The metric columns with a value for every reply of this plan."""
@@ -292,7 +293,8 @@ class _Plan:
         a, b = self.statistic(
             self.metric(first), self.metric(second), (block.metric_sums(first), block.metric_sums(second))
         )
-        return a - b
+        result: np.ndarray = a - b
+        return result
 
     def statistic(
         self, first: _MetricSums, second: _MetricSums, sums: tuple[np.ndarray, np.ndarray] | None
@@ -460,7 +462,10 @@ class _CorrelationPlan(_Plan):
             ) -> np.ndarray:
                 # One 2-D product (a stacked matmul with an inner size of a few units takes numpy's slow loop).
                 parts = by_unit.shape[0]
-                return (by_unit[:, rows].reshape(-1, width) @ bits).reshape(parts, size, patterns)
+                result: np.ndarray = (by_unit[:, rows].reshape(-1, width) @ bits).reshape(
+                    parts, size, patterns
+                )
+                return result
 
             on_a, on_b = summed(a.by_unit, kept), summed(b.by_unit, swapped)
             base_a, base_b = summed(base.by_unit, kept), summed(base.by_unit, swapped)
@@ -489,10 +494,12 @@ class _CorrelationPlan(_Plan):
             first, second = pair
             sums = (block.metric_sums(first), block.metric_sums(second), block.metric_sums(BASE))
             r_first, r_second = self._swapped(self.metric(first), self.metric(second), sums)
-            return r_first - r_second
+            result: np.ndarray = r_first - r_second
+            return result
         cells = block.pattern_cells()
         if pair.difference is not None:  # every group counts in every permutation
-            return np.take(pair.difference, cells).sum(axis=0) / self.groups_count
+            result = np.take(pair.difference, cells).sum(axis=0) / self.groups_count
+            return result
         assert pair.tables is not None
         assert pair.defined is not None
         r_a, r_b = np.take(pair.tables, cells, axis=0).sum(axis=0).T
@@ -866,7 +873,8 @@ _BITS = np.unpackbits(np.arange(256, dtype=np.uint8)[:, None], axis=1).astype(np
 
 def _unpacked(raw: np.ndarray, rows: int, units: int) -> np.ndarray:
     """units x rows of 0.0/1.0 from packed bits (a byte's 8 bits at once, from a table)."""
-    return _BITS[raw].reshape(-1)[: rows * units].reshape(units, rows)
+    result: np.ndarray = _BITS[raw].reshape(-1)[: rows * units].reshape(units, rows)
+    return result
 
 
 def swap_masks(generator: np.random.Generator, rows: int, units: int) -> np.ndarray:

@@ -20,8 +20,6 @@ from dataclasses import dataclass, field, replace
 
 from stats.report.types import QuestionInputs, ReferenceScores, ReportInputs
 
-EXCLUDED_REASON = "excluded by the researcher"
-
 
 @dataclass(frozen=True)
 class Adjudications:

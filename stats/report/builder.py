@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import Any
 
 import numpy as np
 from threadpoolctl import threadpool_limits
@@ -60,6 +59,7 @@ from stats.report.meta import add_to_metric_section, meta_section
 from stats.report.metric_names import name_metrics, study_display_names
 from stats.report.metrics import metric_section
 from stats.report.pairwise import pairwise_section
+from stats.report.plot_types import ReportPlots
 from stats.report.types import QuestionInputs, ReportInputs, ReportOptions
 
 Progress = Callable[[int, int], None]
@@ -73,7 +73,7 @@ def build_report(
     progress: Progress | None = None,
     *,
     blas_threads: int = BLAS_THREADS,
-) -> tuple[ReportDocument, dict[str, Any]]:
+) -> tuple[ReportDocument, ReportPlots]:
     """(document, plots) for every question of the study (the document's shape:
     stats/report/document_types.py), with numpy's BLAS limited to ``blas_threads`` threads."""
     if blas_threads < 1:
@@ -84,7 +84,7 @@ def build_report(
 
 def _build_report(
     inputs: ReportInputs, options: ReportOptions, progress: Progress | None
-) -> tuple[ReportDocument, dict[str, Any]]:
+) -> tuple[ReportDocument, ReportPlots]:
     total = len(inputs.questions) * 4 + 2
     done = 0
 
@@ -119,7 +119,7 @@ def _build_report(
         "significance_clusters": [],
         "more_ratings": [],
     }
-    plots: dict[str, Any] = {"questions": {}}
+    plots: ReportPlots = {"questions": {}}
     for question in inputs.questions:
         side = human_side(question, inputs.annotators, options, inputs.study_threshold)
         advance()

@@ -30,6 +30,7 @@ import numpy as np
 from stats.agreement import is_included
 from stats.agreement_coefficients import (
     Coefficient,
+    PairKappa,
     RatedCounts,
     intraclass_correlation,
     krippendorff_alpha,
@@ -57,6 +58,13 @@ from stats.report.document_types import (
     CoefficientEntry,
     FilterEntry,
     RemovedAnnotator,
+)
+from stats.report.plot_types import (
+    AgreementPlots,
+    FigureFourPlots,
+    HalvesPoints,
+    HumanPlots,
+    RaterVsRestPoints,
 )
 from stats.report.types import (
     FILTER_NONE,
@@ -88,7 +96,7 @@ class HumanSide:
     filter: FilterEntry
     agreement: AgreementEntry
     human_rows: tuple[HumanRow, HumanRow]
-    plots: dict[str, Any]
+    plots: HumanPlots
     counted: CountedRatings | None = None  # the ratings sorted by the filter, for the rest of the report
 
 
@@ -160,7 +168,7 @@ def human_side(
     if not question.ratings and question.imported_means:
         reason = "not computable: the human scores are imported means, with no per-rater scores"
         average, best = (replace(row, note=reason) for row in (average, best))
-    agreement, plots = _agreement_section(
+    agreement, agreement_plots = _agreement_section(
         question,
         annotators,
         kept_named,
@@ -170,7 +178,7 @@ def human_side(
         comparisons,
         question.points,
     )
-    plots.update(_figure_four(comparisons, rated, annotators))
+    plots: HumanPlots = {**agreement_plots, **_figure_four(comparisons, rated, annotators)}
     return HumanSide(scores, filter_section, agreement, (average, best), plots, counted)
 
 
@@ -275,32 +283,13 @@ def _agreement_section(
     all_by_item: dict[int, list[float]],
     comparisons: list[RaterVsRest],
     points: list[int],
-) -> tuple[AgreementEntry, dict[str, Any]]:
+) -> tuple[AgreementEntry, AgreementPlots]:
+    """The question's agreement coefficients (on the ratings that count; alpha also before the filter),
+    every named rater's line, the kappa of each pair of the most active raters, and the plots of both."""
+    if not question.ratings:
+        return _no_agreement(question), {"raters": [], "heatmap": None}
     named_ratings = sum(len(values) for values in kept_named.values())
     anonymous_ratings = sum(len(values) for values in kept_anonymous.values())
-    scale = [question.scale_min, question.scale_max]
-    if not question.ratings:
-        reason = (
-            "only imported means (no per-rater scores): agreement is not computable from them"
-            if question.imported_means
-            else "no ratings yet"
-        )
-        blank = _coefficient_entry(not_computable(reason))
-        nothing: AgreementEntry = {
-            "question": question.name,
-            "scale": scale,
-            "identity": "none",
-            "note": reason,
-            "krippendorff_alpha_ordinal": blank,
-            "krippendorff_alpha_interval": blank,
-            "krippendorff_alpha_ordinal_before_filter": blank,
-            "fleiss_kappa": blank,
-            "icc": blank,
-            "cohen_kappa_mean": blank,
-            "annotators": [],
-            "pairs": [],
-        }
-        return nothing, {"raters": [], "heatmap": None}
     identity = "known" if not anonymous_ratings else ("anonymous" if not named_ratings else "mixed")
     note = ""
     if anonymous_ratings:
@@ -312,6 +301,83 @@ def _agreement_section(
     pair_raters = _most_active(all_named)
     pairs = pairwise_kappas({key: all_named[key] for key in pair_raters}, points=points)
     kept_pairs = [pair for pair in pairs if pair.first in kept_named and pair.second in kept_named]
+    mean_kappa = mean_pair_kappa(kept_pairs)
+    left_out_of_pairs = len(all_named) - len(pair_raters)
+    if left_out_of_pairs:
+        mean_kappa = Coefficient(
+            mean_kappa.value,
+            mean_kappa.items,
+            mean_kappa.ratings,
+            mean_kappa.note,
+            {**mean_kappa.details, "raters_left_out": left_out_of_pairs},
+        )
+    section: AgreementEntry = {
+        "question": question.name,
+        "scale": [question.scale_min, question.scale_max],
+        "identity": identity,
+        "note": note,
+        "krippendorff_alpha_ordinal": _coefficient_entry(alpha),
+        "krippendorff_alpha_interval": _coefficient_entry(kept.alpha("interval")),
+        "krippendorff_alpha_ordinal_before_filter": _coefficient_entry(
+            krippendorff_alpha(all_by_item, points=points, level="ordinal")
+        ),
+        "fleiss_kappa": _coefficient_entry(kept.fleiss()),
+        "icc": _coefficient_entry(intraclass_correlation(kept_named, kept_anonymous)),
+        "cohen_kappa_mean": _coefficient_entry(mean_kappa),
+        "annotators": _annotator_rows(
+            annotators, kept_named, kept_anonymous, all_named, comparisons, points, kept, alpha, pairs
+        ),
+        "pairs": [
+            {
+                "first": annotators[pair.first].pseudonym,
+                "second": annotators[pair.second].pseudonym,
+                "kappa": pair.kappa,
+                "items": pair.items,
+                "note": pair.note,
+            }
+            for pair in pairs
+        ],
+    }
+    return section, _agreement_plots(annotators, kept_named, all_named, pair_raters, pairs)
+
+
+def _no_agreement(question: QuestionInputs) -> AgreementEntry:
+    """The agreement section of a question without per-rater ratings: every coefficient not computable."""
+    reason = (
+        "only imported means (no per-rater scores): agreement is not computable from them"
+        if question.imported_means
+        else "no ratings yet"
+    )
+    blank = _coefficient_entry(not_computable(reason))
+    return {
+        "question": question.name,
+        "scale": [question.scale_min, question.scale_max],
+        "identity": "none",
+        "note": reason,
+        "krippendorff_alpha_ordinal": blank,
+        "krippendorff_alpha_interval": blank,
+        "krippendorff_alpha_ordinal_before_filter": blank,
+        "fleiss_kappa": blank,
+        "icc": blank,
+        "cohen_kappa_mean": blank,
+        "annotators": [],
+        "pairs": [],
+    }
+
+
+def _annotator_rows(
+    annotators: Mapping[int, AnnotatorInfo],
+    kept_named: dict[int, dict[int, float]],
+    kept_anonymous: dict[int, list[float]],
+    all_named: dict[int, dict[int, float]],
+    comparisons: list[RaterVsRest],
+    points: list[int],
+    kept: RatedCounts,
+    alpha: Coefficient,
+    pairs: list[PairKappa],
+) -> list[AnnotatorAgreement]:
+    """One line per named rater (by pseudonym): ratings, whether they count, their kappas, alpha without
+    them, and their correlation with the mean of the others."""
     loo = (
         leave_one_out_alpha(kept_named, kept_anonymous, points=points, counted=kept)
         if len(kept_named) > 1
@@ -343,41 +409,17 @@ def _agreement_section(
                 "shared_replies": comparison.pearson.n if comparison else 0,
             }
         )
-    left_out_of_pairs = len(all_named) - len(pair_raters)
-    mean_kappa = mean_pair_kappa(kept_pairs)
-    if left_out_of_pairs:
-        mean_kappa = Coefficient(
-            mean_kappa.value,
-            mean_kappa.items,
-            mean_kappa.ratings,
-            mean_kappa.note,
-            {**mean_kappa.details, "raters_left_out": left_out_of_pairs},
-        )
-    section: AgreementEntry = {
-        "question": question.name,
-        "scale": scale,
-        "identity": identity,
-        "note": note,
-        "krippendorff_alpha_ordinal": _coefficient_entry(alpha),
-        "krippendorff_alpha_interval": _coefficient_entry(kept.alpha("interval")),
-        "krippendorff_alpha_ordinal_before_filter": _coefficient_entry(
-            krippendorff_alpha(all_by_item, points=points, level="ordinal")
-        ),
-        "fleiss_kappa": _coefficient_entry(kept.fleiss()),
-        "icc": _coefficient_entry(intraclass_correlation(kept_named, kept_anonymous)),
-        "cohen_kappa_mean": _coefficient_entry(mean_kappa),
-        "annotators": rows,
-        "pairs": [
-            {
-                "first": annotators[pair.first].pseudonym,
-                "second": annotators[pair.second].pseudonym,
-                "kappa": pair.kappa,
-                "items": pair.items,
-                "note": pair.note,
-            }
-            for pair in pairs
-        ],
-    }
+    return rows
+
+
+def _agreement_plots(
+    annotators: Mapping[int, AnnotatorInfo],
+    kept_named: dict[int, dict[int, float]],
+    all_named: dict[int, dict[int, float]],
+    pair_raters: list[int],
+    pairs: list[PairKappa],
+) -> AgreementPlots:
+    """The most active raters' points and the kappa heat map between them (1 on the diagonal)."""
     names = [annotators[key].pseudonym for key in pair_raters]
     index = {key: position for position, key in enumerate(pair_raters)}
     matrix: list[list[float | None]] = [[None] * len(names) for _ in names]
@@ -389,7 +431,7 @@ def _agreement_section(
     for key, position in index.items():
         matrix[position][position] = 1.0
         shared[position][position] = len(all_named[key])
-    plots = {
+    return {
         "raters": [
             {
                 "annotator": annotators[key].pseudonym,
@@ -401,7 +443,6 @@ def _agreement_section(
         ],
         "heatmap": {"raters": names, "kappa": matrix, "shared": shared} if len(names) >= 2 else None,
     }
-    return section, plots
 
 
 def _coefficient_entry(coefficient: Coefficient) -> CoefficientEntry:
@@ -436,10 +477,10 @@ def _figure_four(
     comparisons: list[RaterVsRest],
     rated: Mapping[int, Mapping[int, float]],
     annotators: Mapping[int, AnnotatorInfo],
-) -> dict[str, Any]:
+) -> FigureFourPlots:
     median = median_rater(comparisons)
     halves: Halves | None = random_halves(rated, seed=HALVES_SEED)
-    figure_a = None
+    figure_a: RaterVsRestPoints | None = None
     if median is not None:
         figure_a = {
             "annotator": annotators[median.rater].pseudonym,
@@ -451,7 +492,7 @@ def _figure_four(
             "rest": compact(median.rest),
             "own": compact(median.own),
         }
-    figure_b = None
+    figure_b: HalvesPoints | None = None
     if halves is not None and halves.items:
         figure_b = {
             "first": [annotators[key].pseudonym for key in halves.first],

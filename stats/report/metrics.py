@@ -28,7 +28,6 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import combinations
 from statistics import fmean
-from typing import Any
 
 import numpy as np
 from scipy import stats as scipy_stats
@@ -66,11 +65,16 @@ from stats.report.document_types import (
     SystemLevelRow,
     SystemMeans,
 )
+from stats.report.plot_types import MetricPlots
 from stats.report.types import ReportInputs, ReportOptions, SignatureInputs, UnvaluedMetric
 
 FEWER_THAN_THREE_SYSTEMS = "fewer than 3 systems"
 SIGNIFICANCE = 0.05
 Progress = Callable[[int, int], None]
+# mypy's extra checks (--strict) refuse a row built from ``**`` parts when the row has optional keys that no
+# part declares: a TypedDict may carry keys it does not declare, so a part could set one. The parts unpacked
+# here (signature fields, statistics, tests) are built in this module and hold only their declared keys; the
+# lines that unpack them say so (``typeddict-item``).
 
 
 @dataclass(frozen=True)
@@ -80,7 +84,7 @@ class MetricSection:
     comparisons: list[MetricComparison]
     system_level: list[SystemLevelRow]
     quantiles: list[QuantileEntry]
-    plots: dict[str, Any]
+    plots: MetricPlots
     # The replies with a human score (ascending ids) and their metric values (replies x signatures, in
     # ``inputs.signatures`` order), for the rest of the report (stats/report/meta.py)
     items: np.ndarray
@@ -115,7 +119,7 @@ def metric_section(
         {
             "question": question,
             **signature_fields(signature),
-            **_statistics(x, values[:, column], overall, column),
+            **_statistics(x, values[:, column], overall, column),  # type: ignore[typeddict-item]  # closed parts (note at the top)
         }
         for column, signature in enumerate(signatures)
     ]
@@ -129,7 +133,7 @@ def metric_section(
                     "question": question,
                     "system": system,
                     **signature_fields(signature),
-                    **_statistics(x[mask], values[mask, column], draws, column),
+                    **_statistics(x[mask], values[mask, column], draws, column),  # type: ignore[typeddict-item]  # closed parts (note at the top)
                 }
             )
         advance()
@@ -278,7 +282,7 @@ def _compared(
         "second": second.text,
         "second_metric": second.name,
         "n": n,
-        **tests,
+        **tests,  # type: ignore[typeddict-item]  # closed parts (note at the top)
     }
 
 
@@ -441,7 +445,7 @@ def _unvalued_row(question: str, metric: UnvaluedMetric, replies: int) -> Metric
         "question": question,
         **signature_fields(metric),
         "n": 0,
-        **_correlation_fields(none, none, none),
+        **_correlation_fields(none, none, none),  # type: ignore[typeddict-item]  # closed parts (note at the top)
         "pearson_ci_bootstrap": [None, None],
         "spearman_ci_bootstrap": [None, None],
         "spearman_bootstrap": None,
@@ -464,7 +468,7 @@ def _scatter_data(
     signatures: Sequence[SignatureInputs],
     inputs: ReportInputs,
     rows: Sequence[MetricRow],
-) -> dict[str, Any]:
+) -> MetricPlots:
     """Points for the utterance-level scatter plots (RUBER Figures 4-5): response texts and systems once,
     one value list per metric; the browser builds the traces."""
     systems = sorted({inputs.responses[int(item)].system for item in items})

@@ -3,7 +3,7 @@
 A NUL character (``%00``) in the address, a query parameter, a form field, a header or a cookie is refused
 before any view runs (config/request_text.py): PostgreSQL cannot store or even compare text holding one, and
 a lookup by such text was a 500 there (``DataError``) while SQLite answered 404. A JSON body with a NUL in a
-string, or nested deeper than the API reads, is a 400 of the JSON parser (config/api_formats.py): a body
+string, or nested deeper than the API reads, is a 400 of the JSON parser (kernel/http/api_formats.py): a body
 nested 1,000 arrays deep exhausted Python's recursion limit. Runs on SQLite and on PostgreSQL
 (scripts/test_postgres.sh).
 """

@@ -16,6 +16,7 @@ from correlation.report.cache import report_snapshot_build
 from correlation.report.loading import report_inputs
 from stats.report.builder import build_report
 from stats.report.document_types import ReportDocument
+from stats.report.plot_types import ReportPlots
 from stats.report.types import ReportOptions
 
 
@@ -43,7 +44,7 @@ def report_page(client: Client, url: str) -> Any:
     return page
 
 
-def report_plots(study: Study, *, resamples: int = 0, **options: str) -> dict[str, Any]:
+def report_plots(study: Study, *, resamples: int = 0, **options: str) -> ReportPlots:
     inputs = report_inputs(study=study)
     _, plots = build_report(inputs, ReportOptions.parse({"resamples": str(resamples), **options}))
     return plots

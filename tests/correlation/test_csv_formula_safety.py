@@ -14,8 +14,8 @@ from django.test import Client
 from django.urls import reverse
 
 from annotation.models import Study
-from correlation.report.exports import CSV_COLUMNS
 from scoring.models import MetricScore
+from stats.report.csv_columns import CSV_COLUMNS
 from tests.correlation.builders import Item, add_items, signature
 from tests.correlation.report_helpers import report_document, report_get
 from tests.factories import QuestionFactory, StudyFactory

@@ -295,7 +295,10 @@ def test_the_report_document_carries_the_win_rates(judged_study) -> None:
     assert report_tables_csv(document)["pairwise"].splitlines()[0] == (
         "system,comparisons,wins,losses,ties,win_rate,ci_low,ci_high"
     )
-    names = [spec.name for spec in report_figures(document, {}, "appropriateness", judged_study.name)]
+    names = [
+        spec.name
+        for spec in report_figures(document, {"questions": {}}, "appropriateness", judged_study.name)
+    ]
     assert {"pairwise-win-rates", "pairwise-matrix"} <= set(names)
     assert report_document(StudyFactory.create(), resamples=0)["pairwise"] is None
 

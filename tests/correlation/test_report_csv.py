@@ -12,24 +12,23 @@ from typing import Any, cast
 import numpy as np
 import pytest
 
-from correlation.report.exports import (
-    CSV_COLUMNS,
-    LEGACY_CSV_COLUMNS,
-    agreement_annotators_as_csv,
-    agreement_as_csv,
-    agreement_pairs_as_csv,
-    correlation_rows_as_csv,
-    diversity_as_csv,
-    filter_as_csv,
-    human_rows_as_csv,
-    metric_comparisons_as_csv,
-    per_system_rows_as_csv,
-    quantiles_as_csv,
-    questions_as_csv,
-    references_curve_as_csv,
-    report_tables_csv,
-    single_vs_multi_as_csv,
-    system_level_as_csv,
+from correlation.report.exports import correlation_rows_as_csv, csv_text, report_table_csv, report_tables_csv
+from stats.report.csv_columns import CSV_COLUMNS, LEGACY_CSV_COLUMNS
+from stats.report.csv_tables import (
+    agreement_annotators_table,
+    agreement_pairs_table,
+    agreement_table,
+    diversity_table,
+    filter_table,
+    human_table,
+    metric_comparisons_table,
+    per_system_table,
+    quantiles_table,
+    questions_table,
+    references_curve_table,
+    report_table_names,
+    single_vs_multi_table,
+    system_level_table,
 )
 from stats.report.document_types import MetricRow, PerSystemRow, ReportDocument
 from tests.correlation.report_documents import QUESTION, metric_row, paper_document
@@ -316,7 +315,7 @@ def test_numpy_numbers_are_written_as_numbers() -> None:
 
 
 def test_human_rows() -> None:
-    header, lines = _read(human_rows_as_csv(paper_document()["human"]))
+    header, lines = _read(csv_text(human_table(paper_document()["human"])))
     assert header == [
         "question", "label", "pearson", "pearson_p", "spearman", "spearman_p", "raters",
         "pearson_rater", "spearman_rater", "note",
@@ -329,7 +328,7 @@ def test_human_rows() -> None:
 
 
 def test_per_system_rows() -> None:
-    header, (line,) = _read(per_system_rows_as_csv(_full_document()["per_system"]))
+    header, (line,) = _read(csv_text(per_system_table(_full_document()["per_system"])))
     assert header[:3] == ["question", "system", "metric"]
     assert set(header) == {*CSV_COLUMNS, "system"}
     assert line["system"] == "hred"
@@ -338,7 +337,7 @@ def test_per_system_rows() -> None:
 
 
 def test_metric_comparisons() -> None:
-    header, (line,) = _read(metric_comparisons_as_csv(_full_document()["metric_comparisons"]))
+    header, (line,) = _read(csv_text(metric_comparisons_table(_full_document()["metric_comparisons"])))
     assert header[:6] == ["question", "first", "first_metric", "second", "second_metric", "n"]
     assert float(line["williams_p"]) == 0.0021
     assert float(line["bootstrap_p"]) == 0.004
@@ -346,7 +345,7 @@ def test_metric_comparisons() -> None:
 
 
 def test_system_level_has_one_line_per_system_mean() -> None:
-    header, lines = _read(system_level_as_csv(_full_document()["system_level"]))
+    header, lines = _read(csv_text(system_level_table(_full_document()["system_level"])))
     assert header[:9] == [
         "question", "metric", "references", "signature", "group", "system", "replies", "human_mean", "metric_mean",
     ]  # fmt: skip
@@ -366,7 +365,7 @@ def test_system_level_has_one_line_per_system_mean() -> None:
 
 def test_agreement_coefficients_annotators_and_pairs() -> None:
     sections = _full_document()["agreement"]
-    header, lines = _read(agreement_as_csv(sections))
+    header, lines = _read(csv_text(agreement_table(sections)))
     assert header == ["question", "identity", "coefficient", "value", "items", "ratings", "note", "details"]
     by_name = {line["coefficient"]: line for line in lines}
     assert list(by_name) == [
@@ -379,14 +378,14 @@ def test_agreement_coefficients_annotators_and_pairs() -> None:
     assert by_name["icc"]["details"] == '{"ci95": [0.4, 0.6], "type": "ICC(A,1)"}'
     assert by_name["krippendorff_alpha_ordinal"]["details"] == ""
 
-    header, (annotator,) = _read(agreement_annotators_as_csv(sections))
+    header, (annotator,) = _read(csv_text(agreement_annotators_table(sections)))
     assert header[:4] == ["question", "annotator", "ratings", "included"]
     assert annotator["annotator"] == "rater-1"
     assert annotator["included"] == "True"
     assert annotator["alpha_change_without"] == "-0.01"
     assert float(annotator["pearson_vs_rest_p"]) == 1e-5
 
-    header, (pair,) = _read(agreement_pairs_as_csv(sections))
+    header, (pair,) = _read(csv_text(agreement_pairs_table(sections)))
     assert header == ["question", "first", "second", "kappa", "items", "note"]
     assert (pair["first"], pair["second"], pair["kappa"], pair["items"]) == (
         "rater-1",
@@ -398,13 +397,13 @@ def test_agreement_coefficients_annotators_and_pairs() -> None:
 
 def test_filter_and_questions() -> None:
     document = paper_document()
-    _, (entry,) = _read(filter_as_csv(document["filter"]))
+    _, (entry,) = _read(csv_text(filter_table(document["filter"])))
     assert entry["threshold"] == "0.2"
     assert entry["ratings_removed"] == "14"
     assert entry["removed_annotators"] == (
         "rater-8 (10: agreement under the threshold); rater-9 (4: excluded by the researcher)"
     )
-    _, (question,) = _read(questions_as_csv(document["questions"]))
+    _, (question,) = _read(csv_text(questions_table(document["questions"])))
     assert question == {
         "name": QUESTION, "scale_min": "0", "scale_max": "2", "responses": "125", "human_scored": "120",
         "ratings": "360", "imported_means": "0", "no_human_score": "5",
@@ -413,7 +412,7 @@ def test_filter_and_questions() -> None:
 
 def test_single_vs_multi_and_diversity() -> None:
     document = paper_document()
-    header, lines = _read(single_vs_multi_as_csv(document["single_vs_multi"]))
+    header, lines = _read(csv_text(single_vs_multi_table(document["single_vs_multi"])))
     assert header == [
         "question", "metric",
         "single_signature", "single_n", "single_spearman", "single_spearman_p", "single_pearson", "single_pearson_p",
@@ -424,23 +423,23 @@ def test_single_vs_multi_and_diversity() -> None:
     assert float(lines[0]["multi_pearson_p"]) == 1e-9
     assert lines[1]["multi_pearson_p"] == ""
 
-    header, lines = _read(diversity_as_csv(document["diversity"]))
+    header, lines = _read(csv_text(diversity_table(document["diversity"])))
     assert header == ["metric", "inverted", "n", "spearman", "spearman_p", "pearson", "pearson_p", "note"]
     assert [(line["metric"], line["inverted"]) for line in lines] == [
         ("self-bleu-2", "True"), ("distinct-1", "False"), ("recall-bleu-2", "False"),
     ]  # fmt: skip
     assert lines[0]["spearman"] == "-0.1534"
-    assert diversity_as_csv(None) == ",".join(header) + "\n"
+    assert csv_text(diversity_table(None)) == ",".join(header) + "\n"
 
 
 def test_references_curve_and_quantiles() -> None:
     document = _full_document()
-    _, points = _read(references_curve_as_csv(document["references_curve"]))
+    _, points = _read(csv_text(references_curve_table(document["references_curve"])))
     assert [(p["references"], p["pearson_mean"], p["point_items"], p["items"]) for p in points] == [
         ("1", "0.2", "118", "120"),
         ("2", "0.29", "120", "120"),
     ]
-    _, groups = _read(quantiles_as_csv(document["quantiles"]))
+    _, groups = _read(csv_text(quantiles_table(document["quantiles"])))
     assert [(g["quantile"], g["human_mean"], g["metric_mean"], g["items"]) for g in groups] == [
         ("1", "0.2", "0.05", "24"),
         ("2", "1.4", "0.15", "24"),
@@ -452,12 +451,26 @@ def test_report_tables_csv_has_every_section() -> None:
     tables = report_tables_csv(document)
     assert tuple(tables) == SECTIONS
     assert tables["correlations"] == correlation_rows_as_csv(document["rows"])
-    assert tables["system_level"] == system_level_as_csv(document["system_level"])
+    assert tables["system_level"] == csv_text(system_level_table(document["system_level"]))
     document["diversity"] = None
     document["per_system"] = []
     tables = report_tables_csv(document)
     assert "diversity" not in tables
     assert tables["per_system"].count("\n") == 1  # the header: an empty table is still a file
+
+
+def test_the_section_names_and_one_section_are_those_of_every_table() -> None:
+    """The page lists the sections and serves one of them without building the others: the same names, in
+    the same order, and the same bytes as the whole set."""
+    for document in (_full_document(), paper_document()):
+        tables = report_tables_csv(document)
+        assert report_table_names(document) == list(tables)
+        for name, text in tables.items():
+            assert report_table_csv(document, name) == text
+    document = paper_document()
+    document["diversity"] = None
+    assert report_table_csv(document, "diversity") is None
+    assert report_table_csv(document, "no-such-table") is None
 
 
 # -- formula injection --------------------------------------------------------------------------------------

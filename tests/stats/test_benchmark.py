@@ -11,13 +11,13 @@ import numpy as np
 import pytest
 from scipy import stats as scipy_stats
 
-from stats.benchmark.cells import BenchmarkCell, study_cells, trivial_accuracy
+from stats.benchmark.cells import BenchmarkCell, study_cells
 from stats.benchmark.figure import benchmark_heatmap
 from stats.benchmark.formats import benchmark_json, benchmark_latex, benchmark_text
 from stats.benchmark.options import BenchmarkOptions
 from stats.benchmark.table import NOT_SCORED, MetricKey, StudyColumn, benchmark_table
 from stats.latex import latex_escape
-from stats.meta import Groups
+from stats.meta import Groups, trivial_accuracy
 from stats.report.types import OptionError
 from tests.latex_compile import compiled_log
 

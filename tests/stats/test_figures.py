@@ -7,7 +7,7 @@ import asyncio
 import json
 import random
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from typing import Any
@@ -30,6 +30,7 @@ from stats.figures.report import (
 )
 from stats.report.builder import build_report
 from stats.report.document_types import ReportDocument
+from stats.report.plot_types import QuestionPlots, ReportPlots
 from stats.report.types import (
     AnnotatorInfo,
     QuestionInputs,
@@ -119,7 +120,7 @@ def synthetic_inputs(replies: int = REPLIES, *, seed: int = 7) -> ReportInputs:
 
 
 @pytest.fixture(scope="module")
-def report() -> tuple[ReportDocument, dict[str, Any]]:
+def report() -> tuple[ReportDocument, ReportPlots]:
     return build_report(synthetic_inputs(), ReportOptions(resamples=200))
 
 
@@ -129,7 +130,7 @@ def specs(report) -> dict[str, FigureSpec]:
     return {spec.name: spec for spec in report_figures(document, plots, QUESTION, "My study")}
 
 
-def _question_plots(report) -> dict[str, Any]:
+def _question_plots(report: tuple[ReportDocument, ReportPlots]) -> Mapping[str, Any]:
     return report[1]["questions"][QUESTION]
 
 
@@ -191,7 +192,7 @@ def test_slugs_survive_names_without_ascii_and_keep_them_apart() -> None:
     assert len(slug("x" * 500, "study")) <= 80
 
 
-def test_a_figure_without_its_data_is_left_out(report: tuple[ReportDocument, dict[str, Any]]) -> None:
+def test_a_figure_without_its_data_is_left_out(report: tuple[ReportDocument, ReportPlots]) -> None:
     document, plots = report
     trimmed: ReportDocument = {
         **document,
@@ -201,7 +202,12 @@ def test_a_figure_without_its_data_is_left_out(report: tuple[ReportDocument, dic
         "system_level": [],
         "significance_clusters": [],
     }
-    question_plots = {**_question_plots(report), "heatmap": None, "figure_4a": None, "figure_4b": None}
+    question_plots: QuestionPlots = {
+        **report[1]["questions"][QUESTION],
+        "heatmap": None,
+        "figure_4a": None,
+        "figure_4b": None,
+    }
     names = [
         spec.name
         for spec in report_figures(trimmed, {"questions": {QUESTION: question_plots}}, QUESTION, "My study")
@@ -256,7 +262,7 @@ def test_reply_texts_come_escaped_in_item_order(report) -> None:
 
 
 @pytest.fixture(scope="module")
-def large_report() -> tuple[ReportDocument, dict[str, Any]]:
+def large_report() -> tuple[ReportDocument, ReportPlots]:
     return build_report(synthetic_inputs(6_000, seed=11), ReportOptions(resamples=0))
 
 

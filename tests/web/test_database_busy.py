@@ -17,7 +17,7 @@ from rest_framework.authtoken.models import Token
 
 from annotation.models import Study
 from config import gunicorn_conf
-from config.database_errors import BUSY, FULL
+from kernel.http.database_errors import BUSY, FULL
 from tests.factories import ResearcherFactory, StudyFactory
 
 pytestmark = pytest.mark.django_db(transaction=True)  # committed rows: another connection holds the lock

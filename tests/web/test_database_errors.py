@@ -1,4 +1,4 @@
-"""Which database errors are an outage (503) and which a bug (500): config/database_errors.py on the drivers' own
+"""Which database errors are an outage (503) and which a bug (500): kernel/http/database_errors.py on the drivers' own
 error objects (the live outage is tests/integration/test_database_outage.py)."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import psycopg
 import pytest
 from django.db import utils
 
-from config.database_errors import BUSY, READ_ONLY, UNREACHABLE, database_unavailable_reason
+from kernel.http.database_errors import BUSY, READ_ONLY, UNREACHABLE, database_unavailable_reason
 
 
 def _wrapped(kind: type[Exception], cause: Exception) -> Exception:

@@ -22,13 +22,13 @@ from tests.live_services import free_port
 
 pytestmark = pytest.mark.django_db
 PASSWORD = "a-long-enough-pass-42"
-# The limits count hits in a sliding window of 20 slots (config/rate_limits.py) and count the oldest slot
+# The limits count hits in a sliding window of 20 slots (kernel/http/rate_limits.py) and count the oldest slot
 # whole, so a Retry-After can be up to one slot (a twentieth) longer than the period.
 SLOT_SLACK = 1.05
 
 
 class Clock:
-    """Stands in for the time module that config/rate_limits.py reads: the tests set ``now``."""
+    """Stands in for the time module that kernel/http/rate_limits.py reads: the tests set ``now``."""
 
     def __init__(self) -> None:
         self.now = time.time()
@@ -57,7 +57,7 @@ def counters(request: pytest.FixtureRequest, settings: Any) -> str:
 @pytest.fixture
 def clock(monkeypatch: pytest.MonkeyPatch) -> Clock:
     fake = Clock()
-    monkeypatch.setattr("config.rate_limits.time", fake)
+    monkeypatch.setattr("kernel.http.rate_limits.time", fake)
     return fake
 
 
@@ -255,7 +255,7 @@ def test_while_the_counters_cache_is_down_requests_go_through(
     }
     settings.DIALEVAL_API_RATE_USER = "1/hour"
     token = Token.objects.create(user=ResearcherFactory.create())
-    with caplog.at_level(logging.WARNING, logger="config.rate_limits"):
+    with caplog.at_level(logging.WARNING, logger="kernel.http.rate_limits"):
         answers = [Client().get("/api/studies/", HTTP_AUTHORIZATION=f"Token {token.key}") for _ in range(3)]
     assert [answer.status_code for answer in answers] == [200, 200, 200]
     assert any("rate limits not applied" in record.getMessage() for record in caplog.records)

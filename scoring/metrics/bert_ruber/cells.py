@@ -21,7 +21,6 @@ WORD2VEC = "word2vec"
 BERT = "bert"
 RNN = "rnn"
 RANKING = "ranking"
-CROSS_ENTROPY = "ce"
 
 ALL_CELLS: tuple[str, ...] = tuple(
     f"{embedding}-{representation}-{objective}"

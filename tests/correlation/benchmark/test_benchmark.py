@@ -160,6 +160,17 @@ def test_bad_input_is_a_400_naming_the_field(studies, params, field) -> None:
     assert field in json.loads(response.content)
 
 
+def test_a_list_may_be_comma_separated_or_repeated(studies) -> None:
+    """The page's check boxes send ``studies=1&studies=2``; the API documents ``studies=1,2``: both read
+    the same studies, and so do metrics."""
+    first, second = studies
+    joined = _get(first.owner, studies=f"{first.pk},{second.pk}", metrics="bleu-2,meteor")
+    repeated = _get(first.owner, studies=[first.pk, second.pk], metrics=["bleu-2", "meteor"])
+    assert joined.status_code == repeated.status_code == 200
+    assert json.loads(joined.content) == json.loads(repeated.content)
+    assert len(json.loads(joined.content)["studies"]) == 2
+
+
 def test_the_schema_documents_the_endpoint() -> None:
     schema = SchemaGenerator().get_schema(request=None, public=True)
     operation = schema["paths"]["/api/benchmarks/"]["get"]

@@ -1,4 +1,4 @@
-"""The API's JSON in and out (issue 24); kept apart from config/api_errors.py, which imports DRF's views
+"""The API's JSON in and out (issue 24); kept apart from kernel/http/api_errors.py, which imports DRF's views
 (whose class attributes read these classes from the settings).
 
 - ``SafeJSONRenderer``: DRF's JSON renderer writes UTF-8, which cannot hold a lone surrogate (``"\\ud800"``
@@ -8,7 +8,7 @@
   value as "no format" and answered JSON, and an unknown one as a 404 for the whole endpoint).
 - ``SafeJSONParser``: a JSON body with a string (or key) that no database can store, a lone surrogate or a
   NUL character (PostgreSQL refuses it), is a 400 naming the field, not an error at the first save or
-  lookup; a body nested deeper than MAX_API_JSON_DEPTH (config/json_depth.py) is a 400 naming the limit,
+  lookup; a body nested deeper than MAX_API_JSON_DEPTH (kernel/http/json_depth.py) is a 400 naming the limit,
   found before parsing, not a RecursionError.
 """
 
@@ -25,7 +25,7 @@ from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.parsers import JSONParser
 from rest_framework.renderers import JSONRenderer
 
-from config.json_depth import MAX_API_JSON_DEPTH, json_depth_beyond
+from kernel.http.json_depth import MAX_API_JSON_DEPTH, json_depth_beyond
 
 
 class SafeJSONRenderer(JSONRenderer):

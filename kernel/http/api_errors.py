@@ -1,5 +1,5 @@
 """How the API answers an error (issue 24): DRF's exception handler, plus a busy or full database
-(config/database_errors.py) answered 503 with ``Retry-After``, JSON like every other API error."""
+(kernel/http/database_errors.py) answered 503 with ``Retry-After``, JSON like every other API error."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from rest_framework import status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler, set_rollback
 
-from config.database_errors import database_unavailable_reason
+from kernel.http.database_errors import database_unavailable_reason
 
 
 def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:

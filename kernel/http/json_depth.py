@@ -2,7 +2,7 @@
 
 Python's json module parses each array or object with a recursive call: a request body of 1,000 ``[``
 (2 KB) exhausted the recursion limit, a RecursionError and a 500. The API's JSON parser
-(config/api_formats.py) refuses a body nested deeper than MAX_API_JSON_DEPTH before parsing it; no request
+(kernel/http/api_formats.py) refuses a body nested deeper than MAX_API_JSON_DEPTH before parsing it; no request
 of the API nests more than a few levels.
 
 The count runs at C speed, so that a large body (a scoring batch) costs little: a regex drops the strings
