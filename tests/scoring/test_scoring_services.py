@@ -44,7 +44,7 @@ NLTK_TOLERANCE = 1e-12
 
 
 def nltk_bleu(texts: list[str], references: list[str], n: int, **options: str) -> list[float | None]:
-    """nltk's BLEU-n of each text against ``references`` (the best one: seed 003, eq. 1)."""
+    """nltk's BLEU-n of each text against ``references`` (the best one: Gupta et al., 2019, eq. 1)."""
     return nltk_bleu_reference(n, **options)(MetricBatch.of(texts, [references] * len(texts)))
 
 
@@ -104,7 +104,7 @@ def test_sync_run_stores_nltk_equal_scores_with_signatures() -> None:
     responses = list(Response.objects.filter(context__study=study))
     for metric, n in (("bleu-1", 1), ("bleu-2", 2), ("bleu-4", 4)):
         stored = scores_by(study, metric)
-        # seed 003, eq. 1: the multi-reference score is the best single-reference score
+        # Gupta et al., 2019, eq. 1: the multi-reference score is the best single-reference score
         expected = nltk_bleu([response.text for response in responses], [COLLECTED, ORIGINAL], n)
         assert_values_close([stored[response.pk] for response in responses], expected, NLTK_TOLERANCE, metric)
 
