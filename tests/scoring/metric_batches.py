@@ -69,6 +69,22 @@ class MetricBatch:
             [[" ".join(reference) for reference in refs] for _, refs in pairs],
         )
 
+    @classmethod
+    def of_contexts(cls, contexts: Sequence[ContextOutputs], system: str = "system") -> MetricBatch:
+        """One system's outputs, context by context (each output with its context's references): what
+        :meth:`contexts_of` gives back."""
+        items = [
+            (output, context.references, index)
+            for index, context in enumerate(contexts)
+            for output in context.outputs
+        ]
+        return cls.of(
+            [output for output, _, _ in items],
+            [refs for _, refs, _ in items],
+            queries=[f"context {index}" for _, _, index in items],
+            systems=[system] * len(items),
+        )
+
     def __len__(self) -> int:
         return len(self.hypotheses)
 

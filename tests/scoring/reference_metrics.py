@@ -116,6 +116,57 @@ def nltk_corpus_bleu_reference(
     return reference
 
 
+def nltk_self_bleu_reference(
+    n: int, smoothing: str = "method1", *, tokenizer: str = DEFAULT_TOKENIZER, language: str = "en"
+) -> Callable[[Sequence[ContextOutputs]], float | None]:
+    """Self-BLEU-n (Zhu et al., 2018) by nltk: each output of a context against the context's other outputs as
+    nltk's references, the mean over the outputs, then over the contexts with two outputs or more (None
+    without one)."""
+    words = _tokens(language, tokenizer)
+
+    def reference(contexts: Sequence[ContextOutputs]) -> float | None:
+        per_context = []
+        for context in contexts:
+            outputs = [words(output) for output in context.outputs]
+            if len(outputs) < 2:
+                continue
+            per_context.append(
+                sum(
+                    nltk_sentence_bleu(output, [o for j, o in enumerate(outputs) if j != i], n, smoothing)
+                    for i, output in enumerate(outputs)
+                )
+                / len(outputs)
+            )
+        return sum(per_context) / len(per_context) if per_context else None
+
+    return reference
+
+
+def nltk_recall_bleu_reference(
+    n: int, smoothing: str = "method1", *, tokenizer: str = DEFAULT_TOKENIZER, language: str = "en"
+) -> Callable[[Sequence[ContextOutputs]], float | None]:
+    """Recall-BLEU-n (Gupta et al., 2019, eq. 2) by nltk: per context, the mean over its references of the best
+    output's single-reference sentence BLEU, then the mean over the contexts with outputs and references."""
+    words = _tokens(language, tokenizer)
+
+    def reference(contexts: Sequence[ContextOutputs]) -> float | None:
+        per_context = [
+            sum(
+                max(
+                    nltk_sentence_bleu(words(output), [words(ref)], n, smoothing)
+                    for output in context.outputs
+                )
+                for ref in context.references
+            )
+            / len(context.references)
+            for context in contexts
+            if context.outputs and context.references
+        ]
+        return sum(per_context) / len(per_context) if per_context else None
+
+    return reference
+
+
 def nltk_meteor(wordnet: Any, hypothesis: list[str], references: list[list[str]]) -> float:
     """nltk's ``meteor_score`` of tokens (the best of several references), over ``wordnet``."""
     from nltk.translate.meteor_score import meteor_score

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import pytest
-from nltk.translate.bleu_score import SmoothingFunction
-from nltk.translate.bleu_score import sentence_bleu as nltk_sentence_bleu
 
 from scoring.metrics.registry import compute_metrics
-from scoring.metrics.tokenize import tokenize
+from tests.scoring.metric_batches import MetricBatch
+from tests.scoring.metric_tester import MetricTester
+from tests.scoring.reference_metrics import nltk_bleu_reference
 
 HYPOTHESES = ["i would love to , but it may rain .", "sure , where to ?", "no .", "the train leaves at ten ."]
 REFERENCES = [
@@ -17,28 +17,19 @@ REFERENCES = [
     ["it leaves at ten thirty ."],
 ]
 QUERIES = ["do you want to go hiking ?"] * 4
-SMOOTH = SmoothingFunction().method1
-
-
-def _nltk(hypothesis: str, references: list[str], n: int) -> float:
-    weights = tuple([1.0 / n] * n)
-    refs = [tokenize(r) for r in references]
-    return float(nltk_sentence_bleu(refs, tokenize(hypothesis), weights=weights, smoothing_function=SMOOTH))
+BATCH = MetricBatch.of(HYPOTHESES, REFERENCES, queries=QUERIES)  # the first two replies answer one context
+TOLERANCE = 1e-12
 
 
 @pytest.mark.parametrize("n", [1, 2, 3, 4])
 def test_default_is_the_best_single_reference_score(n: int) -> None:
-    scores = compute_metrics([f"bleu-{n}"], HYPOTHESES, REFERENCES, QUERIES, "en")[f"bleu-{n}"]
-    for hypothesis, references, score in zip(HYPOTHESES, REFERENCES, scores, strict=True):
-        expected = max(_nltk(hypothesis, [ref], n) for ref in references)
-        assert score == pytest.approx(expected, abs=1e-12)
+    MetricTester(f"bleu-{n}", nltk_bleu_reference(n, refagg="max"), TOLERANCE).check(BATCH)
 
 
 @pytest.mark.parametrize("n", [1, 2, 3, 4])
 def test_joint_is_nltk_multi_reference_bleu(n: int) -> None:
-    scores = compute_metrics([f"bleu-{n}"], HYPOTHESES, REFERENCES, QUERIES, "en", {"refagg": "joint"})
-    for hypothesis, references, score in zip(HYPOTHESES, REFERENCES, scores[f"bleu-{n}"], strict=True):
-        assert score == pytest.approx(_nltk(hypothesis, references, n), abs=1e-12)
+    reference = nltk_bleu_reference(n, refagg="joint")
+    MetricTester(f"bleu-{n}", reference, TOLERANCE, params={"refagg": "joint"}).check(BATCH)
 
 
 def test_the_two_aggregations_differ_on_several_references_and_agree_on_one() -> None:

@@ -5,10 +5,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import pytest
-from nltk.translate.bleu_score import SmoothingFunction
-from nltk.translate.bleu_score import sentence_bleu as nltk_sentence_bleu
 
 from scoring.metrics.diversity import bleu_metric, distinct_n, recall_context, self_bleu, self_bleu_context
+from scoring.metrics.system_specs import ContextOutputs
+from tests.scoring.metric_batches import MetricBatch
+from tests.scoring.metric_tester import SystemMetricTester
+from tests.scoring.reference_metrics import nltk_self_bleu_reference
 
 
 def test_distinct_n_by_hand() -> None:
@@ -30,16 +32,12 @@ def test_self_bleu_equals_nltk_with_the_other_outputs_as_references() -> None:
         ["i", "would", "love", "to", "stay", "home"],
         ["the", "beach", "sounds", "great", "to", "me"],
     ]
-    smooth = SmoothingFunction().method1
+    # one context of three outputs, the tokens given as they are (tok:none)
+    batch = MetricBatch.of_contexts([ContextOutputs([" ".join(output) for output in outputs])])
     for n in (2, 4):
-        weights = tuple([1.0 / n] * n)
-        expected = [
-            nltk_sentence_bleu(
-                [o for j, o in enumerate(outputs) if j != i], out, weights, smoothing_function=smooth
-            )
-            for i, out in enumerate(outputs)
-        ]
-        assert self_bleu_context(outputs, n) == pytest.approx(sum(expected) / 3, abs=1e-12)
+        reference = nltk_self_bleu_reference(n, tokenizer="none")
+        tester = SystemMetricTester(f"self-bleu-{n}", reference, 1e-12, tokenizer="none")
+        assert self_bleu_context(outputs, n) == tester.check(batch)["system"]
 
 
 def test_self_bleu_of_identical_outputs_is_one_and_needs_two_outputs() -> None:

@@ -7,14 +7,8 @@ from __future__ import annotations
 
 import csv
 import io
-from collections.abc import Sequence
 
 import pytest
-import sacrebleu
-from pycocoevalcap.bleu.bleu import Bleu
-from pycocoevalcap.cider.cider import Cider
-from pycocoevalcap.rouge.rouge import Rouge
-from sacrebleu.metrics import BLEU
 
 from annotation.models import Annotator, Rating, Response, Study
 from correlation.report.cache import report_current
@@ -32,6 +26,16 @@ from tests.factories import (
     ResponseFactory,
     StudyFactory,
     SystemFactory,
+)
+from tests.scoring.metric_batches import MetricBatch
+from tests.scoring.metric_tester import assert_values_close
+from tests.scoring.reference_metrics import (
+    coco_bleu_reference,
+    coco_cider_reference,
+    coco_rouge_reference,
+    rouge_scorer_reference,
+    sacrebleu_bleu_reference,
+    sacrebleu_corpus_bleu_reference,
 )
 
 pytestmark = pytest.mark.django_db
@@ -98,16 +102,16 @@ def stored(study: Study, metric: str, *, implementation: str) -> dict[str, list[
     return values
 
 
-def coco(replies: Sequence[str]) -> tuple[dict[int, list[str]], dict[int, list[str]]]:
-    """One system's replies in pycocoevalcap's layout, as nlg-eval gives them (one image per context)."""
-    gts = {index: [text.strip() for text in refs] for index, (_, refs) in enumerate(CONTEXTS)}
-    res = {index: [reply.strip()] for index, reply in enumerate(replies)}
-    return gts, res
-
-
-def assert_close(ours: Sequence[float], theirs: Sequence[float]) -> None:
-    assert len(ours) == len(theirs)
-    assert max(abs(a - b) for a, b in zip(ours, theirs, strict=True)) <= TOLERANCE, (ours, theirs)
+def system_batch(system: str, *, single: bool = False) -> MetricBatch:
+    """One system's replies, each with its context's references (the original alone where ``single``), as the
+    reference implementations of tests/scoring/reference_metrics.py read them: nlg-eval run on this system's
+    file is one "image" per context."""
+    return MetricBatch.of(
+        REPLIES[system],
+        [refs[:1] if single else refs for _, refs in CONTEXTS],
+        queries=[turn for turn, _ in CONTEXTS],
+        systems=[system] * len(CONTEXTS),
+    )
 
 
 # --- creating a run ------------------------------------------------------------------------------------------
@@ -251,12 +255,11 @@ def test_an_nlg_eval_run_stores_pycocoevalcaps_values_under_impl_nlg_eval_signat
         assert signature.implementation == "nlg-eval"
     bleu = stored(study, "bleu-4", implementation="nlg-eval")
     cider = stored(study, "cider-d", implementation="nlg-eval")
-    for system, replies in REPLIES.items():
-        _, per_order = Bleu(4).compute_score(*coco(replies), verbose=0)
-        assert_close(bleu[system], [float(value) for value in per_order[3]])
+    for system in REPLIES:
+        batch = system_batch(system)
+        assert_values_close(bleu[system], coco_bleu_reference(4)(batch), TOLERANCE, system)
         # CIDEr-D over the whole study, each context once: nlg-eval run on this system's file
-        _, theirs = Cider().compute_score(*coco(replies))
-        assert_close(cider[system], [float(value) for value in theirs])
+        assert_values_close(cider[system], coco_cider_reference()(batch), TOLERANCE, system)
     assert MetricScore.objects.filter(signature_id=run.signatures["cider-d"]).count() == 8
 
 
@@ -265,9 +268,8 @@ def test_cider_d_is_computed_over_the_whole_study_not_chunk_by_chunk(settings) -
     study = build_study()
     execute(scoring_run_create(study=study, metrics=["cider-d"], enqueue=False))  # its only tool: nlg-eval
     cider = stored(study, "cider-d", implementation="nlg-eval")
-    for system, replies in REPLIES.items():
-        _, theirs = Cider().compute_score(*coco(replies))
-        assert_close(cider[system], [float(value) for value in theirs])
+    for system in REPLIES:
+        assert_values_close(cider[system], coco_cider_reference()(system_batch(system)), TOLERANCE, system)
 
 
 def test_a_sacrebleu_run_with_an_option_scores_and_signs_with_it() -> None:
@@ -285,14 +287,10 @@ def test_a_sacrebleu_run_with_an_option_scores_and_signs_with_it() -> None:
     for order in (2, 4):
         signature = MetricSignature.objects.get(pk=run.signatures[f"bleu-{order}"])
         assert (signature.parameters["impl"], signature.parameters["tok"]) == ("sacrebleu", "intl")
-        metric = BLEU(max_ngram_order=order, tokenize="intl", effective_order=True)
+        reference = sacrebleu_bleu_reference(order, {"tok": "intl"})
         values = stored(study, f"bleu-{order}", implementation="sacrebleu")
-        for system, replies in REPLIES.items():
-            theirs = [
-                metric.sentence_score(reply, refs).score / 100
-                for reply, (_, refs) in zip(replies, CONTEXTS, strict=True)
-            ]
-            assert_close(values[system], theirs)
+        for system in REPLIES:
+            assert_values_close(values[system], reference(system_batch(system)), TOLERANCE, system)
 
 
 def test_an_option_for_one_family_leaves_the_others_as_their_tool_computes_them() -> None:
@@ -311,9 +309,8 @@ def test_an_option_for_one_family_leaves_the_others_as_their_tool_computes_them(
     assert bleu.parameters["case"] == "lc"
     assert (rouge.parameters["impl"], rouge.parameters["case"]) == ("nlg-eval", "mixed")
     values = stored(study, "rouge-l", implementation="nlg-eval")
-    for system, replies in REPLIES.items():
-        _, theirs = Rouge().compute_score(*coco(replies))
-        assert_close(values[system], [float(value) for value in theirs])
+    for system in REPLIES:
+        assert_values_close(values[system], coco_rouge_reference()(system_batch(system)), TOLERANCE, system)
 
 
 def test_corpus_bleu_by_sacrebleu_is_stored_per_system() -> None:
@@ -330,12 +327,11 @@ def test_corpus_bleu_by_sacrebleu_is_stored_per_system() -> None:
         for score in SystemMetricScore.objects.filter(signature=signature).select_related("system")
     }
     assert set(scores) == set(REPLIES)
-    for system, replies in REPLIES.items():
+    for system in REPLIES:
         # sacrebleu's reference streams: the contexts with one reference are padded with None (sacrebleu's
         # own way of giving an item fewer references)
-        streams = [[refs[k] if k < len(refs) else None for _, refs in CONTEXTS] for k in range(2)]
-        theirs = sacrebleu.corpus_bleu(replies, streams)  # type: ignore[arg-type]
-        assert scores[system].value == pytest.approx(theirs.score / 100, abs=TOLERANCE)
+        theirs = sacrebleu_corpus_bleu_reference()(system_batch(system).contexts_of(system))
+        assert_values_close([scores[system].value], [theirs], TOLERANCE, system)
         assert scores[system].items == len(CONTEXTS)
 
 
@@ -397,8 +393,6 @@ def test_one_implementation_per_metric_adds_no_label() -> None:
 
 
 def test_scores_of_another_tool_are_recomputed_per_reference_by_that_tool() -> None:
-    from rouge_score import rouge_scorer
-
     from scoring.reference_scores import per_reference_read, recomputable_reason
     from scoring.services.report_scores import report_scores_request
 
@@ -413,7 +407,7 @@ def test_scores_of_another_tool_are_recomputed_per_reference_by_that_tool() -> N
         )
     )
     responses = list(Response.objects.filter(context__study=study).select_related("context").order_by("pk"))
-    scorer = rouge_scorer.RougeScorer(["rougeL"], use_stemmer=True)
+    rouge_score = rouge_scorer_reference("rougeL", "fmeasure", stem=True)
     for name in ("rouge-l", "greedy-matching"):
         signature = MetricSignature.objects.get(pk=run.signatures[name])
         assert recomputable_reason(signature=signature, language="en") == ""
@@ -432,10 +426,9 @@ def test_scores_of_another_tool_are_recomputed_per_reference_by_that_tool() -> N
             # the best reference's score is the stored multi-reference score (seed 003 eq. 1)
             assert max(values) == pytest.approx(stored_values[response.pk], abs=TOLERANCE), name
             if name == "rouge-l":  # each one is rouge-score's own, with the stemmer the run chose
-                theirs = [
-                    scorer.score(reference.text, response.text)["rougeL"].fmeasure for reference in references
-                ]
-                assert_close(list(values), theirs)
+                texts = [reference.text for reference in references]
+                one_each = MetricBatch.of([response.text] * len(texts), [[text] for text in texts])
+                assert_values_close(list(values), rouge_score(one_each), TOLERANCE, response.text)
 
 
 # --- score_study ---------------------------------------------------------------------------------------------
@@ -457,14 +450,10 @@ def test_score_study_takes_an_implementation_and_options() -> None:
     assert (run.implementation, run.options) == ("bleu=sacrebleu", {"tok": "intl"})
     assert "implementation: nltk, sacrebleu (bleu=sacrebleu)" in out.getvalue()
     assert "options: tok=intl" in out.getvalue()
-    metric = BLEU(tokenize="intl", effective_order=True)
+    reference = sacrebleu_bleu_reference(4, {"tok": "intl"})
     values = stored(study, "bleu-4", implementation="sacrebleu")
-    for system, replies in REPLIES.items():
-        theirs = [
-            metric.sentence_score(reply, [refs[0]]).score / 100
-            for reply, (_, refs) in zip(replies, CONTEXTS, strict=True)
-        ]
-        assert_close(values[system], theirs)
+    for system in REPLIES:
+        assert_values_close(values[system], reference(system_batch(system, single=True)), TOLERANCE, system)
     with pytest.raises(CommandError, match=r"^implementation: cider-d has no nltk implementation"):
         call_command("score_study", study.name, "--metrics", "cider-d", "--implementation", "nltk", "--sync")
     with pytest.raises(CommandError, match=r"^--option 'tok:intl': write KEY=VALUE"):

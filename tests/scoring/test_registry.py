@@ -7,7 +7,6 @@ from collections.abc import Mapping, Sequence
 import pytest
 
 from scoring.metrics import METRICS_VERSION, registry
-from scoring.metrics.bleu import sentence_bleu
 from scoring.metrics.registry import (
     UnknownMetricError,
     available_metric_names,
@@ -17,7 +16,9 @@ from scoring.metrics.registry import (
     metric_specs,
     signature_parameters,
 )
-from scoring.metrics.tokenize import tokenize
+from tests.scoring.metric_batches import MetricBatch
+from tests.scoring.metric_tester import MetricTester
+from tests.scoring.reference_metrics import nltk_bleu_reference
 
 HYPOTHESES = ["I ’ m fine , thanks .", "no idea", "", "sure , how much ?"]
 REFERENCES = [
@@ -27,6 +28,9 @@ REFERENCES = [
     ["sure how much ?", "no thanks", "how much is it ?"],
 ]
 QUERIES = ["how are you ?", "why ?", "hm ?", "you wanna buy some ?"]
+BATCH = MetricBatch.of(HYPOTHESES, REFERENCES, queries=QUERIES)
+# nltk's BLEU and the project's agree to the last bits on these few short replies
+NLTK_TOLERANCE = 1e-12
 
 
 def test_bleu_1_to_4_are_registered_in_order() -> None:
@@ -57,19 +61,13 @@ def test_unknown_metric_error_lists_the_known_names() -> None:
         metric_specs(["bleu-1", "x", "y"])
 
 
-def expected_bleu(n: int, smoothing: str = "method1") -> list[float]:
-    """The best single-reference BLEU per item (the default multi-reference aggregation, seed 003 eq. 1)."""
-    return [
-        max(sentence_bleu(tokenize(h), [tokenize(r)], n, smoothing) for r in refs)
-        for h, refs in zip(HYPOTHESES, REFERENCES, strict=True)
-    ]
-
-
 def test_family_computes_each_requested_order() -> None:
+    """Each order equals nltk's best single-reference BLEU (the default multi-reference aggregation) through
+    the metric tester, and the family computed at once gives each order that value."""
     scores = compute_metrics(["bleu-4", "bleu-1", "bleu-2"], HYPOTHESES, REFERENCES, QUERIES, "en")
     assert list(scores) == ["bleu-4", "bleu-1", "bleu-2"]
     for name, n in (("bleu-1", 1), ("bleu-2", 2), ("bleu-4", 4)):
-        assert scores[name] == pytest.approx(expected_bleu(n), abs=1e-12)
+        assert scores[name] == MetricTester(name, nltk_bleu_reference(n), NLTK_TOLERANCE).check(BATCH)
     assert (scores["bleu-1"][0] or 0.0) > 0.5
     assert scores["bleu-1"][2] == 0.0
 
@@ -82,8 +80,9 @@ def test_single_spec_compute_equals_family_compute() -> None:
 
 def test_parameters_override_the_defaults() -> None:
     scores = compute_metrics(["bleu-4"], HYPOTHESES, REFERENCES, QUERIES, "en", {"smooth": "method2"})
-    assert scores["bleu-4"] == pytest.approx(expected_bleu(4, "method2"), abs=1e-12)
-    assert scores["bleu-4"] != pytest.approx(expected_bleu(4, "method1"), abs=1e-6)
+    tester = MetricTester("bleu-4", nltk_bleu_reference(4, "method2"), NLTK_TOLERANCE, {"smooth": "method2"})
+    assert scores["bleu-4"] == tester.check(BATCH)
+    assert scores["bleu-4"] != pytest.approx(nltk_bleu_reference(4, "method1")(BATCH), abs=1e-6)
     with pytest.raises(ValueError, match="has the parameter"):
         compute_metrics(["bleu-4"], HYPOTHESES, REFERENCES, QUERIES, "en", {"smoothing": "method2"})
 
@@ -116,10 +115,8 @@ PRE_TOKENIZED_REFERENCES = [["fine , thanks !"], ["see you at 2 am then"], ["i '
 
 
 def _on_whitespace_tokens(name: str) -> list[float]:
-    """``name`` computed straight on whitespace tokens, without the registry (nltk for BLEU)."""
-    from nltk.translate.bleu_score import SmoothingFunction
-    from nltk.translate.bleu_score import sentence_bleu as nltk_sentence_bleu
-
+    """``name`` computed straight on whitespace tokens, without the registry (BLEU: nltk through the metric
+    tester, in the test)."""
     from scoring.metrics.embedding import embedding_scores_batch
     from scoring.metrics.meteor import meteor
     from scoring.metrics.rouge import rouge_l
@@ -127,12 +124,6 @@ def _on_whitespace_tokens(name: str) -> list[float]:
 
     hypotheses = [text.split() for text in PRE_TOKENIZED]
     references = [[text.split() for text in refs] for refs in PRE_TOKENIZED_REFERENCES]
-    if name.startswith("bleu-"):
-        n = int(name[-1])
-        return [
-            float(nltk_sentence_bleu(refs, hyp, (1 / n,) * n, SmoothingFunction().method1))
-            for hyp, refs in zip(hypotheses, references, strict=True)
-        ]
     if name == "rouge-l":
         return [rouge_l(hyp, refs[0]) for hyp, refs in zip(hypotheses, references, strict=True)]
     if name == "meteor":
@@ -158,7 +149,12 @@ def test_tokenizer_none_reaches_every_metric_that_tokenizes(name: str) -> None:
     args = (PRE_TOKENIZED, PRE_TOKENIZED_REFERENCES, queries, "en")
     whitespace = compute_metrics([name], *args, tokenizer="none")[name]
     default = compute_metrics([name], *args)[name]
-    assert whitespace == pytest.approx(_on_whitespace_tokens(name), abs=1e-9)
+    if name.startswith("bleu-"):
+        batch = MetricBatch.of(PRE_TOKENIZED, PRE_TOKENIZED_REFERENCES, queries=queries)
+        reference = nltk_bleu_reference(int(name[-1]), tokenizer="none")
+        assert whitespace == MetricTester(name, reference, NLTK_TOLERANCE, tokenizer="none").check(batch)
+    else:
+        assert whitespace == pytest.approx(_on_whitespace_tokens(name), abs=1e-9)
     assert whitespace != pytest.approx(default, abs=1e-6)  # the choice changes the scores
     assert compute_metrics([name], *args, tokenizer="default")[name] == default
 

@@ -8,14 +8,11 @@ import pytest
 from django.conf import settings
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
-from nltk.translate.bleu_score import SmoothingFunction
-from nltk.translate.bleu_score import sentence_bleu as nltk_sentence_bleu
 
 from annotation.models import Response, Study
 from kernel.lease import recovery_of
 from scoring.metrics import METRICS_VERSION, registry
 from scoring.metrics.spec import MetricSpec
-from scoring.metrics.tokenize import tokenize
 from scoring.models import MetricScore, MetricSignature, RunStatus, ScoringRun
 from scoring.selectors import metric_scores_for_study, metric_signatures_for_study
 from scoring.services import (
@@ -33,23 +30,22 @@ from tests.factories import (
     SystemFactory,
 )
 from tests.live_services import celery_broker, free_port
+from tests.scoring.metric_batches import MetricBatch
+from tests.scoring.metric_tester import assert_values_close
+from tests.scoring.reference_metrics import nltk_bleu_reference
 
 pytestmark = pytest.mark.django_db
 
 ORIGINAL = "i am fine , thank you ."
 COLLECTED = "not bad at all , and you ?"
 REPLIES = {"echo": "i am fine , thank you .", "other": "not bad , and you ?", "short": "fine"}
+# the stored scores against nltk's BLEU (tests/scoring/reference_metrics.py), which agrees to the last bits
+NLTK_TOLERANCE = 1e-12
 
 
-def nltk_bleu(text: str, references: list[str], n: int) -> float:
-    return float(
-        nltk_sentence_bleu(
-            [tokenize(reference) for reference in references],
-            tokenize(text),
-            weights=tuple(1 / n for _ in range(n)),
-            smoothing_function=SmoothingFunction().method1,
-        )
-    )
+def nltk_bleu(texts: list[str], references: list[str], n: int, **options: str) -> list[float | None]:
+    """nltk's BLEU-n of each text against ``references`` (the best one: Gupta et al., 2019, eq. 1)."""
+    return nltk_bleu_reference(n, **options)(MetricBatch.of(texts, [references] * len(texts)))
 
 
 def build_study(*, contexts: int = 2, language: str = "en") -> Study:
@@ -105,12 +101,12 @@ def test_sync_run_stores_nltk_equal_scores_with_signatures() -> None:
     assert signatures["bleu-2"].references_mode == "multi"
     assert signatures["bleu-2"].version == METRICS_VERSION
     assert MetricScore.objects.count() == 18
+    responses = list(Response.objects.filter(context__study=study))
     for metric, n in (("bleu-1", 1), ("bleu-2", 2), ("bleu-4", 4)):
         stored = scores_by(study, metric)
-        for response in Response.objects.filter(context__study=study):
-            # seed 003, eq. 1: the multi-reference score is the best single-reference score
-            expected = max(nltk_bleu(response.text, [ref], n) for ref in (COLLECTED, ORIGINAL))
-            assert stored[response.pk] == pytest.approx(expected, abs=1e-9), (metric, response.text)
+        # Gupta et al., 2019, eq. 1: the multi-reference score is the best single-reference score
+        expected = nltk_bleu([response.text for response in responses], [COLLECTED, ORIGINAL], n)
+        assert_values_close([stored[response.pk] for response in responses], expected, NLTK_TOLERANCE, metric)
 
 
 def test_single_uses_the_original_reference_and_multi_uses_all() -> None:
@@ -128,8 +124,11 @@ def test_single_uses_the_original_reference_and_multi_uses_all() -> None:
         for s in metric_scores_for_study(study=study).filter(signature__text__contains="refs:multi")
     }
     other = REPLIES["other"]
-    assert single_scores[other] == pytest.approx(nltk_bleu(other, [ORIGINAL], 2), abs=1e-9)
-    assert multi_scores[other] == pytest.approx(nltk_bleu(other, [COLLECTED], 2), abs=1e-9)
+    assert_values_close([single_scores[other]], nltk_bleu([other], [ORIGINAL], 2), NLTK_TOLERANCE, "single")
+    assert_values_close([multi_scores[other]], nltk_bleu([other], [COLLECTED], 2), NLTK_TOLERANCE, "multi")
+    assert_values_close(
+        [multi_scores[other]], nltk_bleu([other], [COLLECTED, ORIGINAL], 2), NLTK_TOLERANCE, "multi"
+    )
     assert multi_scores[other] > single_scores[other]  # the collected reference is the closer one
     assert MetricSignature.objects.filter(name="bleu-2").count() == 2  # single and multi are different scores
 
@@ -379,14 +378,11 @@ def test_a_run_with_tokenizer_none_scores_whitespace_tokens_under_tok_none() -> 
         == f"bleu-2|case:mixed|impl:nltk|refs:single|smooth:method1|tok:none|version:{METRICS_VERSION}"
     )
     assert score.signature.parameters["tok"] == "none"
-    expected = nltk_sentence_bleu(
-        [["see", "you", "at", "2:00", ",", "_UNK", "."]],
-        ["see", "you", "at", "2", ",", "_UNK"],
-        weights=(0.5, 0.5),
-        smoothing_function=SmoothingFunction().method1,
-    )
-    assert score.value == pytest.approx(expected, abs=1e-12)
-    assert score.value != pytest.approx(nltk_bleu(response.text, ["see you at 2:00 , _UNK ."], 2), abs=1e-6)
+    reference = ["see you at 2:00 , _UNK ."]
+    whitespace = nltk_bleu([response.text], reference, 2, tokenizer="none")
+    assert response.text.split() == ["see", "you", "at", "2", ",", "_UNK"]  # what nltk scores, as it comes
+    assert_values_close([score.value], whitespace, NLTK_TOLERANCE, "tok:none")
+    assert score.value != pytest.approx(nltk_bleu([response.text], reference, 2)[0], abs=1e-6)
     system_signature = MetricSignature.objects.get(name="distinct-1")
     assert "|tok:none|" in system_signature.text
 
@@ -417,18 +413,8 @@ def test_chinese_study_uses_the_chinese_tokenizer() -> None:
     assert run.status == RunStatus.SUCCEEDED
     score = MetricScore.objects.select_related("signature").get(response=response)
     assert "|tok:zh-jieba|" in score.signature.text
-    assert score.value == pytest.approx(nltk_bleu_zh(response.text, ["我爱北京天安门"]), abs=1e-9)
-
-
-def nltk_bleu_zh(text: str, references: list[str]) -> float:
-    return float(
-        nltk_sentence_bleu(
-            [tokenize(r, "zh") for r in references],
-            tokenize(text, "zh"),
-            weights=(1.0,),
-            smoothing_function=SmoothingFunction().method1,
-        )
-    )
+    expected = nltk_bleu([response.text], ["我爱北京天安门"], 1, language="zh")
+    assert_values_close([score.value], expected, NLTK_TOLERANCE, "zh")
 
 
 def test_queries_do_not_grow_with_the_number_of_responses() -> None:

@@ -4,9 +4,6 @@ BLEU, in the metric core and through a scoring run (one stored value per system)
 from __future__ import annotations
 
 import pytest
-from nltk.translate.bleu_score import SmoothingFunction
-from nltk.translate.bleu_score import corpus_bleu as nltk_corpus_bleu
-from nltk.translate.bleu_score import sentence_bleu as nltk_sentence_bleu
 
 from scoring.metrics.registry import compute_system_metric, system_metric_spec
 from scoring.metrics.system_specs import ContextOutputs
@@ -21,6 +18,13 @@ from tests.factories import (
     StudyFactory,
     SystemFactory,
 )
+from tests.scoring.metric_batches import DIALOG_SAMPLE, MetricBatch
+from tests.scoring.metric_tester import SystemMetricTester
+from tests.scoring.reference_metrics import (
+    nltk_corpus_bleu_reference,
+    nltk_recall_bleu_reference,
+    nltk_self_bleu_reference,
+)
 
 CONTEXTS = [
     ContextOutputs(
@@ -29,6 +33,8 @@ CONTEXTS = [
     ),
     ContextOutputs(outputs=["see you tomorrow .", "see you ."], references=["bye , see you tomorrow !"]),
 ]
+BATCH = MetricBatch.of_contexts(CONTEXTS)
+TOLERANCE = 1e-12  # nltk and the project's BLEU agree to the last bits on these few short replies
 
 
 def tokens(text: str) -> list[str]:
@@ -44,53 +50,23 @@ def test_distinct_counts_ngrams_over_all_outputs_of_the_system() -> None:
 
 
 def test_self_bleu_equals_nltk_against_the_other_outputs() -> None:
-    smoothing = SmoothingFunction().method1
-    per_context = []
-    for context in CONTEXTS:
-        outs = [tokens(text) for text in context.outputs]
-        per_context.append(
-            sum(
-                nltk_sentence_bleu(
-                    [o for j, o in enumerate(outs) if j != i],
-                    out,
-                    weights=(0.5, 0.5),
-                    smoothing_function=smoothing,
-                )
-                for i, out in enumerate(outs)
-            )
-            / len(outs)
-        )
-    score = compute_system_metric("self-bleu-2", CONTEXTS, "en")
-    assert score.value == pytest.approx(sum(per_context) / 2, abs=1e-12)
+    SystemMetricTester("self-bleu-2", nltk_self_bleu_reference(2), TOLERANCE).check(BATCH)
     # a system with one output per context has no Self-BLEU
     assert compute_system_metric("self-bleu-2", [ContextOutputs(["hello ."])], "en").value is None
 
 
 def test_recall_is_the_mean_over_references_of_the_best_output() -> None:
-    smoothing = SmoothingFunction().method1
-
-    def bleu2(hypothesis: str, reference: str) -> float:
-        return nltk_sentence_bleu(
-            [tokens(reference)], tokens(hypothesis), weights=(0.5, 0.5), smoothing_function=smoothing
-        )
-
-    expected = [
-        sum(max(bleu2(out, ref) for out in context.outputs) for ref in context.references)
-        / len(context.references)
-        for context in CONTEXTS
-    ]
-    score = compute_system_metric("recall-bleu-2", CONTEXTS, "en")
-    assert score.value == pytest.approx(sum(expected) / 2, abs=1e-12)
-    assert score.items == 2
+    SystemMetricTester("recall-bleu-2", nltk_recall_bleu_reference(2), TOLERANCE).check(BATCH)
+    assert compute_system_metric("recall-bleu-2", CONTEXTS, "en").items == 2
 
 
 def test_corpus_bleu_equals_nltk_corpus_bleu() -> None:
-    hypotheses = [tokens(text) for context in CONTEXTS for text in context.outputs]
-    references = [
-        [tokens(ref) for ref in context.references] for context in CONTEXTS for _ in context.outputs
-    ]
-    score = compute_system_metric("corpus-bleu", CONTEXTS, "en")
-    assert score.value == pytest.approx(nltk_corpus_bleu(references, hypotheses), abs=1e-12)
+    tester = SystemMetricTester("corpus-bleu", nltk_corpus_bleu_reference(), TOLERANCE)
+    tester.check(BATCH)
+    # BATCH shares no 4-gram with its references (BLEU-4 about 1e-77 without smoothing), nor does the dialog
+    # sample's "chatty": its "echo" and "terse" are the check that a wrong value is seen
+    values = tester.check(DIALOG_SAMPLE)
+    assert min(values["echo"] or 0.0, values["terse"] or 0.0) > 0.1, values
 
 
 # Pre-tokenized outputs on which a whitespace split and the English tokenizer disagree (case, "2:00").
@@ -121,11 +97,9 @@ def test_tokenizer_none_uses_whitespace_tokens() -> None:
     unigrams = [token for output in outputs for token in output]
     score = compute_system_metric("distinct-1", PRE_TOKENIZED, "en", tokenizer="none")
     assert score.value == pytest.approx(len(set(unigrams)) / len(unigrams))
-    references = [
-        [ref.split() for ref in context.references] for context in PRE_TOKENIZED for _ in context.outputs
-    ]
-    corpus = compute_system_metric("corpus-bleu", PRE_TOKENIZED, "en", tokenizer="none")
-    assert corpus.value == pytest.approx(nltk_corpus_bleu(references, outputs), abs=1e-12)
+    reference = nltk_corpus_bleu_reference(tokenizer="none")
+    tester = SystemMetricTester("corpus-bleu", reference, TOLERANCE, tokenizer="none")
+    tester.check(MetricBatch.of_contexts(PRE_TOKENIZED))
 
 
 def test_system_signature_records_the_tokenizer() -> None:
