@@ -1,4 +1,4 @@
-"""Validation rules of the reference-collection task (seed 003, appendix A), with no database access.
+"""Validation rules of the reference-collection task (Gupta et al., 2019, appendix A), with no database access.
 
 "We prevent workers from entering replies shorter than 2 characters, the exact same reply more than 1
 time and show them a warning prompt if they enter their response too quickly consistently."

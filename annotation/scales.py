@@ -1,4 +1,4 @@
-"""Rating scale presets: 0-2 as in RUBER (seed 000, section 4.1), 1-5 as in seeds 001 and 003; the rules
+"""Rating scale presets: 0-2 as in RUBER (Tao et al., 2018, section 4.1), 1-5 as in Ghazarian et al. (2019) and Gupta et al. (2019); the rules
 every question's scale follows (at most 11 ordinal points; wider ranges are sliders)."""
 
 from __future__ import annotations

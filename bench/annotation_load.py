@@ -1,4 +1,4 @@
-"""Annotation load benchmark (issues 4 and 13): simulated annotators against a real server on loopback.
+"""Annotation load benchmark: simulated annotators against a real server on loopback.
 
 The load is driven by locust (bench/annotation_locustfile.py, headless, one process on loopback): one user
 per annotator, each with its own API token, that for ``--seconds`` asks for its next item

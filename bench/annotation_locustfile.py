@@ -1,4 +1,4 @@
-"""Locust users for the annotation load benchmark (bench/annotation_load.py, issue 13).
+"""Locust users for the annotation load benchmark (bench/annotation_load.py).
 
 One :class:`Annotator` per simulated person, each with its own API token. The run is described by a JSON
 file whose path is in the environment variable ``DIALEVAL_LOAD_CONFIG``::

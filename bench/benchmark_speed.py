@@ -1,4 +1,4 @@
-"""The benchmark across studies (issue 26): the table of 10 studies x 20 metrics read from the studies'
+"""The benchmark across studies: the table of 10 studies x 20 metrics read from the studies'
 stored reports, against the same table computed from their report inputs.
 
 On a fresh SQLite database: ``--studies`` synthetic studies of ``--replies`` replies each (contexts of 5

@@ -1,6 +1,6 @@
 """Two checkouts of the project, one command each, timed interleaved: did a change make anything slower?
 
-A refactoring's promise ("nothing got slower", issue 25) is checked by running the same bench command in the
+A refactoring's promise ("nothing got slower") is checked by running the same bench command in the
 code before and in the code after, on the same machine, alternately: round r runs BEFORE then AFTER when r
 is even and AFTER then BEFORE when it is odd, so drift in the machine's speed lands on both sides. Each run
 is a fresh process started in its checkout (``python -m MODULE ARGS`` with that checkout's code on the path

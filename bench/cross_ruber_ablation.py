@@ -1,4 +1,4 @@
-"""What each Cross-RUBER design choice buys (issue 27): variants trained on one subset of DailyDialog's
+"""What each Cross-RUBER design choice buys: variants trained on one subset of DailyDialog's
 train split, all else equal, each measured on DailyDialog validation and on the two shared human-judgment
 sets.
 

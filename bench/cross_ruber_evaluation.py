@@ -1,4 +1,4 @@
-"""Cross-RUBER (issue 27) against human judgments, beside the existing learned metrics.
+"""Cross-RUBER against human judgments, beside the existing learned metrics.
 
 Trains a Cross-RUBER model on DailyDialog's train split (early stopping on its validation split), or
 loads one (``--model``), and prints:
@@ -9,7 +9,7 @@ loads one (``--model``), and prints:
    the same resamples for every metric of a set) against the mean human rating of
    - GRADE's DailyDialog judgments (300 replies, two turns of context, the original reply as reference),
    - the multi-reference study's 500 rated replies (every context turn; "single": the original reply as
-     the reference, "multi": all five, max over references, seed 003 eq. 1),
+     the reference, "multi": all five, max over references, Gupta et al. (2019) eq. 1),
    for cross-ruber-unreferenced, -referenced and the four blends (RUBER's eq. 4 normalisation over each
    set), beside BERT-RUBER, MaUde and RUBER where their artifacts are given, and bert-ruber-referenced
    (no training needed);

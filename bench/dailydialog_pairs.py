@@ -1,5 +1,5 @@
-"""What the speed and memory benchmarks (issue 3, benchmarks 3 and 4) score: 10,000 DailyDialog pairs,
-and RUBER's referenced score s_R (seed 000, section 3.1) with or without a trained model.
+"""What the speed and memory benchmarks (benchmarks 3 and 4) score: 10,000 DailyDialog pairs,
+and RUBER's referenced score s_R (Tao et al., 2018, section 3.1) with or without a trained model.
 
 Pairs: every consecutive (turn i, turn i + 1) of each dialogue of ../shared/data/dailydialog/test, the
 query being turn i and the reference turn i + 1. The test split has 6,740 such pairs, so the first

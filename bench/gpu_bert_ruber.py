@@ -1,7 +1,7 @@
-"""Benchmark (issue 11): BERT-RUBER scoring and training on one device, to compare a GPU with a CPU on
+"""Benchmark: BERT-RUBER scoring and training on one device, to compare a GPU with a CPU on
 the same data (target: scoring >= 20x faster on the GPU than on the project machine's CPU).
 
-- Scoring: the unreferenced score of the default cell (bert-max-ce; seed 001, section 2.1) of the first
+- Scoring: the unreferenced score of the default cell (bert-max-ce; Ghazarian et al. (2019), section 2.1) of the first
   ``--pairs`` (query, reply) pairs of the DailyDialog test split: MiniLM token vectors of every
   distinct text, pooling, and the scorer head, as ``BertRuberModel.unreferenced`` does it.
 - Training: ``train_bert_ruber`` of the default cells (all 12, as ``manage.py train_metric bert-ruber``

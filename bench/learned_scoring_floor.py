@@ -1,4 +1,4 @@
-"""Issue 27: the learned metrics' scoring cost against its floor, encoding each distinct text once.
+"""the learned metrics' scoring cost against its floor, encoding each distinct text once.
 
 Every learned metric that reads all-MiniLM-L6-v2 (BERT-RUBER referenced, BERT-RUBER unreferenced, MaUde)
 spends most of its time in that encoder. Its floor is what the encoder alone costs: each distinct text the

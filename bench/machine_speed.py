@@ -1,7 +1,7 @@
 """How fast the machine ran around a benchmark, so that a run's figures can be read against its conditions.
 
 The project's machine has 2 cores shared with other tenants of its host, and its speed drifts by up to 2x
-within minutes (docs/benchmarks.md, issue 13). Two readings, printed with a benchmark's table:
+within minutes (docs/benchmarks.md). Two readings, printed with a benchmark's table:
 
 * a fixed pure-Python workload (integer arithmetic, a dict and string formatting: the kind of work a Django
   request does), timed before and after the run, best of a few tries; on a slowed machine its wall time

@@ -1,6 +1,6 @@
-"""MaUde (seed 004) evaluated as the paper does, on the data in ../shared/data (issue 12).
+"""MaUde (Sinha et al., 2020) evaluated as the paper does, on the data in ../shared/data.
 
-1. Robustness (seed 004, Table 1 / Table 6 layout), on the DailyDialog test split: for each scorer, the
+1. Robustness (Sinha et al., 2020, Table 1 / Table 6 layout), on the DailyDialog test split: for each scorer, the
    mean score ± standard deviation of the ground-truth reply and of each variant, and
    delta = score(c, ground truth) - score(c, variant):
    - semantic positive: the ground truth itself, and the collected multi-references of

@@ -1,5 +1,5 @@
 """Benchmark: MiniLM (all-MiniLM-L6-v2) token encoding speed on DailyDialog utterances, random order vs
-length-sorted batches (issue 3, benchmark 3: target >= 200 sentences/s on CPU).
+length-sorted batches (benchmark 3: target >= 200 sentences/s on CPU).
 
     .venv/bin/python -m bench.minilm_encoding [--sentences 3000] [--batch-size 64]
 """

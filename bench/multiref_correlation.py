@@ -1,10 +1,10 @@
 """Benchmark: every reference-based metric against human judgments on the multi-reference DailyDialog
-study (seed 003, Table 4), and BLEU speed.
+study (Gupta et al., 2019, Table 4), and BLEU speed.
 
 Reads ../shared/data/multirefeval (never copied into the repository) and prints two tables:
 
 1. Correlation of each metric with the 500 mean human ratings, single reference (the original reply) vs
-   multi-reference (all five, best-matching reference: seed 003, eq. 1), next to the paper's Table 4.
+   multi-reference (all five, best-matching reference: Gupta et al. (2019), eq. 1), next to the paper's Table 4.
 2. Pairs per second of this project's BLEU-1..4 (one pass computes all four orders) against nltk's
    sentence_bleu (one call per order, as a script using nltk would) and sacrebleu's sentence_bleu (BLEU-4
    only, its own tokenizer), on every (collected reference, original reply) pair of multireftest.json.

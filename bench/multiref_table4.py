@@ -1,4 +1,4 @@
-"""Seed 003 (Gupta et al. 2019, "Investigating Evaluation of Open-Domain Dialogue Systems With Human
+"""Gupta et al. (2019) (Gupta et al. 2019, "Investigating Evaluation of Open-Domain Dialogue Systems With Human
 Generated Multiple References") Table 4, word-overlap rows, by every recipe the project has.
 
 Reads ``<data>/multirefeval`` (never copied into the repository): ``mturk_rating_processed_output.csv``
@@ -9,7 +9,7 @@ context turn; its ``responses`` answer it); the alignment is checked against ``p
 Recipes: implementation ``nltk`` on whitespace tokens (``tok:none``), ``nltk`` on the project tokenizer
 (``tok:en-v1``) and ``nlg-eval`` (pycocoevalcap BLEU, METEOR 1.5, ROUGE-L beta 1.2), for BLEU-1..4,
 METEOR and ROUGE-L; reference sets: the original reply alone (Table 4 "Single") and every non-empty subset
-of the five released references (31); aggregations: ``max`` (the best single-reference score, seed 003
+of the five released references (31); aggregations: ``max`` (the best single-reference score, Gupta et al. (2019)
 eq. 1) and ``joint`` (the tool's own multi-reference score: nltk's joint BLEU, coco's joint BLEU, coco's
 ROUGE-L with precision and recall each maximised). nltk's METEOR and ROUGE-L, and METEOR 1.5, only have
 ``max`` (their multi-reference score is that maximum: checked below). Every (reply, single reference)

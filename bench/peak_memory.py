@@ -4,7 +4,7 @@ Each measurement runs in a fresh Python subprocess (``python -m bench.peak_memor
 scores the pairs and prints its own ``getrusage(RUSAGE_SELF).ru_maxrss`` at exit; the first one, which
 scores with every metric at once, is cross-checked against the parent's ``RUSAGE_CHILDREN`` maximum.
 Then one subprocess per metric family (BLEU-1..4, ROUGE-L, METEOR with WordNet, the GloVe embedding
-trio, RUBER's s_R (seed 000, section 3.1), BERT-RUBER's referenced score with MiniLM, and the learned
+trio, RUBER's s_R (Tao et al., 2018, section 3.1), BERT-RUBER's referenced score with MiniLM, and the learned
 RUBER / BERT-RUBER metrics when ``--ruber-model`` / ``--bert-ruber-model`` are given), and one that
 only imports, so the table shows which family dominates. Target: under 2 GB.
 

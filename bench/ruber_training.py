@@ -1,5 +1,5 @@
-"""Benchmark: training RUBER (word2vec, then the neural s_U; seed 000, sections 3.2 and 4.1) on the full
-DailyDialog train split, early stopping on the validation split (issue 3, benchmark 3: word2vec + s_U in
+"""Benchmark: training RUBER (word2vec, then the neural s_U; Tao et al. (2018), sections 3.2 and 4.1) on the full
+DailyDialog train split, early stopping on the validation split (benchmark 3: word2vec + s_U in
 under 10 minutes on CPU), and the trained s_U's ranking accuracy (true reply vs a random reply) on the
 test split.
 

@@ -1,4 +1,4 @@
-"""Scoring through the queue (issue 11): throughput with 1 and 2 worker processes against the same metrics
+"""Scoring through the queue: throughput with 1 and 2 worker processes against the same metrics
 in-process, and the time a run takes to recover after its worker is SIGKILLed and restarted.
 
 Part A, throughput: N DailyDialog items (bench.dailydialog_pairs: query, reference, another pair's reply)

@@ -1,9 +1,9 @@
-"""Benchmark (issue 11): RUBER training speed with torch on every core ("auto") and on 1 thread, alone and
+"""Benchmark: RUBER training speed with torch on every core ("auto") and on 1 thread, alone and
 beside a second busy job.
 
 Each measurement is a fresh subprocess (``python -m bench.training_threads --child ...``), so no thread
 setting leaks from one to the next. It trains RUBER through the entry point ``manage.py train_metric ruber``
-uses (``train_ruber``: word2vec, then the unreferenced scorer s_U, seed 000 sections 3.1-3.2) on the first
+uses (``train_ruber``: word2vec, then the unreferenced scorer s_U, Tao et al. (2018) sections 3.1-3.2) on the first
 --pairs DailyDialog training pairs for exactly --epochs epochs (early stopping cannot stop it: patience is
 above the epoch count), validating on the first --validation-pairs validation pairs, and reports the s_U
 epochs' wall and CPU time from the artifact's timings.json (CPU: the child's ``time.process_time``, every

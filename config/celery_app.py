@@ -7,7 +7,7 @@ from celery import Celery, signals
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.local")
 
-# Worker signal handlers (issue 11), connected wherever a worker loads this app:
+# Worker signal handlers, connected wherever a worker loads this app:
 # - each worker announces its queues and CUDA in Redis (scoring.worker_presence: GPU routing, /health/workers/);
 # - each pool process sets torch's thread count from DIALEVAL_TORCH_THREADS, else cores / pool processes.
 import scoring.torch_threads
@@ -21,7 +21,7 @@ app.autodiscover_tasks()
 @signals.worker_process_init.connect
 def _no_statement_timeout_in_workers(**_: object) -> None:
     """PostgreSQL's statement_timeout (DIALEVAL_DB_STATEMENT_TIMEOUT_SECONDS) bounds what a web request may
-    wait, below gunicorn's worker timeout (issue 24); a worker's chunk or import has no such deadline, so its
+    wait, below gunicorn's worker timeout; a worker's chunk or import has no such deadline, so its
     pool processes lift it on each connection they open."""
     from django.db.backends.signals import connection_created
 

@@ -1,5 +1,5 @@
 """The project's documents (docs/*.md) as pages of the app, so that the pages' help can link to them
-(issue 24: "docs/import-formats.md" was plain text on the study page). Rendered by config/markdown_html.py,
+("docs/import-formats.md" was plain text on the study page). Rendered by config/markdown_html.py,
 every character escaped; links between the documents lead to their pages. Logged-in users only, like the
 rest of the app; a name that is not a document of the folder is 404.
 """

@@ -1,4 +1,4 @@
-"""The answers Django gives when no view did: 400, 403, 404, 500 and the CSRF failure (issue 24).
+"""The answers Django gives when no view did: 400, 403, 404, 500 and the CSRF failure.
 
 Under ``/api/`` every one is JSON (``{"detail": ...}``), as DRF's own errors are, so an API client never has
 to parse an HTML page. Elsewhere they are the templates of ``templates/``. Each renders without
@@ -39,7 +39,7 @@ def error_response(
 ) -> HttpResponse:
     """JSON ``{"detail"}`` under /api/, else the template rendered with the request (never its user);
     ``standalone``: rendered without the request, so without the context processors, which read the user and
-    so the session and the database (issue 35: with the database down, the 500 page itself raised, and
+    so the session and the database (with the database down, the 500 page itself raised, and
     gunicorn answered its bare "Internal Server Error")."""
     if is_api_request(request):
         return JsonResponse({"detail": detail}, status=status)

@@ -4,7 +4,7 @@ still override each one.
 
 The worker timeout is longer than the database wait (DIALEVAL_DB_WAIT_SECONDS, 20 s, and PostgreSQL's
 statement timeout, 25 s; config/settings/base.py), so a request stuck on a lock is answered 503 with
-Retry-After by Django before gunicorn would kill its worker and drop the connection (issue 24).
+Retry-After by Django before gunicorn would kill its worker and drop the connection.
 """
 
 from __future__ import annotations

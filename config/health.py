@@ -149,7 +149,7 @@ class HealthView(HealthCheckView):
 
 class WorkerHealthView(HealthView):
     """``/health/workers/``: the queues the settings require, read at each request, then every other queue a
-    live worker consumes (issue 34: a worker on cpu,gpu showed as the cpu queue alone)."""
+    live worker consumes (a worker on cpu,gpu showed as the cpu queue alone)."""
 
     served: list[str]
 

@@ -1,4 +1,4 @@
-"""Logging filters (issue 24)."""
+"""Logging filters."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Refuse a request that carries a NUL character (``%00``) in its text, before any view runs (issue 35).
+"""Refuse a request that carries a NUL character (``%00``) in its text, before any view runs.
 
 PostgreSQL cannot store text holding a NUL, nor compare a column with it: a view that looked up the
 token of ``/work/join/%00/`` or the question of ``?question=%00`` raised ``DataError`` there (a 500)

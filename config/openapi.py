@@ -1,4 +1,4 @@
-"""The OpenAPI schema documents every answer the API gives (issue 24), checked by schemathesis
+"""The OpenAPI schema documents every answer the API gives, checked by schemathesis
 (tests/api/test_openapi_schemathesis.py).
 
 A postprocessing hook of drf-spectacular adds to each operation the answers every endpoint can give and no

@@ -2,7 +2,7 @@
 study (the human scores are computed by correlation/report/loading.py).
 
 Each selector is one query whatever the size of the study (no per-response queries), so a report over
-the 500 rated responses of the multi-reference study (seed 003, section 5.1.1) times ten metrics costs
+the 500 rated responses of the multi-reference study (Gupta et al., 2019, section 5.1.1) times ten metrics costs
 the same handful of queries as one over five.
 """
 

@@ -1,4 +1,4 @@
-"""Current planner statistics for the tables a bulk write has just filled (issue 35), on PostgreSQL.
+"""Current planner statistics for the tables a bulk write has just filled, on PostgreSQL.
 
 PostgreSQL's planner sizes each table from ``pg_class.reltuples`` (rows per page, scaled to the table's
 pages now) and ``pg_statistic``, which VACUUM and ANALYZE write; autovacuum runs them when a table has

@@ -1,4 +1,4 @@
-"""The ``<id:...>`` URL converter (issue 24): a database id, at most 2**63 - 1.
+"""The ``<id:...>`` URL converter: a database id, at most 2**63 - 1.
 
 Django's ``<int:...>`` matches any number of digits; an id above 2**63 - 1 then reaches the ORM, and SQLite
 raises OverflowError (a 500) where PostgreSQL finds nothing. No row has such an id, so the URL matches no

@@ -35,7 +35,7 @@ urlpatterns = [
     ),
 ]
 
-# Training jobs (issue 14): start a training, follow it, cancel it (scoring/training/api.py).
+# Training jobs: start a training, follow it, cancel it (scoring/training/api.py).
 
 urlpatterns += [
     path("training-jobs/", training_api.TrainingJobListApi.as_view(), name="api-training-job-list"),

@@ -1,5 +1,5 @@
 """Diversity metrics of one system's replies to one context, for the diversity table of the correlation report
-(seed 003 section 5.2, Table 5): each judged (system, context) pair's Distinct-n, Self-BLEU and recall-BLEU.
+(Gupta et al. (2019) section 5.2, Table 5): each judged (system, context) pair's Distinct-n, Self-BLEU and recall-BLEU.
 
 They are computed by a scoring run's 'diversity' chunks (scoring/services/report_scores.py) and kept per
 (signature, system, context) in :class:`~scoring.models.ContextSystemScore` with a key of the replies and

@@ -1,5 +1,5 @@
 """What a researcher chose in a form of the study page's scoring section, kept across the redirect that
-follows an error (issue 14: "every form keeps the user's choices after an error").
+follows an error ("every form keeps the user's choices after an error").
 
 The scoring forms post to their own views, which redirect back to the study page (post/redirect/get: a
 reload never posts twice). On an error the view stashes the posted values and the error messages in the

@@ -21,7 +21,7 @@ class MetricSignature(models.Model):
 
     ``text`` is the canonical string, e.g. ``bleu-2|refs:multi|tok:en-13a|smooth:method1|version:0.1.0``.
     ``origin`` says where the scores come from: a built-in metric, a plugin metric (its signature names the
-    plugin and its version), or an import of scores computed elsewhere (issue 14).
+    plugin and its version), or an import of scores computed elsewhere.
     """
 
     text = models.CharField(max_length=500, unique=True)
@@ -68,7 +68,7 @@ class MetricScore(models.Model):
 
 
 class SystemMetricScore(models.Model):
-    """A system-level score (Distinct-n, Self-BLEU, seed 003's recall, corpus BLEU): one per system."""
+    """A system-level score (Distinct-n, Self-BLEU, Gupta et al. (2019)'s recall, corpus BLEU): one per system."""
 
     system = models.ForeignKey(System, on_delete=models.CASCADE, related_name="metric_scores")
     signature = models.ForeignKey(MetricSignature, on_delete=models.PROTECT, related_name="system_scores")
@@ -122,7 +122,7 @@ class RunPurpose(models.TextChoices):
 
 class ReferencesMode(models.TextChoices):
     SINGLE = "single", "single reference (the original reply)"
-    MULTI = "multi", "every reference of the context (best-matching reference, seed 003 eq. 1)"
+    MULTI = "multi", "every reference of the context (best-matching reference, Gupta et al. (2019) eq. 1)"
 
 
 class TokenizerChoice(models.TextChoices):
@@ -293,7 +293,7 @@ class ScoringRun(models.Model):
         max_length=200,
         blank=True,
         default="",
-        help_text="the tools that compute the baselines (issue 23): '' each metric's default (nltk), one name "
+        help_text="the tools that compute the baselines: '' each metric's default (nltk), one name "
         "(nlg-eval, sacrebleu, rouge-score) or per family (bleu=sacrebleu,meteor=nlg-eval)",
     )
     implementations = models.JSONField(
@@ -420,7 +420,7 @@ class ScoringChunk(models.Model):
 
 class PerReferenceScore(models.Model):
     """A multi-reference signature's metric for one reply against each reference of its context, kept so that
-    the correlation report's number-of-references curve (seed 003 Figure 2) recomputes only the replies
+    the correlation report's number-of-references curve (Gupta et al. (2019) Figure 2) recomputes only the replies
     whose references changed, not every reply at every new rating (scoring/reference_scores.py).
 
     ``references_key`` identifies the references the values were computed against (their ids and texts).
@@ -447,7 +447,7 @@ class PerReferenceScore(models.Model):
 
 class ContextSystemScore(models.Model):
     """A diversity metric (Distinct-n, Self-BLEU, recall-BLEU) of one system's replies to one context, for the
-    correlation report's diversity table (seed 003 section 5.2, Table 5), written by a scoring run's
+    correlation report's diversity table (Gupta et al. (2019) section 5.2, Table 5), written by a scoring run's
     'diversity' chunks (scoring/diversity_scores.py).
 
     ``inputs_key`` identifies the replies and references the value was computed from, so a new rating

@@ -67,7 +67,7 @@ def scoring_run_waiting_text(*, run: ScoringRun) -> str:
 
 
 # Chunks done before a run's time left is estimated. The first chunk alone misleads: it pays for loading
-# models and warming caches, and its first progress report comes after a few items (issue 34: "about 15 min
+# models and warming caches, and its first progress report comes after a few items ("about 15 min
 # left" at 20 of 5,020 scores, 10 s before the run ended).
 ETA_CHUNKS = 3
 ESTIMATING = "estimating…"
@@ -244,10 +244,10 @@ class ReplyMetricScore:
 
 def reply_metric_scores(*, response_ids: list[int]) -> dict[int, list[ReplyMetricScore]]:
     """response id -> its metric scores, by metric name then signature (one query for all the replies), each
-    named by its display name among every signature of these replies (issue 34: "bleu-4" three times).
+    named by its display name among every signature of these replies ("bleu-4" three times).
 
     A reply has at most one score per signature (the latest run's: runs update it in place), so this is
-    the latest score of every signature; the researcher's item browser shows them (issue 13)."""
+    the latest score of every signature; the researcher's item browser shows them."""
     rows = list(
         MetricScore.objects.filter(response_id__in=response_ids)
         .order_by("signature__name", "signature__text")
@@ -262,7 +262,7 @@ def reply_metric_scores(*, response_ids: list[int]) -> dict[int, list[ReplyMetri
     return scores
 
 
-# --- trained models and training jobs (issue 14) ---------------------------------------------------------
+# --- trained models and training jobs ---------------------------------------------------------
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,7 @@
   pass the baton. Its soft/hard time limits are per chunk (DIALEVAL_CHUNK_SOFT_TIME_LIMIT, _TIME_LIMIT).
 - ``scoring.recover()``: the periodic check, sent by Celery beat (CELERY_BEAT_SCHEDULE) and run when a
   worker starts.
-- ``scoring.train_model(job_id)``: claim a pending training job and train it (issue 14); sent to the "gpu"
+- ``scoring.train_model(job_id)``: claim a pending training job and train it; sent to the "gpu"
   queue when a worker with CUDA is live, else "cpu". No time limit: a training reports a heartbeat at least
   every few seconds, and the periodic check retries a job whose worker stopped.
 - ``scoring.convert_word_vectors(vectors_id)``: claim an uploaded word vectors file and convert it into its

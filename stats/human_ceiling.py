@@ -1,4 +1,4 @@
-"""How close one person comes to the others: the human rows of the report (seed 000, sections 4.2-4.3).
+"""How close one person comes to the others: the human rows of the report (Tao et al., 2018, sections 4.2-4.3).
 
 RUBER's Table 2 puts two "Inter-annotator" rows above the metrics so that a metric is read against a
 human ceiling:

@@ -1,11 +1,11 @@
 """Ratings grouped by the reply they rate, with numpy: for the rater side's sums, means and value counts.
 
 A report reads a study's ratings per reply several times: the mean of each reply's ratings (the human score,
-the halves of seed 000's Figure 4), the sum and count per reply (each rater against the rest), how many
+the halves of Tao et al. (2018)'s Figure 4), the sum and count per reply (each rater against the rest), how many
 ratings of each scale point a reply got (Krippendorff's alpha, Fleiss' kappa, alpha without one rater).
 :func:`group_by_key` numbers the replies in order of first appearance with one hash pass (pandas'
 ``factorize``) and the results come from ``bincount``: the same keys in the same order, and the same floats,
-as the loops they replaced (issue 26; tests/stats/test_ratings_by_item.py keeps the loops as the reference):
+as the loops they replaced (tests/stats/test_ratings_by_item.py keeps the loops as the reference):
 
 * a mean is ``math.fsum(group) / len(group)``; for whole numbers (ratings on a scale) a float64 sum is
   exact in any order, so numpy sums them; other values (z-scores) still go through ``math.fsum``;

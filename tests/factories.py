@@ -93,7 +93,7 @@ class AnnotatorFactory(factory.django.DjangoModelFactory[Annotator]):
 
     study = factory.SubFactory(StudyFactory)
     pseudonym = factory.Sequence(lambda n: f"rater{n}")
-    # Accepted the consent (issue 13), so a factory annotator given a login goes straight to the work.
+    # Accepted the consent, so a factory annotator given a login goes straight to the work.
     consented_at = factory.LazyFunction(timezone.now)
 
 

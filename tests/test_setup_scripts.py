@@ -177,7 +177,7 @@ def test_run_script_serves_the_app_and_ctrl_c_stops_everything(tmp_path: Path) -
     assert "researcher API token: " in banner
     assert "researcher login" not in output[: output.index("dialeval is running")]
     assert banner.index("researcher API token") < banner.index("[run] stopping")
-    # Issue 34: with DIALEVAL_TRAIN_DEFAULT_MODELS=0 no training starts, so no log of it is pointed to.
+    # with DIALEVAL_TRAIN_DEFAULT_MODELS=0 no training starts, so no log of it is pointed to.
     assert "train-default-models.log" not in output
 
 

@@ -1,6 +1,6 @@
 """The ``conversations-jsonl`` format: whole conversations, one JSON object per line (docs/conversations.md).
 
-MaUde (seed 004, section 4.2) scores a conversation turn by turn: every turn of the bot is a reply to
+MaUde (Sinha et al., 2020, section 4.2) scores a conversation turn by turn: every turn of the bot is a reply to
 everything said before it, and the dialog-level score is the mean over those replies. So each turn ``i``
 of the ``bot`` speaker that has at least one earlier turn becomes one reply to score:
 

@@ -1,6 +1,6 @@
 """DailyDialog dialogue files (Li et al., IJCNLP 2017) as every context-reply pair they hold.
 
-RUBER (seed 000, section 4.1) and the multi-reference study (seed 003, section 3) both evaluate replies
+RUBER (Tao et al., 2018, section 4.1) and the multi-reference study (Gupta et al., 2019, section 3) both evaluate replies
 to DailyDialog contexts: for a dialogue of n utterances, context i holds utterances 0..i and the corpus's
 reply, utterance i+1, becomes the context's "original" reference. Context ids ``"{dialogue}_{i}"``
 (0-based) follow multirefeval's ``context_id`` convention, so a later ``multiref-ratings`` import finds

@@ -33,7 +33,7 @@ FORMATS: dict[str, ImportFormat] = {
     ),
     "multiref": ImportFormat(
         "multirefeval multireftest.json: DailyDialog test contexts with 5 references each",
-        "1-5",  # seed 003 rates these contexts' replies on 1-5 (multiref-ratings goes into the same study)
+        "1-5",  # Gupta et al. (2019) rates these contexts' replies on 1-5 (multiref-ratings goes into the same study)
         parse_multiref,
     ),
     "multiref-ratings": ImportFormat(
@@ -58,7 +58,7 @@ FORMATS: dict[str, ImportFormat] = {
     ),
     "conversations-jsonl": ImportFormat(
         "whole conversations, one per line: every bot turn becomes a reply to the turns before it "
-        "(per-turn and dialog-level scores, seed 004)",
+        "(per-turn and dialog-level scores, Sinha et al. (2020))",
         "0-2",
         parse_conversations,
     ),

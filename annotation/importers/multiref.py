@@ -1,9 +1,9 @@
-"""multirefeval's multireftest.json (Gupta et al., SIGDIAL 2019; seed 003, section 3): DailyDialog test
+"""multirefeval's multireftest.json (Gupta et al., SIGDIAL 2019; Gupta et al. (2019), section 3): DailyDialog test
 dialogues with five references for every context.
 
 For dialogue d and turn i that has ``responses``, the context is turns 0..i (external id ``"{d}_{i}"``,
 as in the rating file's ``context_id``), ``responses[0]`` is the corpus's original reply and
-``responses[1:]`` the four references collected by the authors (seed 003, section 3.2).
+``responses[1:]`` the four references collected by the authors (Gupta et al., 2019, section 3.2).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""multirefeval's mturk_rating_processed_output.csv (seed 003, section 5.1.1): 100 DailyDialog test
+"""multirefeval's mturk_rating_processed_output.csv (Gupta et al., 2019, section 5.1.1): 100 DailyDialog test
 contexts x 5 systems, each reply with the mean of several MTurk appropriateness ratings on a 1-5 scale.
 
 The per-rater scores were not released, so each row becomes one :class:`ImportedMeanRating`. Contexts are
@@ -29,7 +29,7 @@ from kernel.importing.problems import ImportFile, ProblemLog
 
 REQUIRED_COLUMNS = ("model", "context_id", "human_average_rating", "response")
 TURN_SEPARATOR = "||||"
-HUMAN_SYSTEM = "human"  # the row holds the corpus's own reply (seed 003, table 2 "Human")
+HUMAN_SYSTEM = "human"  # the row holds the corpus's own reply (Gupta et al., 2019, table 2 "Human")
 
 
 def parse_multiref_ratings(files: Sequence[ImportFile], log: ProblemLog) -> ParsedImport:

@@ -1,4 +1,4 @@
-"""The researcher's item browser (issue 13): every reply of a study with its ratings, disagreement, the
+"""The researcher's item browser: every reply of a study with its ratings, disagreement, the
 annotators' flags and comments, its metric scores and the researcher's adjudication; one reply's page;
 and the adjudication itself (exclude from reports, gold values, undo).
 

@@ -1,4 +1,4 @@
-"""The gate in front of every task page (issue 13): a volunteer who has not accepted the consent yet, or
+"""The gate in front of every task page: a volunteer who has not accepted the consent yet, or
 has a qualification round to do (or failed it), is sent to the page that deals with it instead of an item.
 
 The rule itself is :func:`annotation.selectors.admission.admission_step`; the annotator API applies the same

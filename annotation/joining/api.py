@@ -1,4 +1,4 @@
-"""REST API for a volunteer's first steps in a study (issue 13): join it by its invite token, read and accept
+"""REST API for a volunteer's first steps in a study: join it by its invite token, read and accept
 the consent, then the qualification round (the next training item; an answer and its feedback).
 
 The work endpoints (annotation/work/api.py) answer 403 until these steps are done. Like them, a study the

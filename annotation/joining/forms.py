@@ -1,4 +1,4 @@
-"""Forms of joining a study (issue 13): sign-up through the invite link, the consent, a training answer,
+"""Forms of joining a study: sign-up through the invite link, the consent, a training answer,
 and the researcher's form that marks a reply as a training item.
 
 The forms parse and bound what is typed; the rules live in the services (annotation/services/joining.py,

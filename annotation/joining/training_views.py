@@ -1,4 +1,4 @@
-"""The qualification round as the volunteer sees it (issue 13): one training item at a time, like a rating
+"""The qualification round as the volunteer sees it: one training item at a time, like a rating
 item with one question, and after each answer a feedback page (right or wrong, the right range, the
 researcher's explanation) before the next one. When all are answered the round's result is shown: passed
 (with the study's tasks) or, politely, failed.

@@ -1,4 +1,4 @@
-"""Joining a study through its invite link (issue 13), and the consent page.
+"""Joining a study through its invite link, and the consent page.
 
 ``/work/join/<token>/`` serves three kinds of visitor:
 

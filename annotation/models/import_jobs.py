@@ -1,4 +1,4 @@
-"""An import too large for the web request, waiting for or running in a Celery worker (issue 14).
+"""An import too large for the web request, waiting for or running in a Celery worker.
 
 The upload is saved under ``settings.DIALEVAL_IMPORT_DIR/<folder>/`` and the job row is the source of
 truth: a worker claims it with a conditional UPDATE, runs the same all-or-nothing import as the web form

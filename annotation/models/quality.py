@@ -1,4 +1,4 @@
-"""Quality control the researcher steers (issue 13): training items with gold answers for the
+"""Quality control the researcher steers: training items with gold answers for the
 qualification round, annotators' comments and flags on items, and the researcher's adjudication of a reply
 (a gold value, or leaving it out of reports) that deletes nothing.
 """

@@ -1,8 +1,8 @@
 """The study data model: what is evaluated (contexts, references, systems, responses) and by whom (ratings).
 
 A study asks one or more questions about each response, each on its own integer scale: 0-2
-"bad / borderline / good" as in RUBER (seed 000, section 4.1), 1-5 as in the multi-reference and
-BERT-RUBER studies (seed 003 section 5.1.1; seed 001).
+"bad / borderline / good" as in RUBER (Tao et al., 2018, section 4.1), 1-5 as in the multi-reference and
+BERT-RUBER studies (Gupta et al. (2019) section 5.1.1; Ghazarian et al. (2019)).
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ def new_order_seed() -> int:
 
 
 class CollectionMode(models.TextChoices):
-    """How the N references of a context are split among writers (seed 003, appendix A): with N = 4,
+    """How the N references of a context are split among writers (Gupta et al., 2019, appendix A): with N = 4,
     4R1W (one writer writes all four), 2R2W (two writers write two each), 1R4W (four writers, one each)."""
 
     ONE_WRITER = "one", "one annotator writes all N (4R1W)"
@@ -58,7 +58,7 @@ class Study(models.Model):
     )
     created_at = models.DateTimeField(auto_now_add=True)
 
-    # Annotation tasks (issue 4). Rating is on by default; reference collection when references_wanted > 0.
+    # Annotation tasks. Rating is on by default; reference collection when references_wanted > 0.
     rating_enabled = models.BooleanField(default=True, help_text="annotators rate replies")
     references_wanted = models.PositiveSmallIntegerField(
         default=0, help_text="N: references to collect per context (0: no collection task)"
@@ -90,12 +90,12 @@ class Study(models.Model):
         blank=True,
         default=0.2,
         help_text="exclude from reports annotators whose agreement with the others is below this "
-        "(seed 003 uses 0.2; empty: keep everyone)",
+        "(Gupta et al. (2019) uses 0.2; empty: keep everyone)",
     )
     min_seconds_per_item = models.FloatField(
         default=2.0, help_text="answers faster than this are flagged as too fast"
     )
-    # Joining (issue 13): sign-up through the invite link, consent, crowd platforms, qualification.
+    # Joining: sign-up through the invite link, consent, crowd platforms, qualification.
     signup_open = models.BooleanField(
         default=True, help_text="the invite link lets a new volunteer create an account (no e-mail needed)"
     )

@@ -4,7 +4,7 @@ ratings (attention-check answers, diversity judgments).
 A :class:`WorkItem` is one unit an annotator is given: a reply to rate (all the study's questions on one
 screen), a context to write references for, a system's several replies to one context for diversity
 judgment, or an attention check. ``wanted`` is how many different annotators it needs (k for ratings,
-seed 000 section 4.1 uses 9; writers per context for reference collection) and ``taken`` counts the
+Tao et al. (2018) section 4.1 uses 9; writers per context for reference collection) and ``taken`` counts the
 assignments that are active or done; a rating item also knows how many raters of imported data rated its
 reply (``imported``), which the study may count toward k (``Study.count_imported_ratings``), so that
 ``wanted`` is what is still missing. ``taken <= wanted`` is a database constraint, and the assignment
@@ -209,7 +209,7 @@ class CheckAnswer(models.Model):
 
 
 class DiversityJudgment(models.Model):
-    """Seed 003 section 5.2: which of a system's replies to a context are appropriate, then how many
+    """Gupta et al. (2019) section 5.2: which of a system's replies to a context are appropriate, then how many
     different meanings the appropriate ones carry."""
 
     annotator = models.ForeignKey(Annotator, on_delete=models.CASCADE, related_name="diversity_judgments")

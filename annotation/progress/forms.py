@@ -114,7 +114,7 @@ class AnnotationSettingsForm(KeptValuesForm):
     invites_open = forms.BooleanField(
         required=False, widget=MarkedCheckboxInput, label="The invite link admits new annotators"
     )
-    # Joining (issue 13): sign-up, consent, crowd platforms, the qualification round.
+    # Joining: sign-up, consent, crowd platforms, the qualification round.
     signup_open = forms.BooleanField(
         required=False,
         widget=MarkedCheckboxInput,

@@ -1,4 +1,4 @@
-"""The researcher's side of the qualification round (issue 13), on the study's annotation page: mark a
+"""The researcher's side of the qualification round, on the study's annotation page: mark a
 reply as a training item (gold range, explanation), remove one, and send a volunteer through the round
 again. Only the study's owner gets in (another researcher gets 404, an annotator 403); every change is a
 POST with CSRF that redirects back, or re-renders the page with the form's errors (status 400).

@@ -1,4 +1,4 @@
-"""Whether a volunteer may start real work yet (issue 13): the consent, then the qualification round.
+"""Whether a volunteer may start real work yet: the consent, then the qualification round.
 
 A volunteer (``Annotator.origin == volunteer``) goes through two steps before their first item of any task:
 

@@ -1,4 +1,4 @@
-"""A study's contexts as a file to run systems on (issue 14): the download half of the data round trip.
+"""A study's contexts as a file to run systems on: the download half of the data round trip.
 
 One row per context, in the study's order: ``context_id`` (the id it was imported with, or
 ``context-<database id>`` for a context imported without one, annotation/importers/context_ids.py),

@@ -1,4 +1,4 @@
-"""An annotator's own history in a study (issue 13): their last answers, newest first, each with what it
+"""An annotator's own history in a study: their last answers, newest first, each with what it
 answered (the conversation's last turn, the reply or replies) and when, and whether it can still be
 changed.
 

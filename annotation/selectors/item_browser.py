@@ -1,4 +1,4 @@
-"""The researcher's item browser (issue 13): every reply of a study with its ratings, how much the raters
+"""The researcher's item browser: every reply of a study with its ratings, how much the raters
 disagree, the annotators' flags and comments, and the researcher's adjudication.
 
 Studies have tens of thousands of replies, so nothing here grows with the study: the filters and the

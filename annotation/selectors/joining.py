@@ -1,4 +1,4 @@
-"""Reads for joining a study (issue 13); the writes are in annotation/services/joining.py."""
+"""Reads for joining a study; the writes are in annotation/services/joining.py."""
 
 from __future__ import annotations
 

@@ -5,7 +5,7 @@ Nothing here deletes or changes a rating: an annotator below the agreement thres
 reports* (``study_human_scores`` leaves their ratings out) and comes back as soon as the threshold is
 lowered or the researcher overrides it (``Annotator.report_inclusion``).
 
-Agreement (seed 003 section 5.1.1 drops raters with Cohen's kappa under 0.2): per question, each
+Agreement (Gupta et al. (2019) section 5.1.1 drops raters with Cohen's kappa under 0.2): per question, each
 annotator's ratings against the rounded mean of the other raters of the same replies, pooled over the
 replies they share (:func:`stats.agreement.agreement_with_others`), quadratic weights on scales of
 three or more points. The one number compared with the threshold is the mean of the annotator's

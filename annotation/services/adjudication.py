@@ -1,4 +1,4 @@
-"""The researcher's adjudication of one reply (issue 13): leave it out of every report, and/or give it a
+"""The researcher's adjudication of one reply: leave it out of every report, and/or give it a
 gold value per question, with a note. Nothing is deleted: ratings, notes and scores stay, and undoing is
 clearing the decision.
 

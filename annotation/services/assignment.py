@@ -1,6 +1,6 @@
 """The assignment engine: who gets which work item next.
 
-Rules (issue 4; Potato's least_annotated strategy is the model):
+Rules (Potato's least_annotated strategy is the model):
 
 - an annotator asking for work gets the item of the requested kind with the fewest assignments that they
   have never been given; ties are broken by the annotator's own seeded shuffle, so every annotator sees a

@@ -1,5 +1,5 @@
-"""Attention checks: replies whose right answer is known, mixed into the rating queue (issue 4, "Quality
-control"; seed 003 section 5.1.1 used attention checks on Mechanical Turk).
+"""Attention checks: replies whose right answer is known, mixed into the rating queue ("Quality
+control"; Gupta et al. (2019) section 5.1.1 used attention checks on Mechanical Turk).
 
 Two ways to make one:
 

@@ -1,5 +1,5 @@
 """What a deletion takes with it, counted before it is done: the confirmation pages of deleting a system and
-of undoing an import name exactly what goes (issue 14).
+of undoing an import name exactly what goes.
 
 The counts come from Django's own deletion collector, the same object that then deletes: every row that
 cascades from the deleted ones is counted, whichever app it belongs to (the scoring app's metric scores,

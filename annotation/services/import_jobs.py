@@ -1,4 +1,4 @@
-"""Large imports in a Celery worker, with progress, all or nothing as in the web request (issue 14).
+"""Large imports in a Celery worker, with progress, all or nothing as in the web request.
 
 :func:`import_upload` is what the study page and the API call: an upload up to
 ``DIALEVAL_IMPORT_INLINE_MAX_BYTES`` (all files together) is imported in the request as before; a larger

@@ -1,4 +1,4 @@
-"""Undoing an accepted import: deleting exactly the rows it created (issue 14).
+"""Undoing an accepted import: deleting exactly the rows it created.
 
 An import created contexts, references, systems, replies and annotators, each pointing back to its
 record (``source_import``, annotation/models/study.py); its ratings and imported means hang on its

@@ -1,4 +1,4 @@
-"""Joining a study (issue 13): a new volunteer signs up through the invite link, a crowd worker arrives with
+"""Joining a study: a new volunteer signs up through the invite link, a crowd worker arrives with
 their platform id in the link, and every volunteer accepts the consent text before their first item.
 
 * :func:`volunteer_signup`: a username and a password (validated by the page's form), no e-mail; the

@@ -1,4 +1,4 @@
-"""Annotators' comments and flags on the items they are shown (issue 13), kept as :class:`ItemNote`.
+"""Annotators' comments and flags on the items they are shown, kept as :class:`ItemNote`.
 
 A note is not an answer: it changes neither the annotator's queue nor the item's counts, and it can be
 left on any item of the annotator's own queue, whatever its state (one just shown, one answered, one

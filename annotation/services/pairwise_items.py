@@ -1,4 +1,4 @@
-"""Pairwise comparison items (issue 13): which of two systems' replies to one context is better.
+"""Pairwise comparison items: which of two systems' replies to one context is better.
 
 Pairwise judgments are a common companion of absolute ratings in dialog evaluation (ACUTE-Eval, ChatEval,
 Chatbot Arena): a rater who hesitates between "2" and "3" on a scale still sees at once which of two

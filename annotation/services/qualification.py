@@ -1,4 +1,4 @@
-"""The qualification round (issue 13): training items with a known answer, shown to each new volunteer
+"""The qualification round: training items with a known answer, shown to each new volunteer
 before real work, with feedback after every answer.
 
 The researcher marks a reply of the study as a training item for one question, with the range of scores

@@ -51,7 +51,7 @@ class AnnotationSettings:
     kappa_threshold: float | None
     min_seconds_per_item: float
     invites_open: bool
-    # Joining (issue 13; annotation/services/joining.py, annotation/services/qualification.py).
+    # Joining (annotation/services/joining.py, annotation/services/qualification.py).
     signup_open: bool
     consent_text: str
     crowd_id_parameter: str

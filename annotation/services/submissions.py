@@ -3,7 +3,7 @@
 Each submission is validated in full before anything is written, and written in one transaction with
 the completion of its assignment; invalid input raises :class:`SubmissionInvalid` naming the field.
 
-Time and typing are measured by the server (issue 13): ``seconds_spent`` runs from the moment the item
+Time and typing are measured by the server: ``seconds_spent`` runs from the moment the item
 was handed out (or reopened) to the submission (:func:`annotation.services.assignment.server_seconds`).
 The ``seconds`` a client sends is stored beside it as ``client_seconds`` and never used for a flag; a
 reference's "pasted" flag comes from the key presses the page counted against the visible length of the
@@ -252,7 +252,7 @@ def reference_add(
         if claimed is not None:
             client_total = sum(reference.client_seconds or 0.0 for reference in mine) + claimed
         assignment_complete(assignment=assignment, seconds=total, client_seconds=client_total)
-    # "Consistently" too fast: this reply and the ones just before it (seed 003, appendix A).
+    # "Consistently" too fast: this reply and the ones just before it (Gupta et al., 2019, appendix A).
     earlier_fast = [
         ("too-fast" in reference.flags) for reference in mine[-(reference_rules.TOO_FAST_STREAK - 1) :]
     ]
@@ -274,7 +274,7 @@ def diversity_submit(
     seconds: float | None = None,
     loaded: Assignment | None = None,
 ) -> SubmitResult:
-    """Seed 003 section 5.2: which replies are appropriate, then how many meanings they carry."""
+    """Gupta et al. (2019) section 5.2: which replies are appropriate, then how many meanings they carry."""
     assignment = _own(annotator, assignment_id, (WorkKind.DIVERSITY,), loaded)
     item = assignment.item
     assert item.context_id is not None

@@ -1,4 +1,4 @@
-"""Deleting a system with its replies and everything that hangs on them (issue 14).
+"""Deleting a system with its replies and everything that hangs on them.
 
 A system imported by mistake, or with outputs that were wrong, goes with its replies, their ratings and
 imported means, their metric scores and the system's own (system-level) scores, the work items and

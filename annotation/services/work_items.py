@@ -1,8 +1,8 @@
 """Keep a study's work items in step with its data and settings (idempotent; safe to call any time).
 
 One rating item per response (wanted = the study's k), one collection item per context when the study
-collects references (wanted = the writers its collection mode needs, seed 003 appendix A), one diversity
-item per (context, system) with at least two replies (seed 003 section 5.2), one item per attention check.
+collects references (wanted = the writers its collection mode needs, Gupta et al. (2019) appendix A), one diversity
+item per (context, system) with at least two replies (Gupta et al. (2019) section 5.2), one item per attention check.
 Lowering k never drops below what annotators already hold, so the ``taken <= wanted`` constraint stands.
 
 Ratings imported from files (raters of ``AnnotatorOrigin.IMPORTED``) count toward k unless the study asks
@@ -40,7 +40,7 @@ BATCH_SIZE = 500
 
 
 def writers_per_context(study: Study) -> int:
-    """4R1W: 1 writer; 2R2W: 2; 1R4W: N (seed 003 appendix A)."""
+    """4R1W: 1 writer; 2R2W: 2; 1R4W: N (Gupta et al. (2019) appendix A)."""
     n = study.references_wanted
     if n <= 0:
         return 0

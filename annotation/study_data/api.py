@@ -1,4 +1,4 @@
-"""REST API of the data round trip (issue 14). Owners only; anyone else gets 404, as for every study endpoint.
+"""REST API of the data round trip. Owners only; anyone else gets 404, as for every study endpoint.
 
 - ``GET /api/studies/<id>/contexts/?format=jsonl|csv``: the contexts file to run systems on (the same bytes
   as the study page's link); without ``format`` the rows as paginated JSON.
@@ -175,7 +175,7 @@ def import_rejected_response(rejected: ImportRejected) -> ApiResponse:
 
 def import_input_rejected(errors: Any, *, file: str = "") -> ApiResponse:
     """The 400 of an upload whose form fields (not its files' content) are wrong, in the import's own
-    documented shape ``{detail, problems}``: one problem per field and message (issue 24)."""
+    documented shape ``{detail, problems}``: one problem per field and message."""
     if not isinstance(errors, dict):
         errors = {"non_field_errors": errors}
     problems = []

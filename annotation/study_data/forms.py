@@ -35,7 +35,7 @@ class MultipleFileField(forms.FileField):
 
 class StudyImportForm(forms.Form):
     # The select names the formats and the help under it says what each reads: "name — description" options
-    # were too long for the import card, whose select cut them short (issue 34).
+    # were too long for the import card, whose select cut them short.
     format = forms.ChoiceField(
         choices=[(name, name) for name in IMPORT_FORMATS],
         help_text=format_html(
@@ -63,7 +63,7 @@ class StudyImportForm(forms.Form):
         question_field.choices = [(name, name) for name in questions]
         if len(questions) <= 1:
             # No choice to make: the field goes (the import then uses the one question, if any). A hidden
-            # input instead still printed its label and help text, beside nothing (issue 34).
+            # input instead still printed its label and help text, beside nothing.
             del self.fields["question"]
 
     def clean_files(self) -> list[Any]:

@@ -1,4 +1,4 @@
-"""The data round trip on the study page (issue 14): import files (small ones in the request, a large one by a
+"""The data round trip on the study page: import files (small ones in the request, a large one by a
 worker, which its page follows), download the contexts to run systems on, delete a system, undo an import
 (each behind a page that names what goes).
 

@@ -90,7 +90,7 @@ def _annotator(request: Request, study_id: int) -> Annotator:
     if annotator is None:
         raise Http404("You are not an annotator of this study.")
     step = admission_step(annotator=annotator, has_training=annotator.study_has_training)  # type: ignore[attr-defined]
-    if step is not None:  # consent, qualification (issue 13)
+    if step is not None:  # consent, qualification
         raise PermissionDenied(admission_api_message(annotator=annotator, step=step))
     return annotator
 

@@ -1,4 +1,4 @@
-"""The annotator's own history in a study (issue 13): their last answers, newest first, with a link to
+"""The annotator's own history in a study: their last answers, newest first, with a link to
 change each one that is still open (annotation/selectors/history.py says when that is). Only the user's
 own annotator role in the study gets a page (404 for anyone else), and it is blind like the item pages."""
 

@@ -1,4 +1,4 @@
-"""REST API for annotators' comments and flags on their items (issue 13):
+"""REST API for annotators' comments and flags on their items:
 ``POST /api/work/<study>/assignments/<assignment>/notes/``.
 
 Like the rest of the annotators' API (annotation/work/api.py): a study the user is not an annotator of,

@@ -1,4 +1,4 @@
-"""An annotator's comment or flag on one of their items (issue 13): a small POST form under the item.
+"""An annotator's comment or flag on one of their items: a small POST form under the item.
 
 Without JavaScript the form posts, and the page redirects back to the item with a message saying the note
 was recorded (or what was wrong with it); static/annotation/notes.js sends the same form in the

@@ -1,7 +1,7 @@
 """Input and output shapes of the annotators' work API (annotation/work/api.py).
 
 Input serializers check types only; the rules of the task (a point of the scale for every question, the
-collection rules of seed 003 appendix A, ...) are the submission services', which name the field they
+collection rules of Gupta et al. (2019) appendix A, ...) are the submission services', which name the field they
 reject. The output serializers exist for the OpenAPI schema: the views return the selectors' dicts.
 """
 

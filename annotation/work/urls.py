@@ -27,7 +27,7 @@ app_name = "work"
 urlpatterns = [
     path("join/<str:token>/", joining_views.join, name="join"),
     path("<id:study_id>/", work_views.study_work, name="study"),
-    # Joining (issue 13): the consent, then the qualification round (annotation/joining/training_views.py).
+    # Joining: the consent, then the qualification round (annotation/joining/training_views.py).
     path("<id:study_id>/consent/", joining_views.consent, name="consent"),
     path("<id:study_id>/training/", training_views.training, name="training"),
     path("<id:study_id>/training/<id:item_id>/", training_views.training_item, name="training-item"),
@@ -35,7 +35,7 @@ urlpatterns = [
     path("<id:study_id>/<task:kind>/back/", work_views.task_back, name="back"),
     path("<id:study_id>/<task:kind>/<id:assignment_id>/", work_views.task_item, name="item"),
     path("<id:study_id>/<task:kind>/<id:assignment_id>/skip/", work_views.task_skip, name="skip"),
-    # Comments and flags on an item, and the annotator's own history (issue 13).
+    # Comments and flags on an item, and the annotator's own history.
     path("<id:study_id>/<task:kind>/<id:assignment_id>/note/", notes_views.item_note, name="note"),
     path("<id:study_id>/history/", history_views.work_history, name="history"),
 ]

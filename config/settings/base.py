@@ -85,7 +85,7 @@ TEMPLATES = [
 ]
 
 # Database: DATABASE_URL (PostgreSQL in production); a SQLite file by default.
-# How long a request waits for a database lock (issue 24): shorter than gunicorn's worker timeout
+# How long a request waits for a database lock: shorter than gunicorn's worker timeout
 # (config/gunicorn_conf.py, 30 s), so the client gets a 503 with Retry-After rather than a dropped
 # connection. PostgreSQL also cancels a statement running longer than DIALEVAL_DB_STATEMENT_TIMEOUT_SECONDS
 # (0: never; Celery workers, whose chunks may run long statements, run without it: config/celery_app.py).
@@ -233,7 +233,7 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": float(DIALEVAL_RECOVERY_INTERVAL_SECONDS),
     },
 }
-# Imports (issue 14): uploads larger than this (all files together) are imported by a worker, with a progress
+# Imports: uploads larger than this (all files together) are imported by a worker, with a progress
 # bar; the upload waits under DIALEVAL_IMPORT_DIR, which the web processes and the workers must share. A running
 # import job silent for DIALEVAL_IMPORT_STALE_SECONDS lost its worker and is retried, at most MAX_ATTEMPTS times.
 DIALEVAL_IMPORT_INLINE_MAX_BYTES = env_int("DIALEVAL_IMPORT_INLINE_MAX_BYTES", 2 * 1024 * 1024)
@@ -283,7 +283,7 @@ LOGGING = {
 
 # Trained learned-metric models (RUBER, BERT-RUBER): one artifact folder each, shared by web and workers.
 DIALEVAL_MODEL_DIR = Path(env_str("DIALEVAL_MODEL_DIR", str(VAR_DIR / "models")))
-# Training jobs started from the page or the API (issue 14, docs/scoring-service.md). A corpus named by its
+# Training jobs started from the page or the API (docs/scoring-service.md). A corpus named by its
 # server path must lie under one of these folders; uploaded corpora are saved under the upload folder (beside
 # the models: the web and the workers share that folder). A running job whose heartbeat is older than the
 # stale limit lost its worker: it is sent again, and failed after the attempt cap.
@@ -301,12 +301,12 @@ DIALEVAL_TRAINING_MAX_ATTEMPTS = env_int("DIALEVAL_TRAINING_MAX_ATTEMPTS", 2)
 DIALEVAL_VECTORS_DIR = Path(env_str("DIALEVAL_VECTORS_DIR", str(VAR_DIR / "vectors")))
 DIALEVAL_VECTORS_MAX_UPLOAD_BYTES = env_int("DIALEVAL_VECTORS_MAX_UPLOAD_BYTES", 4 * 1024**3)
 
-# CPU threads torch uses in each process that trains or scores (scoring/torch_threads.py, issue 11). 0: the
+# CPU threads torch uses in each process that trains or scores (scoring/torch_threads.py). 0: the
 # cores the process may use, divided among a Celery worker's pool processes (at least 1 each); `train_metric
 # --threads N` overrides it for one training.
 DIALEVAL_TORCH_THREADS = env_int("DIALEVAL_TORCH_THREADS", 0)
 
-# Health and worker presence (issue 11; config/health.py, scoring/worker_presence.py). /health/ checks the
+# Health and worker presence (config/health.py, scoring/worker_presence.py). /health/ checks the
 # database and the broker; /health/workers/ the broker and a live worker on each of these queues. The gpu
 # queue is optional (GPU-preferring work goes to cpu while no worker with CUDA consumes it), hence only cpu
 # by default; docker-compose.yml, which starts a gpu worker, asks for both.
@@ -319,7 +319,7 @@ DIALEVAL_HEALTH_TOKEN = env_str("DIALEVAL_HEALTH_TOKEN", "")
 # Each worker rewrites its presence key this often (seconds); the key expires after three intervals.
 DIALEVAL_WORKER_PRESENCE_SECONDS = env_int("DIALEVAL_WORKER_PRESENCE_SECONDS", 10)
 
-# Broker outages (issue 11): a worker rides out a Redis restart, and a web request never waits on a broker
+# Broker outages: a worker rides out a Redis restart, and a web request never waits on a broker
 # that is down (kernel/broker.py). Measured with a private redis-server stopped for 30 s under a busy worker.
 # Retry the connection for as long as Redis is away: Celery's default gives up after 100 attempts (about
 # 45 minutes at its 30 s cap), and the worker then exits with "Unrecoverable error: OperationalError".
@@ -338,7 +338,7 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
     "socket_timeout": 5,
 }
 
-# --- Issue 24: error pages, proxies, rate limits ----------------------------------------------------------
+# --- error pages, proxies, rate limits ----------------------------------------------------------
 CSRF_FAILURE_VIEW = "config.error_views.csrf_failure"
 # Behind a TLS-terminating reverse proxy (docs/deployment.md): DJANGO_SECURE_PROXY_SSL_HEADER=true trusts its
 # X-Forwarded-Proto (only when the proxy sets it and strips the client's own), so Django sees HTTPS requests

@@ -27,7 +27,7 @@ DOWNLOADS = {
     "latex": ("application/x-tex; charset=utf-8", "metric-benchmark.tex", benchmark_latex),
 }
 # A study's column header wraps in about three lines of its width; a longer name is shortened in the middle
-# (the end often tells two studies of a series apart) and named in full on hover (issue 34).
+# (the end often tells two studies of a series apart) and named in full on hover.
 HEADER_LIMIT = 40
 
 

@@ -1,7 +1,7 @@
 """The ``inputs/`` files of the reproducibility bundle and the counts the bundle states about them.
 
 The counts are taken from the rows written, so the manifest and the README say exactly what the files
-hold. Replies the researcher excluded by adjudication (annotation.models.Adjudication, issue 13) are left
+hold. Replies the researcher excluded by adjudication (annotation.models.Adjudication) are left
 out of every part of the report (stats/report/adjudication.py); here they stay in the per-rating and
 per-metric-value files, marked ``excluded=true`` and, for ratings, ``counted=false``, so nothing is
 silently hidden and a reader who drops the marked rows has what the report used. A rating counts when the

@@ -1,6 +1,6 @@
 """Reads for the conversation pages: a study's replies grouped into conversations, scored turn by turn.
 
-MaUde (seed 004, section 4.2) scores a conversation one reply at a time and takes the mean over its
+MaUde (Sinha et al., 2020, section 4.2) scores a conversation one reply at a time and takes the mean over its
 replies as the dialog-level score. The ``conversations-jsonl`` import (annotation/importers/
 conversations.py) stores turn ``i`` of conversation ``c`` as a context with external id ``"c#i"``
 holding turns ``0 .. i-1`` and the system's reply, turn ``i``. This module reads those back:

@@ -1,1 +1,1 @@
-"""How many more ratings a study needs, on the annotation page while ratings come in (issue 26)."""
+"""How many more ratings a study needs, on the annotation page while ratings come in."""

@@ -4,12 +4,12 @@
 exactly while its version is the study's. The flow:
 
 * :func:`report_for_display` (the page): the current snapshot when it is ready; otherwise never computed
-  in the request, whatever the size (issue 24: a first report that loads models kept the page blank for
+  in the request, whatever the size (a first report that loads models kept the page blank for
   18 s): the page shows the newest older snapshot marked as updating (or "Computing the report…"), with
   a progress bar. A small study is then computed by the page's own POST to
   :func:`report_compute_requested` (no worker needed), which writes its progress on the snapshot as a
   worker does; a larger one is queued for a worker (``correlation.build_report``).
-* :func:`report_served` (the API and every download, issue 35): the current snapshot when it is ready;
+* :func:`report_served` (the API and every download): the current snapshot when it is ready;
   otherwise never computed in the request (a report that loads METEOR 1.5 outlived gunicorn's 30 s and the
   client got an HTML 500): the worker's build is started (or joined) and the caller answers 202 with the
   progress and where to poll, or serves the newest older report marked stale when the client asks for it.

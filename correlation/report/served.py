@@ -1,4 +1,4 @@
-"""What the API and the downloads answer for a report (issue 35): the current report when it is ready, else
+"""What the API and the downloads answer for a report: the current report when it is ready, else
 202 Accepted while a worker computes it, never a report computed inside the request.
 
 * 200: the report of the study's current data (``X-Report-Data-Version`` names it);

@@ -57,7 +57,7 @@ def get_item(mapping: dict, key: str) -> object:
     return mapping.get(key) if mapping else None
 
 
-# The tools a baseline can be computed by (issue 23): a row computed by one of them names it.
+# The tools a baseline can be computed by: a row computed by one of them names it.
 TOOL_IMPLEMENTATIONS = ("nltk", "nlg-eval", "sacrebleu", "rouge-score")
 
 
@@ -70,7 +70,7 @@ def tool(implementation: str | None) -> str:
 
 @register.filter
 def metric_name(entry: dict | None, which: str = "") -> str:
-    """An entry's display name (issue 34: unique in the report, stats/display_names.py): ``display``, or
+    """An entry's display name (unique in the report, stats/display_names.py): ``display``, or
     ``first_display``/``second_display``/``single_display`` with ``which``; the metric's name in a document
     from before display names."""
     if not entry:

@@ -1,4 +1,4 @@
-"""How the API answers an error (issue 24): DRF's exception handler, plus a busy or full database
+"""How the API answers an error: DRF's exception handler, plus a busy or full database
 (kernel/http/database_errors.py) answered 503 with ``Retry-After``, JSON like every other API error."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The API's JSON in and out (issue 24); kept apart from kernel/http/api_errors.py, which imports DRF's views
+"""The API's JSON in and out; kept apart from kernel/http/api_errors.py, which imports DRF's views
 (whose class attributes read these classes from the settings).
 
 - ``SafeJSONRenderer``: DRF's JSON renderer writes UTF-8, which cannot hold a lone surrogate (``"\\ud800"``

@@ -1,4 +1,4 @@
-"""Input serializers that take what the OpenAPI schema says, and nothing looser (issue 24).
+"""Input serializers that take what the OpenAPI schema says, and nothing looser.
 
 DRF converts where a JSON client sent the wrong type: ``"instructions": 0`` becomes "0", ``"ratings": "3"``
 becomes 3, ``"pasted": "yes"`` becomes True; and a query parameter sent empty (``?kind=``) counts as absent.

@@ -8,7 +8,7 @@
   and a write to a read-only database (25006: a standby, or ``default_transaction_read_only`` during
   maintenance).
 - PostgreSQL without SQLSTATE: a server that cannot be reached at all (refused, gone, timed out) fails in the
-  driver, before any server answered, and psycopg's error carries no SQLSTATE (issue 35: such errors fell
+  driver, before any server answered, and psycopg's error carries no SQLSTATE (such errors fell
   through to 500); so does a connection Django finds closed (``InterfaceError``).
 
 The wait is bounded below gunicorn's worker timeout (config/gunicorn_conf.py), so the client gets this 503

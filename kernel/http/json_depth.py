@@ -1,4 +1,4 @@
-"""How deep a JSON text nests its arrays and objects, counted before it is parsed (issue 35).
+"""How deep a JSON text nests its arrays and objects, counted before it is parsed.
 
 Python's json module parses each array or object with a recursive call: a request body of 1,000 ``[``
 (2 KB) exhausted the recursion limit, a RecursionError and a 500. The API's JSON parser

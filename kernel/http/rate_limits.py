@@ -1,4 +1,4 @@
-"""Rate limits (issue 24): the API (DRF throttles), bad API tokens, sign-ups, and log-in lock-out (django-axes).
+"""Rate limits: the API (DRF throttles), bad API tokens, sign-ups, and log-in lock-out (django-axes).
 
 Every limit answers 429 with ``Retry-After`` (seconds). Counters live in the ``rate_limits`` cache (Redis in
 ``make run`` and production, so every gunicorn worker shares them); when that cache is unreachable the
@@ -9,7 +9,7 @@ settings on every check so tests can lower them with ``override_settings``.
 The client is ``REMOTE_ADDR``, or, behind ``DIALEVAL_TRUSTED_PROXIES`` reverse proxies, the address that
 many hops from the right of ``X-Forwarded-For`` (what the outermost proxy saw), as DRF's ``NUM_PROXIES``.
 
-Windows slide (issue 35): a limit of N per period counts the hits of the last period in ``SLOTS`` slots,
+Windows slide: a limit of N per period counts the hits of the last period in ``SLOTS`` slots,
 the oldest one whole, so no span of one period ever holds more than N allowed hits (a fixed window lets N
 through at the end of one window and N more at the start of the next), at the price of a Retry-After up to
 one slot longer than the period. Refused hits are not counted, so a client that waits its Retry-After gets

@@ -4,7 +4,7 @@ Every importer collects problems instead of stopping at the first one, so that a
 file in one pass; the collection stops at :data:`MAX_PROBLEMS` because past that point the file is
 almost certainly in the wrong format and more lines would only repeat the same message.
 
-What a person reads groups them (issue 34: a file of 80 duplicate lines was shown as 50 identical lines and
+What a person reads groups them (a file of 80 duplicate lines was shown as 50 identical lines and
 no word of the other 30): problems with the same message in the same file and field become one entry with
 their lines as ranges ("lines 2, 5, 9–40"), at most :data:`PROBLEMS_SHOWN` entries are shown, and a
 sentence says how many problems there are in all and how many are not shown.

@@ -1,4 +1,4 @@
-"""REST API for metric scores computed elsewhere (issue 14): list a study's imported metrics, import a
+"""REST API for metric scores computed elsewhere: list a study's imported metrics, import a
 file of scores (all or nothing), delete an imported metric's scores. Researchers only, their own studies
 (404 for another researcher's)."""
 

@@ -1,5 +1,5 @@
 """Metric scores computed elsewhere (USR, GRADE, an LLM judge run on another machine...): the CSV and
-JSON Lines files that bring them into a study, parsed and checked line by line (issue 14).
+JSON Lines files that bring them into a study, parsed and checked line by line.
 
 Parsing is pure (bytes in, rows out, no database); :mod:`scoring.services.external_scores` checks the
 rows against the study and writes them, all or nothing. The format (docs/import-formats.md, "Metric

@@ -1,5 +1,5 @@
 """The study page's import of metric scores computed elsewhere, and the deletion of an imported metric
-(issue 14). Thin: check the request, call one service, redirect back to the study page (post/redirect/
+. Thin: check the request, call one service, redirect back to the study page (post/redirect/
 get); a rejected import's problems are kept in the session and shown once above the form."""
 
 from __future__ import annotations

@@ -1,11 +1,11 @@
 """BERT-RUBER's referenced score: RUBER's pooled cosine over contextual token embeddings.
 
-Ghazarian et al. (2019, seed 001, section 2.2, Figure 2) keep RUBER's referenced metric (Tao et al.,
-2018, seed 000, section 3.1, eqs. 1-2: cosine of the [max-pool; min-pool] vectors of reply and
+Ghazarian et al. (2019, Ghazarian et al. (2019), section 2.2, Figure 2) keep RUBER's referenced metric (Tao et al.,
+2018, Tao et al. (2018), section 3.1, eqs. 1-2: cosine of the [max-pool; min-pool] vectors of reply and
 reference) and only replace the word2vec vectors by BERT's contextual ones; here they come from a
 :class:`~scoring.metrics.contextual_encoder.TokenEncoder` (all-MiniLM-L6-v2 by default, the only
 BERT-family model installable offline). With several references an item scores the maximum over them
-(seed 003, section 3.2.1, eq. 1; ``refagg:max``).
+(Gupta et al., 2019, section 3.2.1, eq. 1; ``refagg:max``).
 
 Each distinct text of a batch (references are shared by several replies) is encoded and pooled once.
 A reply or reference with no word piece (an empty string) has no vector: such a pair scores 0.0 and

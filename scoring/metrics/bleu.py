@@ -1,7 +1,7 @@
 """BLEU (Papineni et al., 2002) at sentence and corpus level, equal to nltk's implementation.
 
-Dialog papers report BLEU-1..4 per reply (RUBER, seed 000, section 4.2 and Table 2; the multi-reference
-study, seed 003, sections 3.3 and 5.1, Table 4), commonly computed with
+Dialog papers report BLEU-1..4 per reply (RUBER, Tao et al. (2018), section 4.2 and Table 2; the multi-reference
+study, Gupta et al. (2019), sections 3.3 and 5.1, Table 4), commonly computed with
 ``nltk.translate.bleu_score``; this module reproduces nltk 3.9/3.10 to 1e-9 so numbers stay comparable:
 
 - BLEU-n uses uniform weights ``1/n`` over the modified precisions of orders 1..n;
@@ -14,7 +14,7 @@ study, seed 003, sections 3.3 and 5.1, Table 4), commonly computed with
   ``method2`` adds 1 to numerator and denominator of every order above 1 (Lin & Och, 2004).
 
 Several references are combined the BLEU way (clipping against the per-n-gram maximum, closest length),
-which is what nltk and seed 003 report as multi-reference BLEU; seed 003's Eq. 1 (max over references of a
+which is what nltk and Gupta et al. (2019) report as multi-reference BLEU; Gupta et al. (2019)'s Eq. 1 (max over references of a
 single-reference score) is a different aggregation, not this one.
 
 Counts are plain dicts and precisions plain floats (nltk builds ``Fraction`` objects); all orders
@@ -102,7 +102,7 @@ def sentence_bleu_best_batch(
 ) -> list[list[float]]:
     """Per item, ``[max over r in references[i] of BLEU-n(hypotheses[i], [r]) for n in orders]``.
 
-    The multi-reference study's aggregation (seed 003, eq. 1): each order takes its own best reference.
+    The multi-reference study's aggregation (Gupta et al., 2019, eq. 1): each order takes its own best reference.
     An item without references scores 0.0 for every order. Nothing is kept from one pair to the next: n-gram
     sets of a short reply cost less to build again than to look up, and n-gram tuples kept alive for a
     whole batch made Python's garbage collector, which walks every live container on its full passes, cost

@@ -1,16 +1,16 @@
 """BLEU-1..BLEU-4 as registry metrics: tokenize each reply and reference once, count n-grams once.
 
-Sentence-level BLEU-n per reply as reported by RUBER (seed 000, Table 2) and the multi-reference study
-(seed 003, Table 4), with nltk's method1 smoothing by default (the usual choice for short dialog replies,
+Sentence-level BLEU-n per reply as reported by RUBER (Tao et al., 2018, Table 2) and the multi-reference study
+(Gupta et al., 2019, Table 4), with nltk's method1 smoothing by default (the usual choice for short dialog replies,
 where higher-order matches are rare).
 
-Several references are combined as in the multi-reference study (seed 003, section 3.2.1, eq. 1):
+Several references are combined as in the multi-reference study (Gupta et al., 2019, section 3.2.1, eq. 1):
 score(y, R) = max over r in R of BLEU(y, r), "the closest reference" (parameter ``refagg:max``, the
 default). ``refagg:joint`` gives nltk's multi-reference BLEU instead (n-gram counts clipped by the maximum
 count over all references, brevity penalty against the closest reference length). With one reference
 both are the same number.
 
-Implementations (issue 23), each named in the signature (``impl:``):
+Implementations, each named in the signature (``impl:``):
 
 - ``nltk`` (default): the above, on the project tokenizer chosen for the run;
 - ``nlg-eval``: pycocoevalcap's BLEU as nlg-eval calls it, the numbers of the dialog literature's tables
@@ -74,7 +74,7 @@ def bleu_family_compute(
             hypothesis_tokens, reference_tokens, max(orders.values()), smoothing
         )
         return {name: [row[order - 1] for row in rows] for name, order in orders.items()}
-    # seed 003, eq. 1: per order, the best single-reference BLEU; only the orders asked for are computed
+    # Gupta et al. (2019), eq. 1: per order, the best single-reference BLEU; only the orders asked for are computed
     wanted = sorted(set(orders.values()))
     rows = sentence_bleu_best_batch(hypothesis_tokens, reference_tokens, wanted, smoothing)
     column = {order: index for index, order in enumerate(wanted)}

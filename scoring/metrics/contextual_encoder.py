@@ -1,4 +1,4 @@
-"""Contextual token embeddings for BERT-RUBER (Ghazarian et al., 2019, seed 001, sections 2.1.1 and 2.2).
+"""Contextual token embeddings for BERT-RUBER (Ghazarian et al., 2019, Ghazarian et al. (2019), sections 2.1.1 and 2.2).
 
 BERT-RUBER replaces RUBER's static word2vec vectors by BERT's contextual embeddings, both in the
 referenced score (pooled cosine of reply and reference token vectors, section 2.2, Figure 2) and in the
@@ -13,12 +13,12 @@ pieces only, without [CLS], [SEP] and padding, so that pooling sees the sentence
 A sentence is truncated to :data:`DEFAULT_MAX_LENGTH` word pieces (special tokens included); DailyDialog
 utterances are far shorter, and attention cost grows with the square of the length.
 
-Speed (issue 3, benchmark 3): sentences are tokenized once, sorted by length and encoded in batches of
+Speed (benchmark 3): sentences are tokenized once, sorted by length and encoded in batches of
 similar length, so that padding (computed for nothing) stays small, then put back in the caller's
 order; on 2 CPU cores this roughly doubles throughput over batches in random order. torch and
 transformers are imported inside functions, so that importing the metric registry stays cheap.
 
-Devices (issue 11): :func:`device_settings` decides, from the device's name alone, the batch sizes and
+Devices: :func:`device_settings` decides, from the device's name alone, the batch sizes and
 whether the forward pass runs under ``torch.autocast`` in bfloat16. On CUDA it does (LayerNorm and
 softmax stay float32 under autocast, and the token vectors come back as float32) with large batches;
 on the CPU nothing changes: no autocast, 64 sentences a batch, so CPU scores stay bit-identical.
@@ -128,7 +128,7 @@ def autocast(device: str, dtype: str | None) -> Iterator[None]:
 
 
 # Called after every forward batch of any encoder in this context: a scoring worker's heartbeat while one call
-# encodes thousands of texts (the registry computes neural metrics in one pass per call, issue 27).
+# encodes thousands of texts (the registry computes neural metrics in one pass per call).
 _HEARTBEAT: contextvars.ContextVar[Callable[[], None] | None] = contextvars.ContextVar(
     "encoder_heartbeat", default=None
 )
@@ -408,7 +408,7 @@ def _load(model_path: str, device: str) -> tuple[Any, Any]:
     from transformers.utils import logging as transformers_logging
 
     # transformers draws a "Loading weights" bar on stderr for every load: noise in study_report's and
-    # score_study's output, and inside their own progress bars (issue 24). Off for the load only.
+    # score_study's output, and inside their own progress bars. Off for the load only.
     bars_were_on = transformers_logging.is_progress_bar_enabled()
     transformers_logging.disable_progress_bar()
     try:

@@ -1,4 +1,4 @@
-"""Diversity of a system's outputs (Gupta et al., 2019, seed 003, sections 3.2.2 and 5.2).
+"""Diversity of a system's outputs (Gupta et al., 2019, Gupta et al. (2019), sections 3.2.2 and 5.2).
 
 Unreferenced diversity:
 - Distinct-n (Li et al., 2016): distinct n-grams over all n-grams of a system's outputs, at system level.
@@ -6,7 +6,7 @@ Unreferenced diversity:
   outputs of the same context as references; averaged over the outputs, then over contexts. Lower means
   more diverse.
 
-Referenced diversity, the recall (coverage) of seed 003, eq. 2, for a context with system outputs
+Referenced diversity, the recall (coverage) of Gupta et al. (2019), eq. 2, for a context with system outputs
 Y = {y_1..y_M'} and references R = {r_1..r_N}:
 
     recall(c) = (1/N) * sum over references r_j of max over outputs y_i of d(y_i, r_j)
@@ -62,7 +62,7 @@ def self_bleu(
 def recall_context(
     outputs: Sequence[Tokens], references: Sequence[Tokens], metric: PairwiseMetric
 ) -> float | None:
-    """Seed 003 eq. 2 for one context; None without outputs or references."""
+    """Gupta et al. (2019) eq. 2 for one context; None without outputs or references."""
     if not outputs or not references:
         return None
     return sum(max(metric(output, reference) for output in outputs) for reference in references) / len(

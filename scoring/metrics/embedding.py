@@ -1,6 +1,6 @@
 """Embedding Average, Vector Extrema and Greedy Matching: reply-reference similarity from word vectors.
 
-The three embedding-based metrics of the multi-reference study (seed 003, section 3.3, Table 2), as
+The three embedding-based metrics of the multi-reference study (Gupta et al., 2019, section 3.3, Table 2), as
 defined by Liu et al. (2016, "How NOT to evaluate your dialogue system") and implemented in nlg-eval:
 
 - Embedding Average: the cosine of the mean word vectors of the reply and the reference.
@@ -16,7 +16,7 @@ does with tokenized text); words without a vector are skipped (``oov="skip"``), 
 multi-reference study do, given the mean of all the vectors (``oov="mean"``; nlg-eval's ``Embedding.unk``).
 ``extrema="nlg-eval"`` takes Vector Extrema's per-dimension value exactly as nlg-eval's lambda does, which
 differs from the rule above only where the minimum is exactly 0 (nlg-eval then keeps the 0). Several references are combined as in
-seed 003, section 3.2.1, eq. 1: score(y, R) = max over r in R of d(y, r), each metric on its own;
+Gupta et al. (2019), section 3.2.1, eq. 1: score(y, R) = max over r in R of d(y, r), each metric on its own;
 references without a known word take no part in the maximum.
 
 Defined edge cases (never NaN, never an exception): an item whose reply has no known word, or none of
@@ -110,7 +110,7 @@ def embedding_scores_batch(
         # Rounding can carry a cosine of parallel vectors a hair past 1.
         pair_scores = np.clip(pair_scores, -1.0, 1.0)
         best = np.full(len(hypotheses), -np.inf)
-        np.maximum.at(best, item_index, pair_scores)  # seed 003, eq. 1: the closest reference
+        np.maximum.at(best, item_index, pair_scores)  # Gupta et al. (2019), eq. 1: the closest reference
         values[name] = np.where(scored, best, 0.0).tolist()
     return EmbeddingScores(values=values, empty_items=int(len(hypotheses) - scored.sum()))
 

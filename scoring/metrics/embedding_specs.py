@@ -1,9 +1,9 @@
 """Embedding Average, Vector Extrema and Greedy Matching as one registry family over GloVe 6B 50d.
 
-The embedding-based metrics of the multi-reference study (seed 003, section 3.3, Table 2; the maths is
+The embedding-based metrics of the multi-reference study (Gupta et al., 2019, section 3.3, Table 2; the maths is
 in :mod:`scoring.metrics.embedding`). The family tokenizes each reply and reference once and looks
 each distinct sentence up once for all three metrics. Several references: the maximum over them
-(seed 003, section 3.2.1, eq. 1; ``refagg:max``, the only aggregation these metrics have).
+(Gupta et al., 2019, section 3.2.1, eq. 1; ``refagg:max``, the only aggregation these metrics have).
 
 Artifact hash: every spec records ``glove_6b_50d_artifact_hash()``, the vectors' content hash (sha256
 over the sha256 digests of the package's ``.npy`` matrix and parquet word index). It is known at
@@ -17,7 +17,7 @@ Other vectors: a run may choose word vectors a researcher registered (GloVe 300d
 parameters :data:`VECTOR_STORE_PARAMETER` and :data:`VECTOR_HASH_PARAMETER`; the signature records the
 vectors' name (``vectors:``) and their hash as the artifact.
 
-Implementations (issue 23): ``nltk`` (default) tokenizes with the project tokenizer chosen for the run
+Implementations: ``nltk`` (default) tokenizes with the project tokenizer chosen for the run
 (which lowercases, as GloVe's vocabulary is) and skips unknown words (``oov:skip``; ``oov:mean`` gives
 them the mean vector); ``nlg-eval`` scores as nlg-eval's ``eval_emb_metrics``: nltk's word tokenizer on
 the text as written (``tok:nltk-word``, ``case:mixed``: a capitalised word is unknown to GloVe), unknown

@@ -1,7 +1,7 @@
 """Which implementation of each metric a run uses: one tool for every metric, or one per family.
 
 A researcher who puts the project's numbers beside a paper's must compute them as the paper's tool did
-(issue 23): the dialog literature used nlg-eval (pycocoevalcap), MT papers sacrebleu, summarization papers
+: the dialog literature used nlg-eval (pycocoevalcap), MT papers sacrebleu, summarization papers
 Google's rouge-score. A run's choice is written
 
 - ``""``: every metric's default implementation (nltk's formulas where the metric has them);

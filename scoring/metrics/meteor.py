@@ -1,6 +1,6 @@
 """METEOR (Lavie and Agarwal, 2007) as nltk computes it, with WordNet found, checked and loaded once per process.
 
-One of the word-overlap metrics of the multi-reference study (seed 003, section 3.3, Table 2: "the
+One of the word-overlap metrics of the multi-reference study (Gupta et al., 2019, section 3.3, Table 2: "the
 harmonic mean of precision and recall between the candidate and reference based on a set of alignments
 between the two"), the one that correlates best with human judgments in its Table 4. nltk's
 ``single_meteor_score`` aligns words in three stages (exact, Porter stem, WordNet synonym), then weighs
@@ -15,7 +15,7 @@ would silently match nothing, so a missing or broken corpus raises :class:`Metri
 first use instead of giving lower scores. A successful load is cached per process (the reader's lemma
 index takes about a second to read); a failure is not, so fixing the data fixes the next call.
 
-Several references are combined as in the multi-reference study (seed 003, section 3.2.1, eq. 1):
+Several references are combined as in the multi-reference study (Gupta et al., 2019, section 3.2.1, eq. 1):
 score(y, R) = max over r in R of METEOR(y, r). nltk's multi-reference ``meteor_score`` is the same
 maximum, so there is only one aggregation ("max").
 
@@ -118,7 +118,7 @@ def meteor_batch(
     *,
     search_paths: Sequence[str] | None = None,
 ) -> list[float]:
-    """METEOR of each hypothesis ``i`` against its closest reference in ``references[i]`` (seed 003, eq. 1).
+    """METEOR of each hypothesis ``i`` against its closest reference in ``references[i]`` (Gupta et al., 2019, eq. 1).
 
     An item without references scores 0.0. WordNet is loaded (or the error raised) before anything is
     scored, even when no item has a reference, so a missing corpus never passes as a batch of zeros.

@@ -1,6 +1,6 @@
 """ROUGE-L and METEOR as registry metrics: tokenize with the project tokenizer, score against the closest reference.
 
-The two remaining word-overlap metrics of the multi-reference study (seed 003, section 3.3, Table 2;
+The two remaining word-overlap metrics of the multi-reference study (Gupta et al., 2019, section 3.3, Table 2;
 correlations in Table 4) next to BLEU-1..4. Both combine several references by eq. 1 of section 3.2.1,
 the maximum over single-reference scores (parameter ``refagg:max``, the only aggregation offered: nltk's
 multi-reference METEOR is that same maximum, and the study defines no other for ROUGE-L). They share no
@@ -9,7 +9,7 @@ counting, so they are plain metrics rather than a family.
 METEOR's version string carries nltk's version (``0.1.0+nltk-3.10.4``): its values come from nltk's
 implementation, and a signature must change when that does.
 
-Implementations (issue 23), each named in the signature (``impl:``):
+Implementations, each named in the signature (``impl:``):
 
 - ROUGE, the family ``rouge``: ``nltk`` (default; the above: F1 with beta 1 on the project tokenizer, the
   closest reference), ``nlg-eval`` (pycocoevalcap's ROUGE-L: beta 1.2, tokens split on single spaces of
@@ -210,7 +210,7 @@ def rouge_specs() -> tuple[MetricFamily, list[MetricSpec]]:
                 "reference"
                 + (
                     " as in the multi-reference study (Gupta et al., 2019, Table 2), F1 equal to rouge-score "
-                    "0.1.2 on the same tokens; several references: the best one (seed 003, eq. 1)"
+                    "0.1.2 on the same tokens; several references: the best one (Gupta et al., 2019, eq. 1)"
                     if name == ROUGE_L_NAME
                     else ""
                 ),
@@ -234,7 +234,7 @@ def overlap_specs() -> list[MetricSpec]:
             description="METEOR (Lavie and Agarwal, 2007) as in the multi-reference study (Gupta et al., "
             "2019, Table 2), computed by nltk's meteor_score: exact, stem and WordNet-synonym alignment, "
             "recall-weighted F-mean with a fragmentation penalty; several references: the best one "
-            "(seed 003, eq. 1). Needs NLTK's WordNet corpus (scripts/setup.sh builds it)",
+            "(Gupta et al., 2019, eq. 1). Needs NLTK's WordNet corpus (scripts/setup.sh builds it)",
             needs_references=True,
             version=meteor_version(),
             compute=meteor_compute,

@@ -1,4 +1,4 @@
-"""Metrics from other Python packages: entry points of the group ``dialeval.metrics`` (issue 14).
+"""Metrics from other Python packages: entry points of the group ``dialeval.metrics``.
 
 A package registers metrics by naming, in its ``pyproject.toml``::
 

@@ -1,10 +1,10 @@
-"""RUBER's vector pooling and pooled cosine (Tao et al., 2018, seed 000, section 3.1, eqs. 1-2).
+"""RUBER's vector pooling and pooled cosine (Tao et al., 2018, Tao et al. (2018), section 3.1, eqs. 1-2).
 
 A sentence of word (or contextual token) vectors w_1..w_n is summarised by max pooling and min pooling per
 dimension, concatenated: v = [v_max; v_min] (eq. 1: v_max[i] = max{w_1[i], ..., w_n[i]}; min likewise,
 "because an embedding feature is symmetric in terms of its sign"). The referenced score is the cosine of
 two such vectors, s_R(r, r_hat) = cos(v_r, v_r_hat) (eq. 2). Shared by RUBER (word2vec vectors) and
-BERT-RUBER (contextual token vectors, seed 001).
+BERT-RUBER (contextual token vectors, Ghazarian et al. (2019)).
 """
 
 from __future__ import annotations

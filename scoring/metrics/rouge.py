@@ -1,6 +1,6 @@
 """ROUGE-L (Lin, 2004): an F-measure on the longest common subsequence (LCS) of reply and reference.
 
-One of the word-overlap metrics of the multi-reference study (seed 003, section 3.3, Table 2: "an
+One of the word-overlap metrics of the multi-reference study (Gupta et al., 2019, section 3.3, Table 2: "an
 F-measure based on the Longest Common Subsequence between the candidate and reference utterances";
 correlations in Table 4). This module reproduces Google's ``rouge-score`` 0.1.2, the implementation
 dialog work usually reports, to 1e-9 when given the same tokens:
@@ -10,7 +10,7 @@ dialog work usually reports, to 1e-9 when given the same tokens:
   coco-caption's beta = 1.2 (``beta`` below allows those, but the registered metric keeps 1);
 - an empty hypothesis or an empty reference scores 0.0.
 
-Several references are combined as the multi-reference study does (seed 003, section 3.2.1, eq. 1):
+Several references are combined as the multi-reference study does (Gupta et al., 2019, section 3.2.1, eq. 1):
 score(y, R) = max over r in R of ROUGE-L(y, r), i.e. the closest reference. rouge-score's
 ``score_multi`` picks the reference with the best F-measure as well, so both agree.
 
@@ -49,7 +49,7 @@ def rouge_l(hypothesis: Tokens, reference: Tokens, *, beta: float = 1.0) -> floa
 def rouge_l_batch(
     hypotheses: Sequence[Tokens], references: Sequence[Sequence[Tokens]], *, beta: float = 1.0
 ) -> list[float]:
-    """ROUGE-L of each hypothesis ``i`` against its closest reference in ``references[i]`` (seed 003, eq. 1).
+    """ROUGE-L of each hypothesis ``i`` against its closest reference in ``references[i]`` (Gupta et al., 2019, eq. 1).
 
     An item without references scores 0.0. Consecutive items whose references are the same token list
     objects (every system answering one context, as scoring runs order them) build their position masks

@@ -14,7 +14,7 @@ rougeLsum equals its rougeL.
 
 Several references per item use rouge-score 0.1.2's own ``RougeScorer.score_multi``: for each type
 separately, the (precision, recall, F) of the reference with the highest F-measure (the first one on a
-tie). That is the same "closest reference" as the project's ROUGE-L (seed 003, eq. 1).
+tie). That is the same "closest reference" as the project's ROUGE-L (Gupta et al., 2019, eq. 1).
 
 Note rouge-score's argument order, ``score(target, prediction)``: reference first. The functions here
 take the hypothesis first, as everywhere in this project. rouge-score (with nltk, numpy and absl) is

@@ -1,14 +1,14 @@
-"""System-level metrics: one value per system, from all of its outputs (seed 003, sections 3.2.2 and 5.2).
+"""System-level metrics: one value per system, from all of its outputs (Gupta et al., 2019, sections 3.2.2 and 5.2).
 
 - ``distinct-1`` .. ``distinct-3``: distinct n-grams / n-grams over every output of the system (Li et al.).
 - ``self-bleu-2``, ``self-bleu-4``: per context, each output's BLEU-n against the context's other outputs,
   averaged, then averaged over the contexts with at least two outputs (lower = more diverse).
-- ``recall-bleu-2``, ``recall-vector-extrema``: seed 003 eq. 2, recall(c) = mean over references of the
+- ``recall-bleu-2``, ``recall-vector-extrema``: Gupta et al. (2019) eq. 2, recall(c) = mean over references of the
   best output's score, averaged over contexts with outputs and references (needs several outputs per
   context to mean anything; with one output it is the output's mean score over the references).
 - ``corpus-bleu``: corpus-level BLEU-4 (Papineni et al.; nltk's corpus_bleu, every reference of a context),
   the corpus statistic that sentence BLEU averages do not reproduce; also as sacrebleu and nlg-eval
-  (pycocoevalcap) compute it (implementations, issue 23). ``corpus-chrf`` and ``corpus-chrf++``: sacrebleu's
+  (pycocoevalcap) compute it (implementations). ``corpus-chrf`` and ``corpus-chrf++``: sacrebleu's
   corpus chrF and chrF++ (Popović, 2015, 2017).
 
 A system's outputs are given per context (:class:`ContextOutputs`); a value is ``None`` where the metric is
@@ -259,7 +259,7 @@ def _sacrebleu_corpus_chrf(word_order: int) -> SystemCompute:
 
 
 def _corpus_specs() -> list[SystemMetricSpec]:
-    """Corpus BLEU-4 in three implementations, and sacrebleu's corpus chrF / chrF++ (issue 23)."""
+    """Corpus BLEU-4 in three implementations, and sacrebleu's corpus chrF / chrF++."""
     from scoring.metrics import METRICS_VERSION
     from scoring.metrics.sacrebleu_metrics import sacrebleu_version
 
@@ -356,7 +356,7 @@ def system_metric_specs() -> list[SystemMetricSpec]:
     specs += [
         SystemMetricSpec(
             name="recall-bleu-2",
-            description="Recall (seed 003 eq. 2) with BLEU-2: mean over references of the best output's score",
+            description="Recall (Gupta et al. (2019) eq. 2) with BLEU-2: mean over references of the best output's score",
             needs_references=True,
             compute=_recall(lambda language: bleu_metric(2)),
             parameters={"smooth": "method1"},
@@ -364,7 +364,7 @@ def system_metric_specs() -> list[SystemMetricSpec]:
         ),
         SystemMetricSpec(
             name="recall-vector-extrema",
-            description="Recall (seed 003 eq. 2) with Vector Extrema over GloVe 6B 50d",
+            description="Recall (Gupta et al. (2019) eq. 2) with Vector Extrema over GloVe 6B 50d",
             needs_references=True,
             compute=_recall(_vector_extrema_pairwise),
             parameters={"vectors": "glove-6b-50d"},

@@ -1,4 +1,4 @@
-"""The token vectors a process encoded lately, kept so that a text is encoded once per process (issue 27).
+"""The token vectors a process encoded lately, kept so that a text is encoded once per process.
 
 A scoring run computes its chunks one after the other in a worker process (``score_study --sync`` in
 the command's process), and each chunk's neural metrics encode the chunk's distinct texts: a text that

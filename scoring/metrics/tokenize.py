@@ -8,14 +8,14 @@ becomes "."), text is lowercased, and runs of punctuation are split from words. 
 already spaced ("I ’ ll", "do n't"); contractions are kept as they come ("n't", "don't" and a detached
 "'ll" stay whole), no further splits are invented.
 
-Chinese (``zh-jieba``): word segmentation, as RUBER tokenizes its Douban data (seed 000, section 4.1),
+Chinese (``zh-jieba``): word segmentation, as RUBER tokenizes its Douban data (Tao et al., 2018, section 4.1),
 here with jieba, imported only when Chinese text is tokenized. Without jieba the tokenizer falls
 back to one token per Han character (``zh-char``), and the name in the signature says so.
 
 The language's tokenizer is the default (``tokenizer="default"``). For text that is already tokenized,
 ``tokenizer="none"`` splits on whitespace and changes nothing else (no lowercasing, no re-splitting of
 punctuation), like sacrebleu's ``tokenize='none'``; its signature name is ``none`` in every language.
-The multi-reference study's BLEU correlations (seed 003, Table 4) are computed on such whitespace tokens.
+The multi-reference study's BLEU correlations (Gupta et al., 2019, Table 4) are computed on such whitespace tokens.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ TOKENIZERS = (DEFAULT_TOKENIZER, WHITESPACE_TOKENIZER)
 
 _QUOTES = str.maketrans({"’": "'", "‘": "'", "‛": "'", "“": '"', "”": '"', "„": '"'})
 # English text only: DailyDialog writes dashes and a stray full stop as "—", "–", "。" where the
-# multi-reference release of the same dialogues (seed 003) has "--" and "."; map them the same way.
+# multi-reference release of the same dialogues (Gupta et al., 2019) has "--" and "."; map them the same way.
 _EN_PUNCTUATION = str.maketrans({"—": "--", "–": "--", "。": "."})
 # A word keeps its inner apostrophes (don't, n't, o'clock); a detached English clitic ('s, 'll, ...)
 # stays one token as in Penn Treebank text; any other run of punctuation is a token of its own. That is

@@ -1,4 +1,4 @@
-"""What a trainer tells its caller while it trains, and how the caller stops it (issue 14).
+"""What a trainer tells its caller while it trains, and how the caller stops it.
 
 The trainers of RUBER, BERT-RUBER and MaUde take an optional ``on_progress`` callback and call it with a
 :class:`TrainingReport`: at each stage (word2vec, encoding the utterances), after every mini-batch

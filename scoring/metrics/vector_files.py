@@ -1,6 +1,6 @@
 """A researcher's own word vectors (GloVe 300d, GoogleNews word2vec ...) converted once into a store folder.
 
-The embedding metrics (seed 003, section 3.3, Table 2) were published with GloVe 300d or the GoogleNews
+The embedding metrics (Gupta et al., 2019, section 3.3, Table 2) were published with GloVe 300d or the GoogleNews
 word2vec vectors; this module reads those files in the three formats they come in and writes a store that
 :func:`load_vector_store` memory-maps in milliseconds:
 

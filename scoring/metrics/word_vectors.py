@@ -1,4 +1,4 @@
-"""Read-only word vectors for the embedding metrics (seed 003, section 3.3, Table 2), with a content hash.
+"""Read-only word vectors for the embedding metrics (Gupta et al., 2019, section 3.3, Table 2), with a content hash.
 
 Embedding Average, Vector Extrema and Greedy Matching score a reply by the word vectors of its tokens,
 so a score is only reproducible together with the exact vectors: every :class:`WordVectors` has a

@@ -40,7 +40,7 @@ def _option_field_name(option: str) -> str:
 
 
 class ScoringRunForm(forms.Form):
-    """Metrics, references, tokenizer, the implementations of the baselines and their options (issue 23),
+    """Metrics, references, tokenizer, the implementations of the baselines and their options,
     the word vectors, and (for learned metrics) which trained model of each kind to use."""
 
     metrics = forms.MultipleChoiceField(widget=forms.CheckboxSelectMultiple)

@@ -1,4 +1,4 @@
-"""The study page's "Metric scores computed elsewhere" section (issue 14): the import form, the problems
+"""The study page's "Metric scores computed elsewhere" section: the import form, the problems
 of a rejected import (kept in the session across the redirect, shown once), and the study's external
 metrics with a delete button each. Included by templates/scoring/_study_scoring.html."""
 

@@ -1,4 +1,4 @@
-"""Template tags of the training pages and of the study page's training section (issue 14): what a waiting
+"""Template tags of the training pages and of the study page's training section: what a waiting
 run and a training job say about where they stand, and sizes in readable units."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""REST API for training jobs (issue 14): start a training, follow its progress and curve, cancel it; and the
+"""REST API for training jobs: start a training, follow its progress and curve, cancel it; and the
 trained models learned metrics can use.
 
 A researcher sees the jobs they started and those of their studies (404 for anyone else's, as for studies).

@@ -1,4 +1,4 @@
-"""The study page's form that starts a training job (issue 14)."""
+"""The study page's form that starts a training job."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from scoring.services.training_jobs import GENERIC_FORMAT, MAX_EPOCHS, corpora_k
 
 
 class TrainingJobForm(forms.Form):
-    """Train a learned metric's model from the study page (issue 14): kind, name, corpus (one the server
+    """Train a learned metric's model from the study page: kind, name, corpus (one the server
     knows, or an upload), format, epochs, BERT-RUBER's cells (the fast ones ticked), MaUde's variants."""
 
     kind = forms.ChoiceField(choices=ModelKind.choices, initial=ModelKind.RUBER)

@@ -1,11 +1,11 @@
-"""The figures the model list shows for a trained model (issues 14 and 24): what it trained on (query-reply
+"""The figures the model list shows for a trained model: what it trained on (query-reply
 pairs; dialogs for MaUde), the epochs the scoring cell ran and the one it kept, its validation ranking
 accuracy and the folder's size, read from the artifact's config, curve and folder.
 
 "The scoring cell" is what the model's metric scores with: RUBER's one model, BERT-RUBER's
 ``bert-ruber-unreferenced`` cell (:data:`~scoring.metrics.bert_ruber.cells.DEFAULT_CELL`, when it was
 trained), MaUde's ``maude`` variant. Its figures are the model's, not the best cell's or the longest curve's
-(issue 24: the list showed the best BERT-RUBER cell's accuracy and the longest cell's epochs). A validation
+(the list showed the best BERT-RUBER cell's accuracy and the longest cell's epochs). A validation
 ranking accuracy within :data:`NEAR_CHANCE_MARGIN` of chance (0.5: the true reply scored above a random one
 half of the time) is flagged: such a model tells replies apart barely better than a coin.
 
@@ -168,7 +168,7 @@ def _kept(
         return None, None
     best_epoch = config.get("best_epoch")
     if best_epoch is None and isinstance(results, Mapping):
-        best_epoch = results.get("best_epoch")  # one scorer keeping its own record (Cross-RUBER, issue 27)
+        best_epoch = results.get("best_epoch")  # one scorer keeping its own record (Cross-RUBER)
     chosen = next((row for row in scored if row.get("epoch") == best_epoch), None)
     if chosen is None:
         chosen = max(scored, key=lambda row: float(row["validation_accuracy"]))

@@ -1,4 +1,4 @@
-"""Pages for training learned metrics (issue 14): start a training from the study page, follow a job (progress
+"""Pages for training learned metrics: start a training from the study page, follow a job (progress
 bar, training curve, cancel), and the list of trained models with their figures.
 
 Thin: the form validates input, :mod:`scoring.services.training_jobs` does the work, the job page polls

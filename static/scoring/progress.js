@@ -42,7 +42,7 @@
         // textContent everywhere: never interpret server text as HTML
         if (run.error) box(row, "errorlist run-error").textContent = run.error;
         if (run.notes) box(row, "muted run-notes").textContent = run.notes;
-        // a run waiting for a model being trained: "waiting for model X, epoch 3/10" (issue 14)
+        // a run waiting for a model being trained: "waiting for model X, epoch 3/10"
         const waiting = row.querySelector(".run-waiting");
         if (run.waiting) box(row, "muted run-waiting").textContent = run.waiting;
         else if (waiting) waiting.remove();

@@ -1,4 +1,4 @@
-// Live progress of training jobs (issue 14): polls GET /api/training-jobs/<id>/ once a second until the job
+// Live progress of training jobs: polls GET /api/training-jobs/<id>/ once a second until the job
 // has finished. On the job page: the progress bar (epoch i/n, within the epoch by batches), loss and validation
 // accuracy, and the training curve drawn with plotly (loss and validation accuracy per epoch, per cell). On the
 // study page: each job row's bar and status. Server text is always set with textContent, never as HTML.

@@ -1,4 +1,4 @@
-"""A benchmark across studies (issue 26): metric x study tables of one statistic, as Yeh et al. (2021) assembled
+"""A benchmark across studies: metric x study tables of one statistic, as Yeh et al. (2021) assembled
 by hand for 23 metrics x 10 dialog datasets.
 
 * stats/benchmark/options.py: what the researcher picks (statistic, grouping), parsed with clear messages;

@@ -6,7 +6,7 @@ listed under the table (in the caption for LaTeX); the best per column is bold i
 text. The CSV (formula-safe) is written in correlation/benchmark/exports.py.
 
 The LaTeX fits the line width of an article whatever the studies are called and however many there are
-(issue 34: six long study names made it 636 pt too wide): long metric names wrap onto a second line, study
+(six long study names made it 636 pt too wide): long metric names wrap onto a second line, study
 names head their columns in at most two short lines or else as S1, S2... with the full names in the caption,
 and what is still too wide is scaled down to the line width (never enlarged).
 """

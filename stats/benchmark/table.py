@@ -63,7 +63,7 @@ class BenchmarkRow:
     studies: int  # studies where the metric has a value
     best_mean: bool = False
     best_rank: bool = False
-    # on every study of the table: only such rows are ranked against each other and can be best (issue 34: a
+    # on every study of the table: only such rows are ranked against each other and can be best (a
     # metric scored on 1 of 2 studies took "best mean rank" with its one rank of 1.00)
     complete: bool = True
 

@@ -1,4 +1,4 @@
-"""The researcher's adjudication of replies, applied to a report's inputs (issue 13).
+"""The researcher's adjudication of replies, applied to a report's inputs.
 
 * An excluded reply is left out of every part of the report: its ratings, its imported mean, its metric
   values and its per-reference scores are dropped before anything is computed, and the report counts it

@@ -7,10 +7,10 @@ entries tagged with their question:
 * ``rows``: every metric against the human score (stats/report/metrics.py), imported ones marked
   external and metrics without values with their reason; ``per_system``, ``metric_comparisons``,
   ``system_level``, ``quantiles``;
-* ``human``: the Human (Avg) and Human (Max) rows (seed 000 Table 2), ``agreement`` and ``filter``
+* ``human``: the Human (Avg) and Human (Max) rows (Tao et al. (2018) Table 2), ``agreement`` and ``filter``
   (stats/report/human.py);
-* ``references_curve`` (seed 003 Figure 2) and ``single_vs_multi`` (seed 003 Table 4);
-* ``diversity`` (seed 003 Table 5), when diversity judgments exist;
+* ``references_curve`` (Gupta et al. (2019) Figure 2) and ``single_vs_multi`` (Gupta et al. (2019) Table 4);
+* ``diversity`` (Gupta et al. (2019) Table 5), when diversity judgments exist;
 * ``pairwise``: system win rates from pairwise judgments, when there are some
   (stats/report/pairwise.py);
 * issue 26 (stats/report/meta.py): a ``rank`` (significance cluster) and, with a grouping, a ``grouped``
@@ -146,7 +146,7 @@ def _build_report(
     advance()
     document["diversity"] = _diversity_table(inputs)
     document["pairwise"] = pairwise_section(inputs, options)  # stats/report/pairwise.py
-    name_metrics(document, study_display_names(inputs))  # stats/report/metric_names.py (issue 34)
+    name_metrics(document, study_display_names(inputs))  # stats/report/metric_names.py
     advance()
     return document, plots
 
@@ -155,7 +155,7 @@ def _question_summary(
     question: QuestionInputs, scores: dict[int, float], inputs: ReportInputs
 ) -> QuestionSummary:
     """Counts of one question; ``responses`` counts every reply of the study, the ones the researcher
-    excluded too, which ``left_out`` then names (issue 13; the key is there only when there are some)."""
+    excluded too, which ``left_out`` then names (the key is there only when there are some)."""
     left_out: QuestionLeftOut = {"no_human_score": len(inputs.responses) - len(scores)}
     if inputs.excluded_responses:
         left_out["excluded_by_researcher"] = len(inputs.excluded_responses)
@@ -233,7 +233,7 @@ def _reference_point(point: ReferenceCountPoint) -> ReferencePointEntry:
 
 
 def _single_vs_multi(question: str, rows: list[MetricRow], inputs: ReportInputs) -> list[SingleVsMultiEntry]:
-    """Seed 003 Table 4: each referenced metric with one reference and with all of them, side by side."""
+    """Gupta et al. (2019) Table 4: each referenced metric with one reference and with all of them, side by side."""
     by_text = {signature.text: signature for signature in inputs.signatures}
     paired: dict[tuple[str, tuple[tuple[str, str], ...]], dict[str, MetricRow]] = {}
     for row in rows:
@@ -269,7 +269,7 @@ def _single_vs_multi(question: str, rows: list[MetricRow], inputs: ReportInputs)
 
 
 def _diversity_table(inputs: ReportInputs) -> DiversitySection | None:
-    """Seed 003 Table 5: diversity metrics against the raters' diversity scores, per (system, context)."""
+    """Gupta et al. (2019) Table 5: diversity metrics against the raters' diversity scores, per (system, context)."""
     diversity = inputs.diversity
     if diversity is None or not diversity.human:
         return None

@@ -13,7 +13,7 @@ import tomllib
 from pathlib import Path
 
 # The repository root. This file was correlation/code_version.py once; after its move to stats/report/,
-# parent.parent pointed at stats/, where no pyproject.toml is (issue 34: reports read "unknown+git...").
+# parent.parent pointed at stats/, where no pyproject.toml is (reports read "unknown+git...").
 ROOT = Path(__file__).resolve().parents[2]
 DISTRIBUTION = "dialeval"  # pyproject.toml's [project].name, as an installed package knows itself
 

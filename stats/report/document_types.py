@@ -31,7 +31,7 @@ class ReportOptionsFields(TypedDict):
     normalise: str
     resamples: int
     seed: int
-    grouping: NotRequired[str]  # none, context or system (issue 26); documents from before it lack it: none
+    grouping: NotRequired[str]  # none, context or system; documents from before it lack it: none
 
 
 class SignatureFields(TypedDict):
@@ -42,8 +42,8 @@ class SignatureFields(TypedDict):
     signature: str
     group: str  # Referenced, Unreferenced, Hybrid, Other, External
     origin: str  # builtin, plugin, external
-    implementation: str  # the tool that computed the scores (nltk, sacrebleu, ...; issue 23)
-    # issue 34: the metric's name as every page, figure and export shows it, unique in the document
+    implementation: str  # the tool that computed the scores (nltk, sacrebleu, ...)
+    # the metric's name as every page, figure and export shows it, unique in the document
     # (stats/display_names.py; the legend is ``metric_names``); documents before version 4 lack it
     display: NotRequired[str]
 
@@ -84,7 +84,7 @@ class QuestionLeftOut(TypedDict):
     """Replies of the question without a human score, and why."""
 
     no_human_score: int
-    excluded_by_researcher: NotRequired[int]  # only when the researcher excluded replies (issue 13)
+    excluded_by_researcher: NotRequired[int]  # only when the researcher excluded replies
 
 
 class QuestionSummary(TypedDict):
@@ -96,7 +96,7 @@ class QuestionSummary(TypedDict):
     human_scored: int
     ratings: int
     imported_means: int
-    gold_values: int  # replies with an adjudicated gold value (issue 13)
+    gold_values: int  # replies with an adjudicated gold value
     left_out: QuestionLeftOut
 
 
@@ -123,7 +123,7 @@ class FilterEntry(TypedDict):
 
 
 class HumanEntry(TypedDict):
-    """``human``: the Human (Avg) and Human (Max) rows of a question (seed 000 Table 2)."""
+    """``human``: the Human (Avg) and Human (Max) rows of a question (Tao et al. (2018) Table 2)."""
 
     question: str
     label: str  # "Human (Avg)" or "Human (Max)"
@@ -240,7 +240,7 @@ class MetricRow(SignatureFields, MetricStatistics):
     """``rows``: a metric against the human scores of a question, over every reply."""
 
     question: str
-    no_values: NotRequired[str]  # only for a metric with no value for any reply: why (issue 14)
+    no_values: NotRequired[str]  # only for a metric with no value for any reply: why
     # issue 26 (stats/report/meta.py); documents from before it lack them. ``grouped``: only when the
     # report's grouping is not none. ``rank``: the metric's significance cluster (1 = best; None: no
     # statistic or no permutations), as ``significance_clusters`` describes.
@@ -281,7 +281,7 @@ class MetricComparison(ComparisonTests):
     first_metric: str
     second: str
     second_metric: str
-    first_display: NotRequired[str]  # the two metrics' display names (issue 34)
+    first_display: NotRequired[str]  # the two metrics' display names
     second_display: NotRequired[str]
     n: int
     permutation_statistic: NotRequired[str]  # e.g. "Pearson, grouped by context"
@@ -304,7 +304,7 @@ class SystemMeans(TypedDict):
 
 
 class SystemLevelRow(SignatureFields, CorrelationFields):
-    """``system_level``: the systems' mean metric values against their mean human scores (seed 003
+    """``system_level``: the systems' mean metric values against their mean human scores (Gupta et al. (2019)
     Figure 1); ``n`` counts systems."""
 
     question: str
@@ -324,7 +324,7 @@ class QuantileGroupEntry(TypedDict):
 
 
 class QuantileEntry(TypedDict):
-    """``quantiles``: seed 000 Figure 1's data for one signature."""
+    """``quantiles``: Tao et al. (2018) Figure 1's data for one signature."""
 
     question: str
     signature: str
@@ -333,7 +333,7 @@ class QuantileEntry(TypedDict):
     display: NotRequired[str]
 
 
-# -- meta-evaluation (stats/report/meta.py, issue 26) -------------------------------------------------
+# -- meta-evaluation (stats/report/meta.py) -------------------------------------------------
 
 
 class SignificanceClusterEntry(TypedDict):
@@ -351,7 +351,7 @@ class SignificanceClusterEntry(TypedDict):
     rule: NotRequired[str]
     rule_description: NotRequired[str]
     order: list[str]  # signatures, best first (those with a rank)
-    order_display: NotRequired[list[str]]  # their display names (issue 34)
+    order_display: NotRequired[list[str]]  # their display names
     note: str
 
 
@@ -381,7 +381,7 @@ class AccuracyFields(TypedDict):
     ci: Interval
     ci_method: str
     note: str
-    # within contexts only (issue 26, benchmark significance): acc_eq of the better trivial metric, tie
+    # within contexts only (benchmark significance): acc_eq of the better trivial metric, tie
     # everything or order at random (stats.meta.trivial_accuracy); documents from before it lack it
     trivial: NotRequired[float | None]
 
@@ -421,7 +421,7 @@ class ReferencePointEntry(TypedDict):
 
 
 class ReferencesCurveEntry(TypedDict):
-    """``references_curve``: seed 003 Figure 2 for one multi-reference signature."""
+    """``references_curve``: Gupta et al. (2019) Figure 2 for one multi-reference signature."""
 
     question: str
     signature: str
@@ -434,7 +434,7 @@ class ReferencesCurveEntry(TypedDict):
 
 
 class SingleVsMultiEntry(TypedDict):
-    """``single_vs_multi``: seed 003 Table 4, one metric with one reference and with all of them."""
+    """``single_vs_multi``: Gupta et al. (2019) Table 4, one metric with one reference and with all of them."""
 
     question: str
     metric: str
@@ -467,7 +467,7 @@ class DiversityRow(TypedDict):
 
 
 class DiversitySection(TypedDict):
-    """``diversity``: seed 003 Table 5 (``None`` in the document without diversity judgments)."""
+    """``diversity``: Gupta et al. (2019) Table 5 (``None`` in the document without diversity judgments)."""
 
     pairs: int  # (system, context) pairs
     judgments: int
@@ -538,7 +538,7 @@ class PairwiseSection(TypedDict):
 
 
 class MetricNameEntry(TypedDict):
-    """``metric_names``: the legend of the display names (issue 34): every signature the document shows, its
+    """``metric_names``: the legend of the display names: every signature the document shows, its
     metric's name, the parts of its signature that tell it apart (``detail``, "" when none need to), and the
     display name they make."""
 

@@ -1,7 +1,7 @@
 """The human half of a report, for one question: which ratings count, the human score of each reply, how
 much the raters agree, and how close one rater comes to the others.
 
-* The filter (seed 003 section 5.1.1): raters whose agreement with the others (the weighted kappa of
+* The filter (Gupta et al. (2019) section 5.1.1): raters whose agreement with the others (the weighted kappa of
   annotation/selectors/quality.py) is under the threshold are left out, as are raters the researcher
   excluded; raters the researcher included always count. Raters of unknown identity have no agreement of
   their own and are only left out by an explicit choice. The section says which filter it used and what
@@ -12,7 +12,7 @@ much the raters agree, and how close one rater comes to the others.
   (stats/report/adjudication.py).
 * Agreement (stats/agreement_coefficients.py) over the ratings that count, plus alpha before the
   filter, so the effect of the filter shows.
-* Human (Avg)/(Max) and the data of seed 000's Figure 4 (stats/human_ceiling.py) over the named
+* Human (Avg)/(Max) and the data of Tao et al. (2018)'s Figure 4 (stats/human_ceiling.py) over the named
   raters that count.
 
 Pure Python: no Django here (import-linter contract).
@@ -84,7 +84,7 @@ IDENTITY_CAVEAT = (
     "per-rater rows cover the {named} named raters."
 )
 HALVES_CAVEAT = (
-    "Seed 000, section 4.3: each point averages several raters, so its variance shrinks and the plot tends "
+    "Tao et al. (2018), section 4.3: each point averages several raters, so its variance shrinks and the plot tends "
     "to the diagonal as raters are added; it flatters human agreement and is not the statistic to compare a "
     "metric with (Human (Avg) is)."
 )
@@ -215,7 +215,7 @@ def _human_scores(
     grouped = group_by_key(keys)
     # The mean of every reply's ratings that count: math.fsum / count, as ratings_by_item computes it.
     scores.update(zip(grouped.keys, grouped.means(values), strict=True))
-    scores.update(question.gold)  # the researcher's adjudicated value replaces the mean (issue 13)
+    scores.update(question.gold)  # the researcher's adjudicated value replaces the mean
     return scores, note
 
 

@@ -1,4 +1,4 @@
-"""The report's display names (issue 34): every entry that names a metric gets its display name
+"""The report's display names: every entry that names a metric gets its display name
 (stats/display_names.py), computed once over every signature of the study, and the document gets their legend
 (``metric_names``). The page, the figures, the exports and LaTeX read ``display`` (old documents: the metric's
 name).

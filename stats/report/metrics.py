@@ -1,14 +1,14 @@
 """The metric half of a report, for one question: every metric against the human scores.
 
-* Utterance level (seed 000 Table 2; seed 001 Tables 3-4; seed 003 Table 4): Pearson, Spearman and
+* Utterance level (Tao et al. (2018) Table 2; Ghazarian et al. (2019) Tables 3-4; Gupta et al. (2019) Table 4): Pearson, Spearman and
   Kendall's tau-b with p-values and Fisher-z intervals (stats/correlations.py), and 95% bootstrap
   intervals from resamples of the replies shared by every metric (stats/bootstrap.py); overall and
   per system.
 * Metric against metric: Williams' test and the paired bootstrap of the difference
   (stats/comparisons.py), for every pair of metrics.
-* System level (seed 003 section 5.1.2, Figure 1): each system's mean human score and mean metric value
+* System level (Gupta et al. (2019) section 5.1.2, Figure 1): each system's mean human score and mean metric value
   over the same replies, correlated across systems.
-* The quantile plot of seed 000 Figure 1 (stats/curves.py).
+* The quantile plot of Tao et al. (2018) Figure 1 (stats/curves.py).
 
 The report says how many replies it left out and why: no human score (counted once per question) or no
 value of the metric (per row). A metric a scoring run asked for that has no value for any reply (a
@@ -387,7 +387,7 @@ COCO_BLEU = re.compile(r"bleu-(\d)")
 
 
 def _floor_note(signature: SignatureInputs, values: np.ndarray, means: Sequence[float]) -> str:
-    """Why nlg-eval's sentence BLEU-n has system means that print as 0.0000 (issue 34), said once, on the rows
+    """Why nlg-eval's sentence BLEU-n has system means that print as 0.0000, said once, on the rows
     where it happens: how many replies sit at coco's 1e-15 floor."""
     match = COCO_BLEU.fullmatch(signature.name)
     if match is None or signature.implementation != "nlg-eval" or values.size == 0:

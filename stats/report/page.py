@@ -1,7 +1,7 @@
 """One question's slice of a report document, shaped for the report page (no Django here).
 
 The document holds every question; the page shows one at a time, with the human rows above the metric
-rows and the metric rows in the paper's blocks (seed 000 Table 2: Referenced, Unreferenced, the blends).
+rows and the metric rows in the paper's blocks (Tao et al. (2018) Table 2: Referenced, Unreferenced, the blends).
 """
 
 from __future__ import annotations
@@ -49,10 +49,10 @@ class QuestionSlice(TypedDict):
     diversity: DiversitySection | None
     notes: list[str]
     grouping: str | None  # the grouped columns' grouping (context, system); None: no grouped columns
-    pairwise_accuracy: list[PairwiseAccuracyEntry]  # issue 26: empty in documents from before it
+    pairwise_accuracy: list[PairwiseAccuracyEntry]  # empty in documents from before it
     clusters: SignificanceClusterEntry | None
     more_ratings: list[MoreRatingsEntry]  # the question's plan (none in documents from before issue 26)
-    metric_names: list[MetricNameEntry]  # the legend of the display names (issue 34; empty before it)
+    metric_names: list[MetricNameEntry]  # the legend of the display names (empty before it)
 
 
 def question_slice(document: ReportDocument, question: str) -> QuestionSlice:

@@ -6,7 +6,7 @@ metrics' system scores rank the systems against them.
 * ``matrix``: the system x system win rates (row against column) and the judgments behind each cell;
 * ``position``: how often a decisive judgment picked the reply on the left (a binomial test against 1/2);
 * ``metrics``: for each metric signature, Spearman's rho across systems between the system's mean metric
-  value, over its replies that were compared, and its win rate (seed 003 Figure 1 does the same with
+  value, over its replies that were compared, and its win rate (Gupta et al. (2019) Figure 1 does the same with
   mean ratings). With fewer than 3 systems rho is not computed, and the note says so with n.
 
 Judgments count under the report's rater filter, as ratings do: a rater the filter leaves out (the

@@ -115,7 +115,7 @@ def _sentences(projections: tuple[Projection, ...], kind: str) -> list[str]:
 
 
 def _metric_names(inputs: ReportInputs) -> list[str]:
-    """Each signature's display name, the report's (issue 34: the signature itself where two shared a name)."""
+    """Each signature's display name, the report's (the signature itself where two shared a name)."""
     names = study_display_names(inputs)
     return [names[signature.text].text for signature in inputs.signatures]
 

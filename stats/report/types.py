@@ -19,7 +19,7 @@ FILTER_STUDY = "study"  # the study's agreement threshold and the researcher's p
 FILTER_NONE = "none"  # every rating counts
 NORMALISE_NONE = "none"
 NORMALISE_Z = "z"  # per-annotator z-scores before averaging
-# Grouping of every correlation table's grouped column (issue 26; stats/meta/grouped.py): none (the flat
+# Grouping of every correlation table's grouped column (stats/meta/grouped.py): none (the flat
 # correlation only), by context ("item-grouped"), by system.
 GROUPING_NONE, GROUPING_CONTEXT, GROUPING_SYSTEM = "none", "context", "system"
 GROUPINGS = (GROUPING_NONE, GROUPING_CONTEXT, GROUPING_SYSTEM)
@@ -131,7 +131,7 @@ class QuestionInputs:
     scale_max: int
     ratings: tuple[tuple[int, int, int], ...]  # (annotator key, response id, value)
     imported_means: Mapping[int, float]  # response id -> mean imported without per-rater scores
-    # response id -> the researcher's adjudicated value, which replaces the reply's human score (issue 13)
+    # response id -> the researcher's adjudicated value, which replaces the reply's human score
     gold: Mapping[int, float] = field(default_factory=dict)
 
     @property
@@ -148,7 +148,7 @@ class SignatureInputs:
     group: str  # the row block of the paper-style table: Referenced, Unreferenced, Hybrid, Other, External
     parameters: Mapping[str, str] = field(default_factory=dict)
     origin: str = "builtin"  # "builtin", "plugin", or "external": scores computed elsewhere and imported
-    # the tool that computed the scores (issue 23): nltk, nlg-eval, sacrebleu, rouge-score; dialeval for
+    # the tool that computed the scores: nltk, nlg-eval, sacrebleu, rouge-score; dialeval for
     # the project's own metrics; external; plugin:<distribution>@<version>
     implementation: str = ""
 
@@ -175,7 +175,7 @@ class UnvaluedMetric:
 @dataclass(frozen=True)
 class ReferenceScores:
     """One multi-reference signature's metric against each reference separately, for the curve of
-    seed 003 Figure 2: response id -> score per reference of its context (at most ``width``)."""
+    Gupta et al. (2019) Figure 2: response id -> score per reference of its context (at most ``width``)."""
 
     signature_id: int
     scores: Mapping[int, tuple[float, ...]]
@@ -184,7 +184,7 @@ class ReferenceScores:
 
 @dataclass(frozen=True)
 class DiversityInputs:
-    """Seed 003 section 5.2: per (system, context), the raters' diversity scores and each diversity
+    """Gupta et al. (2019) section 5.2: per (system, context), the raters' diversity scores and each diversity
     metric computed on that system's replies to that context."""
 
     human: Mapping[tuple[str, str], tuple[float, ...]]  # (system, context) -> each rater's meanings
@@ -221,8 +221,8 @@ class ReportInputs:
     diversity: DiversityInputs | None = None
     code_version: str = ""
     pairwise: tuple[PairwiseRecord, ...] = ()  # pairwise judgments (stats/report/pairwise.py)
-    # replies the researcher excluded from reports (issue 13; stats/report/adjudication.py): already
+    # replies the researcher excluded from reports (stats/report/adjudication.py): already
     # removed from the replies, ratings, imported means, metric values and reference scores above; the
     # pairwise section leaves them out itself
     excluded_responses: frozenset[int] = frozenset()
-    unvalued: tuple[UnvaluedMetric, ...] = ()  # metrics a run asked for that have no value (issue 14)
+    unvalued: tuple[UnvaluedMetric, ...] = ()  # metrics a run asked for that have no value

@@ -1,4 +1,4 @@
-"""Studies with a qualification round and volunteers who joined them, for the joining tests (issue 13),
+"""Studies with a qualification round and volunteers who joined them, for the joining tests,
 built with the real services."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Anonymous imported raters (one per score position of a GRADE file, ``identity_known`` False) are not
-people, so they get no per-rater straight-lining figures (issue 34): the same position holds different
+people, so they get no per-rater straight-lining figures: the same position holds different
 people's scores from one reply to the next, and a "rater" who always gave 5 says nothing about anyone.
 A named imported rater with the same scores is still checked."""
 

@@ -1,4 +1,4 @@
-"""The assignment engine's rules, one by one, on a real database (issue 4, "Assignment engine")."""
+"""The assignment engine's rules, one by one, on a real database ("Assignment engine")."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Blind rating (issue 4): whatever an annotator is sent — the API's next, previous and submit answers,
+"""Blind rating: whatever an annotator is sent — the API's next, previous and submit answers,
 and the rating page's HTML — never names a system, never carries a rating item's response id, and
 never shows another annotator's answer or pseudonym. An attention check looks exactly like a real item.
 

@@ -1,4 +1,4 @@
-"""Every validation rule of the reference-collection task (seed 003 appendix A; issue 4)."""
+"""Every validation rule of the reference-collection task (Gupta et al. (2019) appendix A)."""
 
 from __future__ import annotations
 

@@ -204,7 +204,7 @@ def test_a_file_over_the_upload_limit(study, settings):
 def test_problems_are_collected_not_just_the_first(study):
     lines = jsonl(*[{**GOOD, "system": f"s{n}", "response": ""} for n in range(80)])
     problems = rejected(study, "jsonl", "many.jsonl", lines)
-    assert len(problems) == 80  # every one, not the first 50 (issue 34: the page now groups them)
+    assert len(problems) == 80  # every one, not the first 50 (the page now groups them)
     assert [problem.line for problem in problems[:3]] == [1, 2, 3]
 
 

@@ -1,4 +1,4 @@
-"""Issue 35: right after a large import, PostgreSQL's planner knows how many rows the import wrote.
+"""right after a large import, PostgreSQL's planner knows how many rows the import wrote.
 
 An ANALYZE that autovacuum runs while an import is writing (its moment is its own) counts none of the rows
 still uncommitted: it records the filled tables as empty, and the planner then joins a study's ratings to

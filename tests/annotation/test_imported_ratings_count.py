@@ -1,4 +1,4 @@
-"""Ratings imported from files count toward k (issue 24): a reply imported with k raters is complete and
+"""Ratings imported from files count toward k: a reply imported with k raters is complete and
 handed to nobody, the annotation page counts them in its progress and each imported rater's "Rated", and
 a study that wants a fresh collection (``count_imported_ratings`` off) asks for k ratings in the app."""
 

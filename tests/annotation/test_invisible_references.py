@@ -1,5 +1,5 @@
 """A reference made of invisible characters (zero-width spaces, joiners, soft hyphens...) is no reference
-(issue 13, when the tool was tried for real): refused, and no help to make a repeat look new."""
+(when the tool was tried for real): refused, and no help to make a repeat look new."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Issue 14: ratings given as means (``mean_rating``, ``n_raters``) in the generic jsonl and csv formats, and
+"""ratings given as means (``mean_rating``, ``n_raters``) in the generic jsonl and csv formats, and
 anonymous per-position ratings that make one annotator per position, not one per rating."""
 
 from __future__ import annotations

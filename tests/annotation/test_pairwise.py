@@ -1,4 +1,4 @@
-"""Pairwise comparison (issue 13) on a real database: pair items per context, hand-out by the assignment
+"""Pairwise comparison on a real database: pair items per context, hand-out by the assignment
 engine to k raters each, the blind page and API (sides, never ids or system names), answers stored in
 canonical a/b terms, changed through "back", exported as CSV and JSONL, counted on the progress page."""
 

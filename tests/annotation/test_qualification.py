@@ -1,4 +1,4 @@
-"""The qualification round's services (issue 13): training items checked against the question's scale,
+"""The qualification round's services: training items checked against the question's scale,
 pass or fail by the study's threshold, the gate before real work, and answers that are never ratings."""
 
 from __future__ import annotations

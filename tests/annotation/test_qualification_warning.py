@@ -1,5 +1,5 @@
 """The researcher is warned when the qualification round is so short that one wrong answer fails a
-volunteer (issue 34: with 3 training items and the default 80%, 2 of 3 right is below the threshold), and
+volunteer (with 3 training items and the default 80%, 2 of 3 right is below the threshold), and
 told how many items would allow one mistake."""
 
 from __future__ import annotations

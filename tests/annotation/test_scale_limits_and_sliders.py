@@ -1,4 +1,4 @@
-"""Scales a volunteer can rate by keys (issue 13, when the tool was tried for real): ordinal scales stop at
+"""Scales a volunteer can rate by keys (when the tool was tried for real): ordinal scales stop at
 eleven points (form, API, database), wider ranges are sliders rated on the page and by the API, and a
 ten-point scale has a key for every point."""
 

@@ -1,4 +1,4 @@
-"""A skipped item comes back (issue 13, when the tool was tried for real): at the end of the annotator's
+"""A skipped item comes back (when the tool was tried for real): at the end of the annotator's
 queue, counted as skipped meanwhile (page and progress), not at all once others filled it, and with its
 assignment active again."""
 

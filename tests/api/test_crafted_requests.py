@@ -1,4 +1,4 @@
-"""Crafted requests get a 400 that says what is wrong, never a 500 (issue 35).
+"""Crafted requests get a 400 that says what is wrong, never a 500.
 
 A NUL character (``%00``) in the address, a query parameter, a form field, a header or a cookie is refused
 before any view runs (config/request_text.py): PostgreSQL cannot store or even compare text holding one, and

@@ -1,4 +1,4 @@
-"""Crafted input gets a 400 or 404 that names the file, line and field, never a 500 (issue 24).
+"""Crafted input gets a 400 or 404 that names the file, line and field, never a 500.
 
 Runs on SQLite and PostgreSQL (scripts/test_postgres.sh): SQLite raised OverflowError for ids above 2**63
 and stored NUL characters that PostgreSQL refuses with a message quoting SQL.

@@ -1,9 +1,9 @@
-"""The OpenAPI schema describes the API (issue 24): schemathesis (property-based, every check on) against a
+"""The OpenAPI schema describes the API: schemathesis (property-based, every check on) against a
 live test server, bounded to about a minute.
 
 The server is pytest-django's live server on the test database: SQLite, and PostgreSQL in the pass of
 scripts/test_postgres.sh, where the fuzzed text reaches a database that refuses what SQLite stores (a NUL
-character in a path or query was a 500 only there, issue 35). The data: a
+character in a path or query was a 500 only there). The data: a
 study with replies, a system, an import and a scoring run, owned by a researcher who has also joined it
 as an annotator, so that one token reaches every endpoint; their ids are offered to schemathesis as a
 dictionary beside the random ones it generates, so requests get past the 404 of a random id. Its settings

@@ -49,7 +49,7 @@ def members(study: Study, count: int) -> list[Member]:
 
 
 def add_samples(study: Study, system_name: str = "sampler", samples: int = 3) -> list[Response]:
-    """One context answered ``samples`` times by one system: a diversity item (seed 003 section 5.2)."""
+    """One context answered ``samples`` times by one system: a diversity item (Gupta et al. (2019) section 5.2)."""
     system = System.objects.create(study=study, name=system_name)
     context = DialogContextFactory.create(
         study=study, turns=[{"speaker": "A", "text": "what should we cook tonight ?"}]

@@ -1,4 +1,4 @@
-"""Every page a researcher or a volunteer can open fits the window (issue 34), in headless Chromium at
+"""Every page a researcher or a volunteer can open fits the window, in headless Chromium at
 1280x800 and at 1440x900:
 
 * the document does not scroll sideways (``scrollWidth`` of the document within the window's width);

@@ -80,7 +80,7 @@ def human_row(
 
 
 def paper_document() -> ReportDocument:
-    """One question, seed 000 Table 2's numbers where they fit, rows deliberately out of block order:
+    """One question, Tao et al. (2018) Table 2's numbers where they fit, rows deliberately out of block order:
     Human (Max) is above every metric (never bold); ruber-min has the largest absolute Pearson but a
     negative one (not the best); BLEU-2 is scored with one reference and with all; BLEU-4 is constant."""
     return {

@@ -1,4 +1,4 @@
-"""One name for a metric everywhere (issue 34): the demo study scored so that names collide (BLEU-1 by nltk and
+"""One name for a metric everywhere: the demo study scored so that names collide (BLEU-1 by nltk and
 by nlg-eval, METEOR with one reference and with several, ROUGE-L), its report page, figures, CSV tables and
 LaTeX, and the benchmark page across two studies: no two rows of a table or entries of a figure share a name
 while their signatures differ, and every name is the legend's.
@@ -124,7 +124,7 @@ def test_the_benchmark_names_each_metric_once(client) -> None:
 
 
 def test_the_references_curve_note_names_the_metric_it_is_about(django_capture_on_commit_callbacks) -> None:
-    """Issue 34: "bleu-1 combines references by joint" was about nlg-eval's BLEU-1 (joint references: no
+    """ "bleu-1 combines references by joint" was about nlg-eval's BLEU-1 (joint references: no
     per-reference score) while nltk's BLEU-1 was plotted; the note now names it by its display name."""
     import json
 

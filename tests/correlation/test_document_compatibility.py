@@ -1,9 +1,9 @@
-"""The report document keeps its shape (issue 25): the demo study's document, computed now, holds every field
+"""The report document keeps its shape: the demo study's document, computed now, holds every field
 of the document stored before the house was reordered, with the same values, in the same order; a field may
 be added (documents grow, fields are never renamed), none may change. Numbers are compared to 1e-12 (relative):
 their last bits follow numpy's and scipy's releases (scipy 1.17's pearsonr p-values moved in the 15th digit),
 and a study's numbers in the 12th digit are the same numbers. ``document_version`` may only grow (version 3,
-issue 33: ranks by the WMT metrics task's rule; on this study they are the same).
+ranks by the WMT metrics task's rule; on this study they are the same).
 
 The stored document (tests/data/report_document_demo.json) was computed by the code before issue 25 from the
 project's own demo sample (annotation/demo_sample.py: 12 contexts x 3 systems, 3 raters, 0-2), scored with
@@ -51,7 +51,7 @@ def test_the_demo_studys_document_is_the_stored_one_plus_added_fields(
     stored_text = STORED.read_text(encoding="utf-8")
     stored = json.loads(stored_text)
     # data_version counts the study's writes, each scoring chunk's store among them: it follows how the run
-    # was split into chunks (issue 27: metric families that score the same replies share theirs), not what
+    # was split into chunks (metric families that score the same replies share theirs), not what
     # the document computed. It names the study's version as the report was computed; the rest is compared.
     assert document["data_version"] == study.data_version
     document["data_version"] = stored["data_version"]

@@ -1,4 +1,4 @@
-"""Reports leave out the ratings of excluded annotators (seed 003 section 5.1.1 drops raters with kappa
+"""Reports leave out the ratings of excluded annotators (Gupta et al. (2019) section 5.1.1 drops raters with kappa
 under 0.2), and take them back when the annotator is included again: nothing is deleted."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Metrics computed elsewhere and imported (issue 14) in every part of the report, marked external and
+"""Metrics computed elsewhere and imported in every part of the report, marked external and
 never mistaken for the built-in metric of the same name; and metrics a run asked for that have no value,
 listed with the reason instead of being left out."""
 

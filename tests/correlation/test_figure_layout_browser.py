@@ -1,4 +1,4 @@
-"""What the report's figures look like in headless Chromium (issue 24): the references curve keeps the
+"""What the report's figures look like in headless Chromium: the references curve keeps the
 plot's height with its legend below, in its own room, on the page and in the export (which has no
 "(click to show)"); system labels stay inside the plot, clear of the tick labels; the agreement tab shows
 a pair's scatter beside the heat map from the start, and a number in each heat-map cell."""

@@ -1,4 +1,4 @@
-"""The first report of a study is never computed while its page loads (issue 24: a 24-reply study's first
+"""The first report of a study is never computed while its page loads (a 24-reply study's first
 report kept the tab blank for 18 s): the page comes back at once with a progress bar, asks for the report
 itself, and swaps it in."""
 

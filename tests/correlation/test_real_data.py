@@ -1,4 +1,4 @@
-"""The report on the real multi-reference ratings (seed 003 section 5.1: 100 contexts x 5 systems).
+"""The report on the real multi-reference ratings (Gupta et al. (2019) section 5.1: 100 contexts x 5 systems).
 
 The study is built straight from mturk_rating_processed_output.csv (the importers are tested elsewhere) and
 scored with sacrebleu's sentence BLEU against the original reply and against all references, so the
@@ -159,7 +159,7 @@ def test_grade_agreement_over_per_position_scores_with_the_identity_caveat(share
 def test_the_references_curve_rises_with_the_number_of_references_on_multirefeval(
     shared_data, researcher
 ) -> None:
-    """Seed 003 section 5.3, Figure 2: on the real ratings, BLEU-2 and METEOR correlate better with the
+    """Gupta et al. (2019) section 5.3, Figure 2: on the real ratings, BLEU-2 and METEOR correlate better with the
     human scores the more of a context's references they may match (the references of the rated-responses
     file: the original reply and the collected ones)."""
     from annotation.importers import ImportFile

@@ -1,5 +1,5 @@
 """The human half of the report on a study annotated in the app: 6 raters x 60 replies, plus a contrarian the
-seed 003 filter removes. Every number is recomputed here from the rating matrix with the reference libraries
+Gupta et al. (2019) filter removes. Every number is recomputed here from the rating matrix with the reference libraries
 (scipy, krippendorff, statsmodels, pingouin, scikit-learn), independently of the report's own code."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""The report parts that recompute metrics: the number-of-references curve (seed 003 Figure 2) from the real
-metric core, and the diversity table (seed 003 Table 5) from annotators' diversity judgments."""
+"""The report parts that recompute metrics: the number-of-references curve (Gupta et al. (2019) Figure 2) from the real
+metric core, and the diversity table (Gupta et al. (2019) Table 5) from annotators' diversity judgments."""
 
 from __future__ import annotations
 
@@ -69,7 +69,9 @@ def test_the_curve_recomputes_each_reference_and_ends_at_the_stored_multi_refere
         )["bleu-2"]
         assert scores.scores[response.pk] == pytest.approx(expected)
         stored = MetricScore.objects.get(response=response).value
-        assert max(scores.scores[response.pk]) == pytest.approx(stored)  # seed 003 eq. 1: the best match
+        assert max(scores.scores[response.pk]) == pytest.approx(
+            stored
+        )  # Gupta et al. (2019) eq. 1: the best match
 
     document, _ = build_report(inputs, ReportOptions(resamples=0))
     [curve] = document["references_curve"]
@@ -189,7 +191,7 @@ def test_with_one_reference_per_context_nothing_is_recomputed_and_the_curve_says
     multi_reference_study,
 ) -> None:
     """A curve of contexts with one reference is a single point at k = 1; recomputing it loaded every model
-    of the multi-reference metrics on the first report of a small study (issue 24: 18 s, MiniLM and WordNet)."""
+    of the multi-reference metrics on the first report of a small study (18 s, MiniLM and WordNet)."""
     study = multi_reference_study
     for context in study.contexts.all():
         context.references.exclude(pk=context.references.order_by("id").first().pk).delete()

@@ -1,4 +1,4 @@
-"""Redis going away and coming back (issue 11): web requests answer at once, the worker reconnects.
+"""Redis going away and coming back: web requests answer at once, the worker reconnects.
 
 The outage tests stop a private redis-server (tests/live_services.RedisProcess, append-only file on, as
 under `make run`), never the session's shared one. The outage here is 10 s to keep the suite fast; the

@@ -1,4 +1,4 @@
-"""The server's answers while PostgreSQL is down or read-only (issue 35): 503 with Retry-After, JSON under /api/
+"""The server's answers while PostgreSQL is down or read-only: 503 with Retry-After, JSON under /api/
 and the app's own page elsewhere, never a 500 and never gunicorn's bare "Internal Server Error".
 
 A throwaway PostgreSQL cluster of its own (initdb on a free port, as scripts/test_postgres.sh makes one), the

@@ -1,4 +1,4 @@
-"""A scoring run created through the API while Redis is down (issue 24): the 202 itself carries the "not
+"""A scoring run created through the API while Redis is down: the 202 itself carries the "not
 queued yet" note, not only the next GET; once Redis is back the recovery sends the run and the note goes.
 A real redis-server, stopped with SIGTERM as a restart would."""
 

@@ -1,4 +1,4 @@
-"""Scoring runs under the faults a study meets (issue 11), with real processes: a private redis-server, real
+"""Scoring runs under the faults a study meets, with real processes: a private redis-server, real
 Celery worker processes, Celery beat sending the periodic recovery, and the test database.
 
 - another process committing every 0.3 s while a run scores (SQLite's "database is locked" before);
@@ -50,7 +50,7 @@ METRICS = ["bleu-1", "bleu-2", "bleu-3", "bleu-4", "rouge-l", "meteor"]
 # METEOR's first call in a fresh pool process loads WordNet without a heartbeat, and three takeovers of a
 # live chunk failed the run at the attempt cap.
 STALE_SECONDS = 8
-RECOVERY_DEADLINE = 120.0  # issue 11: a killed worker's run completes within 2 minutes
+RECOVERY_DEADLINE = 120.0  # a killed worker's run completes within 2 minutes
 
 
 class Stack:

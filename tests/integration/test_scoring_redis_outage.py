@@ -1,4 +1,4 @@
-"""Redis stopped for 30 s (SIGTERM, as a restart would) while a run scores (issue 11): the busy worker
+"""Redis stopped for 30 s (SIGTERM, as a restart would) while a run scores: the busy worker
 survives and goes on, a run started during the outage stays pending saying so and starts once Redis is
 back, and the app's pages answer throughout."""
 

@@ -1,4 +1,4 @@
-"""Grouping a rejected import's problems (kernel/importing/problems.py, issue 34): the same message in the
+"""Grouping a rejected import's problems (kernel/importing/problems.py): the same message in the
 same file and field is one entry whose lines read as ranges, consecutive or not, and the count says how
 many problems there are and how many the shown entries leave out."""
 

@@ -1,5 +1,5 @@
-"""BERT-RUBER's referenced score (seed 001, section 2.2): RUBER's pooled cosine (seed 000, eqs. 1-2)
-over MiniLM token vectors, max over several references (seed 003, eq. 1)."""
+"""BERT-RUBER's referenced score (Ghazarian et al., 2019, section 2.2): RUBER's pooled cosine (Tao et al., 2018, eqs. 1-2)
+over MiniLM token vectors, max over several references (Gupta et al., 2019, eq. 1)."""
 
 from __future__ import annotations
 

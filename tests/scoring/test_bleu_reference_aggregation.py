@@ -1,4 +1,4 @@
-"""Multi-reference BLEU: max over single references (seed 003, eq. 1) by default, nltk's joint form on request."""
+"""Multi-reference BLEU: max over single references (Gupta et al., 2019, eq. 1) by default, nltk's joint form on request."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""A scoring worker's database work per chunk is bounded and does not grow with the chunk (issue 27): the
+"""A scoring worker's database work per chunk is bounded and does not grow with the chunk: the
 queue's own cost had come to outweigh the metrics, one claim, read and store per chunk and family.
 
 Counted with Django's CaptureQueriesContext around ``scoring_run_work`` (what one ``scoring.work_on_run``

@@ -66,7 +66,7 @@ def test_score_study_sync_computes_and_reports(study) -> None:
 
 
 def test_score_study_writes_log_lines_above_its_progress_bar_not_into_it(study, capfd) -> None:
-    """Issue 24: the run's INFO log lines ("scoring run 1 planned ...") landed inside the tqdm bar."""
+    """the run's INFO log lines ("scoring run 1 planned ...") landed inside the tqdm bar."""
     # As in a terminal, the log's console handler and the bar write to the same stderr (under pytest the
     # handler kept the stream of the session's own capture).
     [console] = [h for h in logging.root.handlers if type(h) is logging.StreamHandler]

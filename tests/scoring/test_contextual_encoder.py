@@ -1,4 +1,4 @@
-"""The MiniLM contextual encoder BERT-RUBER uses (seed 001, section 2.1.1): offline loading, token
+"""The MiniLM contextual encoder BERT-RUBER uses (Ghazarian et al., 2019, section 2.1.1): offline loading, token
 vectors without special tokens or padding, order after length sorting, and the pooling helpers."""
 
 from __future__ import annotations
@@ -187,7 +187,7 @@ def test_cuda_bf16_token_vectors_agree_with_cpu_float32(encoder: ContextualEncod
 def test_loading_minilm_draws_no_progress_bar_and_leaves_the_bars_as_they_were(
     capfd: pytest.CaptureFixture[str],
 ) -> None:
-    """Issue 24: ``study_report`` (and ``score_study``) printed transformers' "Loading weights" bars."""
+    """``study_report`` (and ``score_study``) printed transformers' "Loading weights" bars."""
     from transformers.utils import logging as transformers_logging
 
     from scoring.metrics.contextual_encoder import _load, minilm_model_path

@@ -1,4 +1,4 @@
-"""Cross-RUBER in the app (issue 27): train_metric trains and registers it from dialogs; a scoring run stores
+"""Cross-RUBER in the app: train_metric trains and registers it from dialogs; a scoring run stores
 its unreferenced score read with the whole context, its referenced score and the blends (combined over the
 whole study from the stored raw scores), each signed with the model's content hash; the training-job API
 trains one end to end with its curve and says which epoch it kept; list_models lists it."""

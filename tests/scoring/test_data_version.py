@@ -125,7 +125,7 @@ def test_creating_a_run_bumps_nothing_and_a_run_that_stores_nothing_bumps_once_a
     assert done.status == RunStatus.SUCCEEDED
     assert "have no reference" in done.notes
     assert not MetricScore.objects.exists()
-    # no score, but the report now lists bleu-1 as a metric without values (issue 14): one bump, at the end
+    # no score, but the report now lists bleu-1 as a metric without values: one bump, at the end
     assert version(study) == before + 1
 
 

@@ -1,4 +1,4 @@
-"""Diversity metrics (seed 003, sections 3.2.2 and 5.2): hand-computed values and nltk for Self-BLEU."""
+"""Diversity metrics (Gupta et al., 2019, sections 3.2.2 and 5.2): hand-computed values and nltk for Self-BLEU."""
 
 from __future__ import annotations
 

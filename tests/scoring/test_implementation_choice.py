@@ -1,4 +1,4 @@
-"""A run's choice of implementations (issue 23): its spelling, its canonical text, what it means for each
+"""A run's choice of implementations: its spelling, its canonical text, what it means for each
 metric, what "all" takes under it, and which options it lets a run set.
 
 Pure: the registry's real specs and :mod:`scoring.metrics.implementation_choice`; no database, nothing computed.

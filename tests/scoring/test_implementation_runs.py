@@ -1,4 +1,4 @@
-"""Scoring runs that choose implementations (issue 23), on a real database: what a run records, which requests
+"""Scoring runs that choose implementations, on a real database: what a run records, which requests
 are one run, what it refuses, what it stores (values equal the named tool's own, computed here), and how the
 report, its CSV and its LaTeX table show two implementations of one metric.
 """
@@ -423,7 +423,7 @@ def test_scores_of_another_tool_are_recomputed_per_reference_by_that_tool() -> N
             values = per_reference.scores[response.pk]
             references = sorted(response.context.references.all(), key=lambda reference: reference.pk)
             assert len(values) == len(references)
-            # the best reference's score is the stored multi-reference score (seed 003 eq. 1)
+            # the best reference's score is the stored multi-reference score (Gupta et al. (2019) eq. 1)
             assert max(values) == pytest.approx(stored_values[response.pk], abs=TOLERANCE), name
             if name == "rouge-l":  # each one is rouge-score's own, with the stemmer the run chose
                 texts = [reference.text for reference in references]

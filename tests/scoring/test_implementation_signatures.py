@@ -1,4 +1,4 @@
-"""Signatures of scores computed by a chosen implementation (issue 23): they name the tool (``impl:``), its
+"""Signatures of scores computed by a chosen implementation: they name the tool (``impl:``), its
 version and every parameter that changes the value; two implementations of one metric never share one; and
 migration ``scoring/0009_run_implementations`` rewrote the signatures stored before implementations existed
 into exactly what a run writes today, so that new runs find and reuse those rows.

@@ -1,5 +1,5 @@
 """Learned metrics in the app: train_metric registers a model, scoring runs resolve and record it, scores
-carry its hash, blends are computed over the whole study from the stored raw components (seed 000, eq. 4)."""
+carry its hash, blends are computed over the whole study from the stored raw components (Tao et al., 2018, eq. 4)."""
 
 from __future__ import annotations
 
@@ -275,7 +275,7 @@ def test_score_study_model_option_and_list_models(trained: TrainedModel) -> None
 def test_score_study_counts_the_metrics_asked_for_and_a_blends_components_apart(
     trained: TrainedModel,
 ) -> None:
-    """Issue 24: asking for 2 metrics said "x 3 metrics": the blend's stored component was counted."""
+    """asking for 2 metrics said "x 3 metrics": the blend's stored component was counted."""
     topic_study()
     output = run_command(
         "score_study", "learned study", "--metrics", "ruber-unreferenced,ruber-gmean", "--model", "tiny-ruber",

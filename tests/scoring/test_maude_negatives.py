@@ -1,4 +1,4 @@
-"""MaUde's negative samplers and dialog corpora (seed 004, section 3): each corruption does what its name
+"""MaUde's negative samplers and dialog corpora (Sinha et al., 2020, section 3): each corruption does what its name
 says, never returns its input, and is reproducible; corpora are read with errors that name the line."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The faster code paths of the word-overlap metrics (issue 14) give the same values as the slow ones and the
+"""The faster code paths of the word-overlap metrics give the same values as the slow ones and the
 reference libraries: the ASCII tokenizer, BLEU's single-reference counting, ROUGE-L's masks, and METEOR's
 own alignment with its caches and WordNet lemma reader."""
 

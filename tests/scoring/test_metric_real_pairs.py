@@ -1,5 +1,5 @@
 """On 2,000 real DailyDialog pairs the project's BLEU, ROUGE-L, METEOR and tokenizer give exactly the values of
-nltk, rouge-score and the slow tokenizer path (issue 14: faster, with identical values). Skipped, saying so,
+nltk, rouge-score and the slow tokenizer path (faster, with identical values). Skipped, saying so,
 when ../shared/data is not in this checkout."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Learned metrics asked for without a trained model (issue 34): the refusal named only the first missing kind
+"""Learned metrics asked for without a trained model: the refusal named only the first missing kind
 (ruber; then, once a ruber model was trained, maude). It names every missing kind at once, in a sentence
 that starts with a capital letter and has no code markup."""
 

@@ -1,4 +1,4 @@
-"""Acceptance on real data: seed 003 Table 4's single-reference BLEU rows, reproduced with ``tokenizer=none``.
+"""Acceptance on real data: Gupta et al. (2019) Table 4's single-reference BLEU rows, reproduced with ``tokenizer=none``.
 
 The 500 rated replies of the multi-reference study (mturk_rating_processed_output.csv: 100 DailyDialog test
 contexts x 5 systems, mean MTurk ratings 1-5) go through the app's import service; single-reference scoring
@@ -28,7 +28,7 @@ from stats.report.types import ReportOptions
 pytestmark = [pytest.mark.django_db, pytest.mark.shared_data]
 
 RATINGS_CSV = Path("multirefeval") / "mturk_rating_processed_output.csv"
-# Seed 003, Table 4, "Single" rows: (Spearman, Pearson).
+# Gupta et al. (2019), Table 4, "Single" rows: (Spearman, Pearson).
 TABLE_4_SINGLE = {"bleu-1": (0.0241, 0.1183), "bleu-2": (0.0250, 0.1803), "bleu-4": (0.0345, 0.1380)}
 
 

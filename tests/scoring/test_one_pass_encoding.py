@@ -1,4 +1,4 @@
-"""Neural metrics are computed in one pass per call (issue 27): the encoder sees each distinct text of the call
+"""Neural metrics are computed in one pass per call: the encoder sees each distinct text of the call
 once, sorted by length across the whole call, not once per progress slice; the values are those of slices,
 and progress keeps beating between the encoder's batches."""
 

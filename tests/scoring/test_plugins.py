@@ -1,4 +1,4 @@
-"""Metric plugins (entry point group ``dialeval.metrics``, issue 14): a real installed distribution is found
+"""Metric plugins (entry point group ``dialeval.metrics``): a real installed distribution is found
 by importlib.metadata, its metric is registered, listed and scored by a run, and its signature names the
 plugin; a plugin that fails to load, or clashes with a built-in metric, is skipped and listed as broken.
 

@@ -1,4 +1,4 @@
-"""RUBER's max-min pooling and pooled cosine (seed 000, eqs. 1-2), on hand-computed values."""
+"""RUBER's max-min pooling and pooled cosine (Tao et al., 2018, eqs. 1-2), on hand-computed values."""
 
 from __future__ import annotations
 

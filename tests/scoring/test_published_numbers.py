@@ -1,4 +1,4 @@
-"""Acceptance on real data (issue 23): published correlations reproduced with the implementation their tables used.
+"""Acceptance on real data: published correlations reproduced with the implementation their tables used.
 
 The dialog literature computed its baselines with nlg-eval (pycocoevalcap's BLEU, METEOR 1.5 and ROUGE-L with
 beta 1.2, on the text as written, one original reference). Run through the app's own path (import service,
@@ -8,7 +8,7 @@ beta 1.2, on the text as written, one original reference). Run through the app's
 - GRADE's DailyDialog judgments (../shared/data/grade-dailydialog; 300 replies, the mean of ~10 coherence
   scores each): the BLEU-4, METEOR and ROUGE-L cells of Yeh et al. (2021, "A Comprehensive Assessment of
   Dialog Evaluation Metrics", Table 2, DailyDialog-GRADE), to +-0.001;
-- the multi-reference study (seed 003, Table 4, "Single" rows): METEOR and ROUGE-L to +-0.0005, with
+- the multi-reference study (Gupta et al., 2019, Table 4, "Single" rows): METEOR and ROUGE-L to +-0.0005, with
   p-values to the printed precision.
 
 The nltk implementation gives other numbers on the same data; the test says so, so that it fails if the
@@ -36,7 +36,7 @@ GRADE_FILE = Path("grade-dailydialog") / "human_judgement_dailydialog.jsonl"
 MULTIREF_FILE = Path("multirefeval") / "mturk_rating_processed_output.csv"
 # Yeh et al. 2021, Table 2, DailyDialog-GRADE: (Pearson, Spearman).
 YEH_GRADE_DAILYDIALOG = {"bleu-4": (0.075, 0.184), "meteor": (0.096, 0.010), "rouge-l": (0.154, 0.147)}
-# Seed 003 (Gupta et al. 2019), Table 4, "Single": (Spearman, its p, Pearson, its p) as printed.
+# Gupta et al. (2019) (Gupta et al. 2019), Table 4, "Single": (Spearman, its p, Pearson, its p) as printed.
 TABLE_4_SINGLE = {"meteor": (0.1064, 0.017, 0.1871, 0.000), "rouge-l": (0.0715, 0.110, 0.1408, 0.002)}
 
 

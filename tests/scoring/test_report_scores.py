@@ -1,4 +1,4 @@
-"""A report's per-reference and diversity values as the work of a scoring run (issue 25): chunks claimed,
+"""A report's per-reference and diversity values as the work of a scoring run: chunks claimed,
 fenced, heartbeated and recovered like every other chunk, values written once, and a report that only reads
 them (scoring/services/report_scores.py, correlation/report/loading.py)."""
 

@@ -1,4 +1,4 @@
-"""The time left of a scoring run (issue 34): the study page said "about 15 min left" at 20 of 5,020 scores,
+"""The time left of a scoring run: the study page said "about 15 min left" at 20 of 5,020 scores,
 10 s before the run ended, because the rate was measured from the first partial chunk (model loading
 included) since the run started. The estimate now waits until a few chunks are done, says "estimating…"
 until then, and measures the scores done per second since the work began."""

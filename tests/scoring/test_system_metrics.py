@@ -1,4 +1,4 @@
-"""System-level metrics (seed 003, sections 3.2.2 and 5.2): Distinct-n, Self-BLEU, recall (eq. 2) and corpus
+"""System-level metrics (Gupta et al., 2019, sections 3.2.2 and 5.2): Distinct-n, Self-BLEU, recall (eq. 2) and corpus
 BLEU, in the metric core and through a scoring run (one stored value per system)."""
 
 from __future__ import annotations
@@ -148,7 +148,7 @@ def test_a_run_stores_one_value_per_system_from_its_samples() -> None:
     assert run.status == RunStatus.SUCCEEDED, run.error
     # scores: 7 replies x bleu-2, then 2 systems x the 3 system-level metrics
     assert run.progress_done == run.progress_total == 7 + 2 * 3
-    # the real cause, not a guess (issue 24: "e.g. no word with a vector, one output")
+    # the real cause, not a guess ("e.g. no word with a vector, one output")
     assert (
         "self-bleu-2 has no value for 1 system(s): no context has two or more replies of the system"
         in run.notes

@@ -1,4 +1,4 @@
-"""torch's thread count (issue 11): the setting, the automatic share of the cores, the commands' --threads,
+"""torch's thread count: the setting, the automatic share of the cores, the commands' --threads,
 and the Celery signal handlers that set it in a worker's pool processes."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """`train_metric bert-ruber` trains the cells that take minutes by default (the four MiniLM and the four
-word2vec pooling cells); the Bi-GRU cells only when asked (issue 14)."""
+word2vec pooling cells); the Bi-GRU cells only when asked."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The study page's scoring forms keep the researcher's choices after an error (issue 14): the run form, the
+"""The study page's scoring forms keep the researcher's choices after an error: the run form, the
 model choice form and the new training form; the training form starts a job and opens its page; the job
 page and the trained models page show what they should, escaped; CSRF stays on."""
 

@@ -1,4 +1,4 @@
-"""Training jobs on a real database (issue 14): what creation refuses (naming the field, saving nothing), a
+"""Training jobs on a real database: what creation refuses (naming the field, saving nothing), a
 real RUBER trained through the Celery task's body on a small generated corpus, cancel, a job whose worker
 died, and the figures the model list shows."""
 
@@ -361,7 +361,7 @@ def test_list_models_shows_corpus_pairs_epochs_cells_accuracy_size_and_hash(tmp_
     (folder / "timings.json").write_text(json.dumps({"total_seconds": 1}), encoding="utf-8")
     # registered before the figures were stored: they are computed from config, curve and folder; the
     # figures are those of bert-max-ce, the cell bert-ruber-unreferenced scores with, not the best cell's
-    # accuracy nor the longest cell's epochs (issue 24)
+    # accuracy nor the longest cell's epochs
     TrainedModel.objects.create(
         name="old-bert",
         kind="bert-ruber",

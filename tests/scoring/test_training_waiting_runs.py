@@ -1,4 +1,4 @@
-"""Scoring runs that wait for a model being trained (issue 14): created PENDING with the job's live progress as
+"""Scoring runs that wait for a model being trained: created PENDING with the job's live progress as
 their status text, never sent while the job trains, sent (and scored with the new model's hash) once it
 succeeds, failed naming the job when it fails or is cancelled."""
 

@@ -122,7 +122,7 @@ def _cell(value: float | None, note: str = "") -> BenchmarkCell:
 
 
 def test_the_table_has_means_mean_ranks_the_best_per_column_and_why_a_cell_is_missing() -> None:
-    """Only metrics on every study are ranked against each other and can be best (issue 34: a metric scored on
+    """Only metrics on every study are ranked against each other and can be best (a metric scored on
     1 of 2 studies took the best mean rank with its one rank of 1.00); the others are ranked apart, after."""
     a = MetricKey("bleu-2|impl:nltk|refs:single", "bleu-2")
     b = MetricKey("meteor|refs:single", "meteor")
@@ -280,7 +280,7 @@ def _compiled_log(latex: str, tmp_path) -> str:
 
 
 def test_the_latex_of_many_long_named_studies_fits_an_article(tmp_path) -> None:
-    """Issue 34: six long study names and 20 long metric names made the table 636 pt wider than an article's
+    """six long study names and 20 long metric names made the table 636 pt wider than an article's
     text. Compiled with the packages its first line says it needs, nothing sticks out of the text width."""
     latex = benchmark_latex(_wide_table())
     log = _compiled_log(latex, tmp_path)
@@ -302,7 +302,7 @@ def test_the_latex_of_a_rank_correlation_compiles(tmp_path, statistic, letter) -
 
 
 def test_the_heat_map_is_sized_by_its_rows_studies_and_longest_label() -> None:
-    """Issue 34: a plot stretched to the page drew two studies as two thin columns, cut its metric labels
+    """a plot stretched to the page drew two studies as two thin columns, cut its metric labels
     on the left and its footnote on the right. The figure's height follows its rows, its width its studies,
     its left margin its longest label; study names wrap over their columns, the footnote over the figure."""
     wide, narrow = benchmark_heatmap(_wide_table(6)), benchmark_heatmap(_wide_table(2))

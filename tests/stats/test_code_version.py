@@ -1,4 +1,4 @@
-"""The code version recorded in reports (stats/report/code_version.py, issue 34): reports read
+"""The code version recorded in reports (stats/report/code_version.py): reports read
 "unknown+git.decfd957ff1f" because the project's version was looked for beside the wrong folder."""
 
 from __future__ import annotations

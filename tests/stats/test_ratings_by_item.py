@@ -1,4 +1,4 @@
-"""The rater side grouped with numpy gives exactly what the loops it replaced gave (issue 26): the same keys in
+"""The rater side grouped with numpy gives exactly what the loops it replaced gave: the same keys in
 the same order, the same value objects, the same floats bit for bit. The loops are kept here, verbatim, as the
 reference."""
 

@@ -1,4 +1,4 @@
-"""Notes the report adds where a number says less than it seems (issue 34): nlg-eval's sentence BLEU-4 system
+"""Notes the report adds where a number says less than it seems: nlg-eval's sentence BLEU-4 system
 means that print as 0.0000 (coco's 1e-15 floor), and pairwise accuracy of only two systems (one pair)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""A busy or full database (issue 24): API clients get JSON 503 with Retry-After, pages a 503 page, reads
+"""A busy or full database: API clients get JSON 503 with Retry-After, pages a 503 page, reads
 keep working, and the database wait ends before gunicorn's worker timeout. On SQLite (a write lock held by
 another connection past the busy timeout; the file at its page limit, as on a full disk) and on PostgreSQL
 (a table lock held past lock_timeout), through scripts/test_postgres.sh."""

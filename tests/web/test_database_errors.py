@@ -27,7 +27,7 @@ def _with_state(state: str) -> psycopg.Error:
 @pytest.mark.parametrize(
     ("error", "reason"),
     [
-        # no server answered: psycopg's error has no SQLSTATE (issue 35: these were 500s)
+        # no server answered: psycopg's error has no SQLSTATE (these were 500s)
         (
             _wrapped(
                 utils.OperationalError, psycopg.OperationalError("connection failed: Connection refused")

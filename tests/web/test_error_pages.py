@@ -1,4 +1,4 @@
-"""Refusals and missing pages are the app's own pages, never Django's debug page (issue 13, when the tool
+"""Refusals and missing pages are the app's own pages, never Django's debug page (when the tool
 was tried for real): 403 and 404 say what happened, and make run leaves DEBUG off unless asked."""
 
 from __future__ import annotations

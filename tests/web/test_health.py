@@ -145,7 +145,7 @@ def test_worker_health_with_redis_down_says_so_quickly(broker_down: str) -> None
 
 
 def test_worker_health_lists_every_queue_a_live_worker_serves(broker_url: str) -> None:
-    """Issue 34: a worker on cpu,gpu (as `make run` starts) showed as the cpu queue alone, since only the
+    """a worker on cpu,gpu (as `make run` starts) showed as the cpu queue alone, since only the
     configured queues were checked; every queue a live worker consumes is listed too."""
     announce(broker_url, "cpu", "gpu")
     response = get("/health/workers/?format=json")

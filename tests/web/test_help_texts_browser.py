@@ -1,4 +1,4 @@
-"""The help a researcher reads (issue 24), in headless Chromium: docs/import-formats.md is a link that opens
+"""The help a researcher reads, in headless Chromium: docs/import-formats.md is a link that opens
 the document, the reply-id help points at the replies table where it is (above), and the new-study form
 lays every field out the same way (label above, control, help under it)."""
 

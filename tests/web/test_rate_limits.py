@@ -1,4 +1,4 @@
-"""Brute force and rate limits (issue 24): log-in lock-out, sign-ups per client and per invite link, the API
+"""Brute force and rate limits: log-in lock-out, sign-ups per client and per invite link, the API
 per user and per client, bad API tokens. Each answers 429 with Retry-After. The test settings set every
 limit very high; each test here lowers the one it checks."""
 

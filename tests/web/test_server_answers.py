@@ -1,4 +1,4 @@
-"""What the server answers to bad hosts, missing tokens, refusals, weak passwords and an HTTPS proxy (issue 24)."""
+"""What the server answers to bad hosts, missing tokens, refusals, weak passwords and an HTTPS proxy."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""What the pages say (issue 24): the reference-writing task's "How to write replies" dialog is about
+"""What the pages say: the reference-writing task's "How to write replies" dialog is about
 writing, not the study's rating instructions; the invite card tells volunteers they sign up (or log in)."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Django's one-line comments: the template lexer only recognises ``{# ... #}`` within one line, so a
-``{#`` whose ``#}`` is on a later line is printed to the visitor as text (issue 34: every rating screen
+``{#`` whose ``#}`` is on a later line is printed to the visitor as text (every rating screen
 showed the comment of templates/annotation/work/_question.html). Longer comments use
 ``{% comment %}...{% endcomment %}``."""
 

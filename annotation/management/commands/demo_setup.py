@@ -113,7 +113,9 @@ class Command(BaseCommand):
         study = study_create(
             owner=owner, name=name, scale=scale, ratings_per_item=ratings_per_item, description=description
         )
-        if name == SAMPLE_STUDY:  # the sample also shows the reference-writing task (seed 003, 4R1W)
+        if (
+            name == SAMPLE_STUDY
+        ):  # the sample also shows the reference-writing task (Gupta et al., 2019, 4R1W)
             study.references_wanted = 4
             study.save(update_fields=["references_wanted"])
         for format_name, file, what in imports:

@@ -6,7 +6,7 @@
     manage.py train_default_models --threads 1      # torch on 1 CPU thread (a machine busy with other work)
     manage.py train_default_models --kinds ruber,bert-ruber,maude   # without Cross-RUBER (about 40 minutes)
 
-The learned metrics of a study that chooses no model use these (issue 3: "the default model, trained from
+The learned metrics of a study that chooses no model use these ("the default model, trained from
 ../shared/data/dailydialog when present"). `make run` starts this in the background when the corpus is there
 and a default is missing (log: var/log/train-default-models.log); until it finishes, learned metrics are left
 out of "all" and asking for one says how to train a model. BERT-RUBER's default model has the pooling

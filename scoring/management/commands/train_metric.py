@@ -7,20 +7,20 @@ dialogs) and register it for scoring.
     manage.py train_metric maude --corpus ../shared/data/dailydialog --format dailydialog --name dd-maude
     manage.py train_metric cross-ruber --corpus ../shared/data/dailydialog --format dailydialog --name dd-cross
 
-RUBER trains word2vec and the unreferenced scorer s_U (seed 000, sections 3.1-3.2); BERT-RUBER trains the
-unreferenced factorial cells over MiniLM and word2vec (seed 001, section 2.1): by default the eight pooling
+RUBER trains word2vec and the unreferenced scorer s_U (Tao et al., 2018, sections 3.1-3.2); BERT-RUBER trains the
+unreferenced factorial cells over MiniLM and word2vec (Ghazarian et al., 2019, section 2.1): by default the eight pooling
 cells, which train in minutes ({bert,word2vec}-{max,mean}-{ranking,ce}); the four Bi-GRU cells take hours
 on a CPU and are trained when named (``--cells``) or with ``--all-cells``; MaUde trains its scorer and
-the baselines named by --variants on (context, reply) examples of every dialog (seed 004; --format
+the baselines named by --variants on (context, reply) examples of every dialog (Sinha et al., 2020; --format
 dialogs-jsonl reads {"turns": [...]} lines, --context-turns cuts the history); Cross-RUBER fine-tunes
 MiniLM's top layers (--frozen-layers; 0 on CUDA fine-tunes all) as a cross-encoder of context and reply
-(issue 27; docs/metrics.md, "Cross-RUBER"), caching the frozen layers' token states in
+(docs/metrics.md, "Cross-RUBER"), caching the frozen layers' token states in
 DIALEVAL_MODEL_DIR/cross-ruber/.cache. Early stopping uses the
 corpus's validation split when there is one (``--validation``; given DailyDialog's folder, training
 uses its ``train/`` split and early stopping its ``validation/`` split), else 5% of the pairs held out with a fixed seed. --default makes the
 model the one studies use when they choose none. A progress bar shows the loss; CUDA is used when present.
 --threads sets torch's CPU threads (default: settings.DIALEVAL_TORCH_THREADS, else every core this process
-may use; give 1 on a machine busy with other work, issue 11).
+may use; give 1 on a machine busy with other work).
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """A trained set of BERT-RUBER unreferenced scorers on disk, its content hash, and the loaded model
-that scores (seed 001, section 2.1; the folder follows RUBER's, ``scoring.metrics.ruber.artifact``).
+that scores (Ghazarian et al., 2019, section 2.1; the folder follows RUBER's, ``scoring.metrics.ruber.artifact``).
 
 An artifact is a folder:
 

@@ -1,4 +1,4 @@
-"""Frozen sentence inputs of BERT-RUBER's unreferenced scorers (seed 001, sections 2.1.1-2.1.2).
+"""Frozen sentence inputs of BERT-RUBER's unreferenced scorers (Ghazarian et al., 2019, sections 2.1.1-2.1.2).
 
 Both embeddings are inputs, not parameters, in every cell:
 
@@ -6,7 +6,7 @@ Both embeddings are inputs, not parameters, in every cell:
   (all-MiniLM-L6-v2 by default; the paper's BERT-base is not installable offline here), frozen as in
   the paper, which feeds BERT's vectors to the scorer.
 - ``word2vec``: the corpus's word2vec vectors of the tokens of ``scoring.metrics.tokenize`` (unknown
-  words skipped). RUBER fine-tunes its embeddings (seed 000, section 3.2); here they stay frozen, which
+  words skipped). RUBER fine-tunes its embeddings (Tao et al., 2018, section 3.2); here they stay frozen, which
   keeps the word2vec and BERT cells comparable and lets the inputs be computed once per training run.
 
 Every distinct text is turned into vectors once, into a :class:`SentenceTable`: max- and mean-pooled

@@ -1,7 +1,7 @@
-"""BERT-RUBER's unreferenced scorer for one factorial cell (seed 001, sections 2.1.2-2.1.3 and 4.3), in torch.
+"""BERT-RUBER's unreferenced scorer for one factorial cell (Ghazarian et al., 2019, sections 2.1.2-2.1.3 and 4.3), in torch.
 
 - Sentence representation: for ``rnn`` a 2-layer bidirectional GRU with 128 hidden units (section 4.3),
-  one for the query and one for the reply as in RUBER (seed 000, section 3.2); the sentence vector is
+  one for the query and one for the reply as in RUBER (Tao et al., 2018, section 3.2); the sentence vector is
   the last states of both directions of the top layer. For ``max`` / ``mean`` the pooled token vectors
   are the sentence vectors as they are (no trainable encoder, section 2.1.2).
 - Features [q ; q^T M r ; r] with a trained matrix M (RUBER's quadratic feature), then an MLP with

@@ -1,4 +1,4 @@
-"""A trained Cross-RUBER artifact on disk, its content hash, and loading it (issue 27).
+"""A trained Cross-RUBER artifact on disk, its content hash, and loading it.
 
 The folder (the file names every learned metric's folder has, ``scoring.metrics.artifacts``):
 

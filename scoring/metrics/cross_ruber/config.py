@@ -1,4 +1,4 @@
-"""Cross-RUBER's names and hyper-parameters (issue 27): one frozen dataclass, recorded in ``config.json``.
+"""Cross-RUBER's names and hyper-parameters: one frozen dataclass, recorded in ``config.json``.
 
 Every default says what it follows or which measurement chose it (docs/metrics.md, "Cross-RUBER", has the
 ablation table; "DD validation" = DailyDialog's validation split, "shared sets" = GRADE DailyDialog and the
@@ -19,16 +19,18 @@ METRIC_NAMES = (CROSS_RUBER_UNREFERENCED, CROSS_RUBER_REFERENCED, *BLEND_METRICS
 
 # Negative kinds (the candidates a context's true reply is ranked against).
 BATCH = "batch"  # the true reply of another context of the same mini-batch (in-batch negative)
-UTTERANCE = "utterance"  # a random reply of another dialog, drawn anew every epoch (seed 004, seed 000)
-SYNTACTIC = "syntactic"  # one fixed corruption of the true reply: word order, drop or repeat (seed 004)
+UTTERANCE = "utterance"  # a random reply of another dialog, drawn anew every epoch (Sinha et al., 2020, Tao et al. (2018))
+SYNTACTIC = (
+    "syntactic"  # one fixed corruption of the true reply: word order, drop or repeat (Sinha et al., 2020)
+)
 DIALOG = "dialog"  # another turn of the same dialog: on topic, but not the reply (a hard negative)
 ECHO = "echo"  # a turn of the context itself, repeated as the reply (retrieval systems do this)
 NEGATIVE_KINDS = (BATCH, UTTERANCE, SYNTACTIC, DIALOG, ECHO)
 
 # Objectives over each context's candidates.
 LISTWISE = "listwise"  # softmax cross-entropy over [true; negatives] (InfoNCE, listwise NCE)
-BINARY = "binary"  # seed 004 eq. 2: -log s(c, r) - mean_k log(1 - s(c, r_k))
-MARGIN = "margin"  # seed 000 eq. 3: mean_k max(0, margin - s(c, r) + s(c, r_k)), s = sigmoid(logit)
+BINARY = "binary"  # Sinha et al. (2020) eq. 2: -log s(c, r) - mean_k log(1 - s(c, r_k))
+MARGIN = "margin"  # Tao et al. (2018) eq. 3: mean_k max(0, margin - s(c, r) + s(c, r_k)), s = sigmoid(logit)
 OBJECTIVES = (LISTWISE, BINARY, MARGIN)
 
 # How the reply meets the context in the trained top layers.
@@ -52,7 +54,9 @@ class CrossRuberConfig:
     # k: MiniLM's lower layers, frozen and cached; 0 fine-tunes all (CUDA). 5 (the top layer trains): the
     # 45-minute CPU budget; k = 4 doubles the trained part's cost per step
     frozen_layers: int = 5
-    context_turns: int = 3  # last turns of the context read (seed 004 reads all; cost grows with it)
+    context_turns: int = (
+        3  # last turns of the context read (Sinha et al. (2020) reads all; cost grows with it)
+    )
     max_utterance_tokens: int = 64  # word pieces per utterance with [CLS]/[SEP] (0.5% of DD turns longer)
     max_context_tokens: int = 128  # the newest turns that fit (the newest always, cut if it must be)
     # gated: best s_U at the full budget (GRADE 0.284 vs 0.281 separate), and starts as `separate` (gate 0)
@@ -62,7 +66,7 @@ class CrossRuberConfig:
     syntactic_kinds: tuple[str, ...] = SYNTACTIC_KINDS
     drop_fraction: float = DEFAULT_DROP_FRACTION
     objective: str = BINARY  # MaUde's NCE: better s_U than listwise on both shared sets (ablation)
-    margin: float = 0.5  # for MARGIN (seed 000's Delta; the paper does not give it)
+    margin: float = 0.5  # for MARGIN (Tao et al. (2018)'s Delta; the paper does not give it)
     head_hidden: int = 256
     dropout: float = 0.1  # head dropout; the encoder layers keep MiniLM's own (0.1)
     encoder_learning_rate: float = 1e-4

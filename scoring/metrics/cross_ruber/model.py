@@ -1,4 +1,4 @@
-"""A loaded Cross-RUBER model and the batch scoring of (hypotheses, contexts, references) (issue 27).
+"""A loaded Cross-RUBER model and the batch scoring of (hypotheses, contexts, references).
 
 Scoring encodes each distinct text once: every context turn, hypothesis and reference goes through the
 embeddings and the frozen lower layers in length-sorted batches (:func:`.token_states.encode_states`);
@@ -8,7 +8,7 @@ distinct hypothesis and reference once as a sentence vector.
 
 - unreferenced s_U(c, r) = sigmoid(logit(c, r)): the model's probability that r is the true next turn
   after the context's last ``context_turns`` turns;
-- referenced s_R(r, refs) = max over the references of cos(v_r, v_ref) (seed 003, eq. 1): the encoder's
+- referenced s_R(r, refs) = max over the references of cos(v_r, v_ref) (Gupta et al., 2019, eq. 1): the encoder's
   own mean-pooled sentence vectors (``frozen-cosine``, default), or the fine-tuned top layers' reading
   the text alone (``tuned-cosine``);
 - blends: RUBER's eq. 4 normalisation over the scored set and its four blends (``ruber.blends``).

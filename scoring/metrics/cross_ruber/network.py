@@ -15,7 +15,7 @@
   self-attention over [context; reply], one pass per (context, reply); ``separate`` reads the two
   apart (a fine-tuned bi-encoder: what the token-level interaction buys, measured against it).
 - The head reads the mean-pooled reply states h_r and context states c (MiniLM's own pooling) through
-  MaUde's combination [h_r, c, h_r * c, h_r - c] (seed 004, eq. 4) and an MLP to one logit.
+  MaUde's combination [h_r, c, h_r * c, h_r - c] (Sinha et al., 2020, eq. 4) and an MLP to one logit.
 
 Every layer runs through :func:`layer_forward`, which calls the Hugging Face ``BertLayer``'s own
 sub-modules (projections, output LayerNorms, feed-forward), so loading MiniLM's weights gives MiniLM's
@@ -239,7 +239,7 @@ class CrossRuberNet(nn.Module):
         )
 
     def _head(self, reply: torch.Tensor, context: torch.Tensor) -> torch.Tensor:
-        """MaUde's f_comb [h_r, c, h_r * c, h_r - c] (seed 004, eq. 4) -> MLP -> one logit per reply."""
+        """MaUde's f_comb [h_r, c, h_r * c, h_r - c] (Sinha et al., 2020, eq. 4) -> MLP -> one logit per reply."""
         return self.head(torch.cat([reply, context, reply * context, reply - context], dim=-1)).squeeze(-1)
 
     def sentence_vectors(self, states: torch.Tensor, mask: torch.Tensor, *, pretrained: bool) -> torch.Tensor:

@@ -1,12 +1,12 @@
-"""Cross-RUBER's training examples and their candidate replies (issue 27; seeds 000 and 004).
+"""Cross-RUBER's training examples and their candidate replies (Tao et al. (2018) and Sinha et al. (2020)).
 
-An example is a reply of a dialog with its last ``context_turns`` turns (seed 004's context-reply
+An example is a reply of a dialog with its last ``context_turns`` turns (Sinha et al. (2020)'s context-reply
 examples, :func:`scoring.metrics.maude.dialogs.examples`). Its candidates are the true reply first, then
 one negative of each kind in ``config.negatives``:
 
 - ``batch``: the true reply of another example of the same mini-batch (from another dialog);
 - ``utterance``: a random reply of another dialog, drawn anew every epoch (RUBER's negative sampling,
-  seed 000 section 3.2; MaUde's random utterance, seed 004 section 3);
+  Tao et al. (2018) section 3.2; MaUde's random utterance, Sinha et al. (2020) section 3);
 - ``syntactic``: one corruption of the true reply fixed before training (its kind at random among word
   order, word drop and word repeat: MaUde's syntactic negatives, reused from ``maude.negatives``), fixed
   so that its token states are computed once;
@@ -190,7 +190,7 @@ def echo_negatives(
 
 
 def random_utterances(found: ExampleSet, rng: np.random.Generator) -> NDArray[np.int64]:
-    """One random reply of another dialog per example (seed 004's random utterance)."""
+    """One random reply of another dialog per example (Sinha et al. (2020)'s random utterance)."""
     everyone = np.arange(len(found), dtype=np.int64)
     return found.replies[random_other_indices(found.dialogs, found.replies, everyone, rng)]
 

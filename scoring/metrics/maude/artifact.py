@@ -1,4 +1,4 @@
-"""A trained MaUde artifact on disk and the loaded model that scores (seed 004).
+"""A trained MaUde artifact on disk and the loaded model that scores (Sinha et al., 2020).
 
 The folder is laid out as BERT-RUBER's (``bert_ruber.artifact``), one weights file per trained scorer:
 ``config.json`` (variants as ``cells``, every hyper-parameter, the encoder's name and content hash, the

@@ -1,4 +1,4 @@
-"""MaUde's training data: whole dialogs, and the (context, reply) examples cut from them (seed 004,
+"""MaUde's training data: whole dialogs, and the (context, reply) examples cut from them (Sinha et al. (2020),
 section 3: the context c = {u_1 .. u_n} of a reply r = u_{n+1} is every turn before it).
 
 Corpus formats (``read_dialogs``):

@@ -1,4 +1,4 @@
-"""MaUde's scorer modules in torch (seed 004, eq. 1 and eq. 4; :mod:`.variants` names them).
+"""MaUde's scorer modules in torch (Sinha et al., 2020, eq. 1 and eq. 4; :mod:`.variants` names them).
 
 :class:`DialogScorer` is MaUde, BERT-NLI and InferSent: ``encode_context`` gives c, ``encode_reply`` h_r,
 and ``logits`` the pre-sigmoid score of f_t([h_r, c, h_r * c, h_r - c]) (eq. 4). RUBER's baseline is

@@ -1,10 +1,10 @@
-"""The scorers trained in a MaUde artifact: MaUde and the baselines of seed 004, section 4, all trained
+"""The scorers trained in a MaUde artifact: MaUde and the baselines of Sinha et al. (2020), section 4, all trained
 with the same NCE loss (eq. 2) so that they compare fairly.
 
 - ``maude``: frozen encoder vectors of each utterance, the learned down-projection D_g, a bidirectional
   LSTM over the context's utterances, max-pooling of its states, W into the reply space (eq. 4).
 - ``bert-nli``: the same without the dialog RNN: the context's utterance vectors (after D_g) averaged,
-  then W (seed 004: "the same as InferSent but with the LSTM encoder replaced with a pre-trained BERT
+  then W (Sinha et al. (2020): "the same as InferSent but with the LSTM encoder replaced with a pre-trained BERT
   encoder"; here the frozen encoder reads each utterance and the average stands for reading the
   concatenated context, which would cost a second encoding pass over every context).
 - ``infersent``: a BiLSTM with max-pooling over word2vec vectors (Conneau et al., 2017), one encoder for
@@ -29,11 +29,11 @@ ENCODER_VARIANTS = (MAUDE, BERT_NLI)  # read frozen encoder vectors; the others 
 DESCRIPTIONS = {
     MAUDE: "MaUde (Sinha et al., 2020, eq. 4): encoder vectors, D_g, BiLSTM over the context's "
     "utterances, max-pool, W, [h_r, c, h_r*c, h_r-c], MLP, sigmoid; trained by NCE (eq. 2)",
-    BERT_NLI: "BERT-NLI baseline (seed 004, section 4): MaUde without the dialog RNN (context utterance "
+    BERT_NLI: "BERT-NLI baseline (Sinha et al., 2020, section 4): MaUde without the dialog RNN (context utterance "
     "vectors averaged), same NCE training",
-    INFERSENT: "InferSent baseline (seed 004, section 4): BiLSTM-max over word2vec vectors of the "
+    INFERSENT: "InferSent baseline (Sinha et al., 2020, section 4): BiLSTM-max over word2vec vectors of the "
     "concatenated context and of the reply, same NCE training",
-    RUBER: "RUBER unreferenced baseline (seed 004, section 4): Bi-GRU query (last context turn) and reply, "
+    RUBER: "RUBER unreferenced baseline (Sinha et al., 2020, section 4): Bi-GRU query (last context turn) and reply, "
     "[q; qMr; r], MLP, same NCE training",
 }
 

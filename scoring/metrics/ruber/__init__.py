@@ -1,8 +1,8 @@
-"""RUBER (Tao et al., 2018, seed 000, section 3): referenced s_R, unreferenced s_U, and their blends.
+"""RUBER (Tao et al., 2018, Tao et al. (2018), section 3): referenced s_R, unreferenced s_U, and their blends.
 
 - :mod:`.corpus`: query-reply pairs from DailyDialog text or a pairs JSONL file (the training corpus).
 - :mod:`.word2vec`: the word embeddings (section 4.1: 50-dimensional word2vec), trained with gensim.
-- :mod:`.scores`: s_R (section 3.1, eqs. 1-2; several references: seed 003, eq. 1) and the
+- :mod:`.scores`: s_R (section 3.1, eqs. 1-2; several references: Gupta et al. (2019), eq. 1) and the
   "vector pool" unreferenced baseline (the same cosine between query and reply).
 - :mod:`.unreferenced_model`: the neural s_U (section 3.2, Figure 3, eq. 3), in torch.
 - :mod:`.training`: ``train_ruber`` (word2vec, then s_U by negative sampling, early stopping).

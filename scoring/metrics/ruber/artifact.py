@@ -1,4 +1,4 @@
-"""A trained RUBER model on disk, its content hash, and the loaded model that scores (seed 000, section 3).
+"""A trained RUBER model on disk, its content hash, and the loaded model that scores (Tao et al., 2018, section 3).
 
 An artifact is a folder:
 

@@ -1,4 +1,4 @@
-"""RUBER's hybrid scores (seed 000, section 3.3): min-max normalisation (eq. 4), then four blends.
+"""RUBER's hybrid scores (Tao et al., 2018, section 3.3): min-max normalisation (eq. 4), then four blends.
 
 s~ = (s - min(s')) / (max(s') - min(s')) over the scored set s' (eq. 4), for s_R and s_U separately;
 then RUBER = min, max, geometric mean sqrt(s~_R * s~_U) or arithmetic mean (s~_R + s~_U) / 2.

@@ -1,4 +1,4 @@
-"""The training corpus of RUBER's unreferenced scorer: query-reply pairs (seed 000, sections 3.2 and 4.1).
+"""The training corpus of RUBER's unreferenced scorer: query-reply pairs (Tao et al., 2018, sections 3.2 and 4.1).
 
 RUBER trains its word2vec embeddings and its neural scorer s_U on (query, reply) pairs without human
 labels (negative sampling draws the wrong replies). Two sources are read:

@@ -1,6 +1,6 @@
 """Ranking accuracy of an unreferenced scorer: how often s_U(q, true reply) > s_U(q, random reply).
 
-The quantity RUBER's negative sampling trains for (seed 000, section 3.2, eq. 3); used for early
+The quantity RUBER's negative sampling trains for (Tao et al., 2018, section 3.2, eq. 3); used for early
 stopping on the validation split and as a sanity benchmark (chance is 0.5; ties count as failures).
 """
 

@@ -1,8 +1,8 @@
-"""RUBER's referenced score s_R and the "vector pool" unreferenced baseline (seed 000, section 3.1).
+"""RUBER's referenced score s_R and the "vector pool" unreferenced baseline (Tao et al., 2018, section 3.1).
 
 s_R(r, r_hat) = cos(v_r, v_r_hat) with v = [max-pool; min-pool] of the sentence's word vectors
 (eqs. 1-2, :mod:`scoring.metrics.pooling`). With several references, the score is the maximum over them
-(seed 003, section 3.2.1, eq. 1). The vector-pool baseline (seed 000, Table 2, "Vector pool") is the same
+(Gupta et al., 2019, section 3.2.1, eq. 1). The vector-pool baseline (Tao et al., 2018, Table 2, "Vector pool") is the same
 cosine between the query and the reply.
 
 Tokens without a vector are skipped. An item whose reply (or query) has no known word, or none of whose

@@ -1,4 +1,4 @@
-"""RUBER's neural unreferenced scorer s_U(q, r) (seed 000, section 3.2, Figure 3), in torch.
+"""RUBER's neural unreferenced scorer s_U(q, r) (Tao et al., 2018, section 3.2, Figure 3), in torch.
 
 Word embeddings (initialised from the trained word2vec and fine-tuned: "All parameters are trained by
 Adam") feed one bidirectional GRU for the query and another for the reply; a sentence vector is the
@@ -9,7 +9,7 @@ hidden layer and a sigmoid output gives s_U in (0, 1).
 Token ids: 0 is padding, 1 an unknown word, word2vec row i is id i + 2. A sentence with no token is
 scored as the single token <unk> (a GRU needs one step), so s_U is always defined.
 
-Speed (issue 3, benchmark 3): on the CPU the Bi-GRU runs on padded groups of similar length, one
+Speed (benchmark 3): on the CPU the Bi-GRU runs on padded groups of similar length, one
 direction at a time, with the same weights and the same result as the packed Bi-GRU (see
 :meth:`UnreferencedScorer._grouped_last_states`). Sequences are padded once into one [N, T] tensor
 (:func:`pad_all`) and a batch is a row selection trimmed to its longest member (:func:`take`), instead

@@ -1,4 +1,4 @@
-"""RUBER's word embeddings: word2vec trained with gensim on the corpus (seed 000, section 4.1: "we train
+"""RUBER's word embeddings: word2vec trained with gensim on the corpus (Tao et al., 2018, section 4.1: "we train
 50-dimensional word2vec embeddings"; the dimension and the rest are configurable).
 
 Deterministic for a given corpus and seed: one worker thread, and a stable string hash for gensim's

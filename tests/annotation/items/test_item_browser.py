@@ -276,7 +276,7 @@ def test_changes_need_the_csrf_token() -> None:
 
 
 def test_a_replys_metric_scores_read_as_their_display_names() -> None:
-    """Issue 34: three scores of BLEU-4 (nltk, nlg-eval; and one with several references) read as three
+    """three scores of BLEU-4 (nltk, nlg-eval; and one with several references) read as three
     different names, each with its signature on hover."""
     study, responses = _study(1)
     texts = {

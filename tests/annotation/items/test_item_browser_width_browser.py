@@ -1,4 +1,4 @@
-"""The item browser gives the reply the room (issue 24): with nine metric scores and a long query, the
+"""The item browser gives the reply the room: with nine metric scores and a long query, the
 reply column was about three words wide and 24 replies made a 9,800 px page."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The researcher tries their own crowd link in headless Chromium (issue 13): the page says who they are
+"""The researcher tries their own crowd link in headless Chromium: the page says who they are
 logged in as, "Stay logged in" keeps them, and the button signs them out and continues as the participant."""
 
 from __future__ import annotations

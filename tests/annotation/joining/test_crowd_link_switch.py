@@ -1,4 +1,4 @@
-"""A crowd link opened by someone already logged in as another user (issue 13): the researcher trying their
+"""A crowd link opened by someone already logged in as another user: the researcher trying their
 own Prolific link, a second participant on a shared computer. Nobody is switched to another account behind
 their back: a page says who they are logged in as and asks for a POST (CSRF on) before signing them out;
 the worker's own session goes straight on, and a visitor who is not logged in continues as before."""

@@ -1,4 +1,4 @@
-"""A new volunteer in headless Chromium (issue 13): opens the invite link, signs up, accepts the consent, does
+"""A new volunteer in headless Chromium: opens the invite link, signs up, accepts the consent, does
 a two-item qualification round with feedback after each answer, passes and reaches the first real item."""
 
 from __future__ import annotations

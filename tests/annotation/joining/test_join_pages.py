@@ -1,4 +1,4 @@
-"""Joining a study through the pages and the API (issue 13): sign-up through the invite link, crowd workers
+"""Joining a study through the pages and the API: sign-up through the invite link, crowd workers
 arriving with their platform id, the consent gate, the qualification round, the completion code, and the
 researcher's side (training items, reset, settings)."""
 

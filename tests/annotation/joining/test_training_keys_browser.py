@@ -1,4 +1,4 @@
-"""The qualification round works from the keyboard like the rating page (issue 24): number keys pick the
+"""The qualification round works from the keyboard like the rating page: number keys pick the
 score, Enter submits, and on the feedback page Enter goes on to the next practice item; ``?`` opens the
 instructions on both."""
 

@@ -1,4 +1,4 @@
-"""The annotation page of a study imported with its ratings (issue 24): the progress counts them and says
+"""The annotation page of a study imported with its ratings: the progress counts them and says
 so, each imported rater shows what they rated, and unticking the setting asks for a fresh collection."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Study names are unique per owner, not across researchers (issue 13, when the tool was tried for real):
+"""Study names are unique per owner, not across researchers (when the tool was tried for real):
 two researchers may both have a "Pilot" (page and API), and a command given a name two studies share asks
 for the id."""
 

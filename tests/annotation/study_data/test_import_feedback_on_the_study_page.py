@@ -1,4 +1,4 @@
-"""What the study page says about an import (issue 13, when the tool was tried for real): a rejected
+"""What the study page says about an import (when the tool was tried for real): a rejected
 file's problems are printed once, the page has no duplicate ids, and an accepted import's counts read as
 words."""
 

@@ -1,4 +1,4 @@
-"""A rejected import's problems, grouped and counted (issue 34): an 80-line file whose every line duplicates an
+"""A rejected import's problems, grouped and counted: an 80-line file whose every line duplicates an
 item already in the study was shown as exactly 50 identical "duplicate item" lines, with no word of the other
 30. Problems with the same message in the same file and field are one entry with their lines as ranges;
 past the page's cap, a sentence says how many problems there are in all and how many are not shown. The

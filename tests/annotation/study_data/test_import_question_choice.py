@@ -1,4 +1,4 @@
-"""The import form's question (issue 34): a study with one question showed a "Question:" label and its help
+"""The import form's question: a study with one question showed a "Question:" label and its help
 text with no control beside them (the field was a hidden input, whose label and help were still printed).
 With no choice to make neither shows; with two questions the choice does, and an upload still imports."""
 

@@ -1,4 +1,4 @@
-"""A rejected import in headless Chromium (issue 24): "The import was rejected…" is a heading above the
+"""A rejected import in headless Chromium: "The import was rejected…" is a heading above the
 problems, not one of them, and reloading the address it leaves (/studies/<id>/import/) shows the study's
 import form instead of Chromium's "HTTP ERROR 405" with an empty body."""
 

@@ -1,4 +1,4 @@
-"""Issue 14: deleting a system with everything that hangs on its replies, and undoing an import, each behind
+"""deleting a system with everything that hangs on its replies, and undoing an import, each behind
 a confirmation that names what goes (page and API); refused, with the reason, where it cannot be done
 cleanly. Real database, real services; the scoring rows are the scoring app's own models."""
 

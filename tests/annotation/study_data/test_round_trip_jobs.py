@@ -1,4 +1,4 @@
-"""Issue 14: imports above ``DIALEVAL_IMPORT_INLINE_MAX_BYTES`` run in a Celery task, all or nothing, with a
+"""imports above ``DIALEVAL_IMPORT_INLINE_MAX_BYTES`` run in a Celery task, all or nothing, with a
 progress bar. The task's body is called in this process here (the real worker: test_round_trip_worker.py);
 the upload, the job row, the progress file and the periodic check are the real ones."""
 

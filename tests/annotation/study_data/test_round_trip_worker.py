@@ -1,4 +1,4 @@
-"""Issue 14: a large import through a real Redis broker and a real Celery worker process (no eager mode): the
+"""a large import through a real Redis broker and a real Celery worker process (no eager mode): the
 upload queues a job, the worker imports it with progress; a worker killed while it writes leaves nothing
 half-written, and the periodic check sends the job again, which then imports exactly once."""
 

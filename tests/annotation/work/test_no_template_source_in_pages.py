@@ -1,5 +1,5 @@
 """What a volunteer sees on the rating page and in the qualification round is rendered text only: no piece
-of template source ("{#", "{%", "{{") reaches the page (issue 34: a comment spread over two lines in
+of template source ("{#", "{%", "{{") reaches the page (a comment spread over two lines in
 templates/annotation/work/_question.html was printed above the rating buttons of every screen)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Time on an item and typing are the server's measures, not the client's claims (issue 13, when the tool was
+"""Time on an item and typing are the server's measures, not the client's claims (when the tool was
 tried for real): a forged time is kept only as the client's claim, a second visit adds the server's time,
 an instant API answer is too fast whatever it claims, and a reference's paste and speed flags come from
 the key presses the page counts and the server's clock."""

@@ -34,7 +34,7 @@ def test_join_by_token_is_idempotent_and_a_bad_token_names_the_field():
     assert study.annotators.count() == 1
 
     bad = client.post("/api/work/join/", {"token": "not-a-token"}, format="json")
-    assert bad.status_code == 404  # no study has it (issue 24: a well-formed request for nothing)
+    assert bad.status_code == 404  # no study has it (a well-formed request for nothing)
     assert bad.json()["field"] == "token"
     missing = client.post("/api/work/join/", {}, format="json")
     assert (missing.status_code, missing.json()["field"]) == (400, "token")

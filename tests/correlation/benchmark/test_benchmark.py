@@ -244,7 +244,7 @@ def test_the_command_prints_every_format(studies) -> None:
 
 
 def test_a_long_study_name_heads_its_column_shortened_with_the_full_name_on_hover(researcher) -> None:
-    """Issue 34: study names of 40 and more characters made every study column wide; a long one is shortened
+    """study names of 40 and more characters made every study column wide; a long one is shortened
     in the header (whole words from both ends), its full name the header's title, the table in a frame that
     scrolls sideways inside the card."""
     long_name = "GRADE ConvAI2 transformer generator with persona and six raters"

@@ -1,4 +1,4 @@
-"""The reproducibility bundle says what the report used (issue 13): replies the researcher excluded by
+"""The reproducibility bundle says what the report used: replies the researcher excluded by
 adjudication are left out of the report, so the bundle's counts leave them out too, while its per-rating
 and per-metric-value files keep them, marked ``excluded=true``, and the counts say how many there are.
 

@@ -1,5 +1,5 @@
 """correlation/conversations/selectors.py: replies grouped into conversations, scored turn by turn, the
-dialog-level mean of each conversation and the per-system table (seed 004, section 4.2)."""
+dialog-level mean of each conversation and the per-system table (Sinha et al., 2020, section 4.2)."""
 
 from __future__ import annotations
 

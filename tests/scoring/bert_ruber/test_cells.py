@@ -1,4 +1,4 @@
-"""The names of BERT-RUBER's factorial cells (seed 001, Table 3): 2 embeddings x 3 representations x 2
+"""The names of BERT-RUBER's factorial cells (Ghazarian et al., 2019, Table 3): 2 embeddings x 3 representations x 2
 objectives, parsed strictly, and a package that imports without torch."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""BERT-RUBER on a chosen device (issue 11): the CPU path is unchanged (host-side padding packs the same
+"""BERT-RUBER on a chosen device: the CPU path is unchanged (host-side padding packs the same
 GRU inputs as ``pack_sequence``), and, where a CUDA GPU is present, training and scoring run on it and
 agree with the CPU (bf16 encoder: scores move by about 1e-3)."""
 

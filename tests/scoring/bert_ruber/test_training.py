@@ -1,4 +1,4 @@
-"""Tiny BERT-RUBER training runs on synthetic topic pairs (seed 001, sections 2.1 and 4.3): the scorers
+"""Tiny BERT-RUBER training runs on synthetic topic pairs (Ghazarian et al., 2019, sections 2.1 and 4.3): the scorers
 learn, all 12 cells train and score, the artifact round-trips, is hashed and checks its encoder."""
 
 from __future__ import annotations

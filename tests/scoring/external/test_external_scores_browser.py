@@ -1,4 +1,4 @@
-"""Bring your own metric, in headless Chromium (issue 14): the researcher uploads a file of scores computed
+"""Bring your own metric, in headless Chromium: the researcher uploads a file of scores computed
 elsewhere on the study page (a bad one first: rejected with file, line and field, nothing imported), sees
 the metric listed, and reads it in the report beside the built-in metrics, marked external."""
 

@@ -1,4 +1,4 @@
-"""The study page's "Metric scores computed elsewhere" section and its REST API (issue 14): researchers
+"""The study page's "Metric scores computed elsewhere" section and its REST API: researchers
 import and delete on their own studies only (404 for another researcher's, 403 for a non-researcher),
 CSRF stays on, a rejected import's problems are shown escaped and change nothing; and the run summary
 counts replies and metrics, not scores."""
@@ -78,7 +78,7 @@ def test_a_rejected_upload_shows_every_problem_escaped_and_changes_nothing(resea
     client.post(f"/scoring/studies/{study.pk}/metric-scores/", {"file": upload(bad, name="bad.csv")})
     html = client.get(f"/studies/{study.pk}/").content.decode()
     assert 'id="external-scores-errors"' in html
-    assert 'id="external-scores-rejected"' in html  # a heading above the problems (issue 24), not one of them
+    assert 'id="external-scores-rejected"' in html  # a heading above the problems, not one of them
     assert "<li>The import was rejected" not in html
     assert "bad.csv, line 2, field &quot;reply_id&quot;" in html
     assert "bad.csv, line 3, field &quot;value&quot;: &quot;high&quot; is not a number" in html

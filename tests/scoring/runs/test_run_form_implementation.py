@@ -1,4 +1,4 @@
-"""Choosing implementations (issue 23) from the study page's run form and through the API: recorded on the
+"""Choosing implementations from the study page's run form and through the API: recorded on the
 run, shown in the runs table, refused with a clear message (and no run) when they do not fit; the metric list
 names each metric's implementations, and every score row names its own.
 """

@@ -1,4 +1,4 @@
-"""Scoring files without a study (issue 23): ``manage.py score_files`` and ``POST /api/score/``.
+"""Scoring files without a study: ``manage.py score_files`` and ``POST /api/score/``.
 
 Values are checked against the named tool computed here (pycocoevalcap as nlg-eval calls it, sacrebleu, nltk's
 corpus_bleu), signatures against what a scoring run writes, and bad input against messages that name the

@@ -1,4 +1,4 @@
-"""The figures of a trained model and the outcome of its training in words (issue 24): the epochs run and
+"""The figures of a trained model and the outcome of its training in words: the epochs run and
 the epoch kept by early stopping, the accuracy of the cell the metric scores with, and a validation
 accuracy near chance (0.5) said aloud."""
 

@@ -1,4 +1,4 @@
-"""The training-job API (issue 14): create (JSON or multipart), follow, cancel; 400s that name the field;
+"""The training-job API: create (JSON or multipart), follow, cancel; 400s that name the field;
 another researcher's job is a 404; the trained-model list's figures; the OpenAPI schema."""
 
 from __future__ import annotations

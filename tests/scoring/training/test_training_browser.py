@@ -1,4 +1,4 @@
-"""Training a model from the study page in headless Chromium (issue 14): the form starts a job on a real
+"""Training a model from the study page in headless Chromium: the form starts a job on a real
 Celery worker, the job page shows its progress and the plotly training curve live and ends "trained"; a
 job that waits for a worker is cancelled with the page's Cancel button."""
 

@@ -1,4 +1,4 @@
-"""A training job's page once the job has ended (issue 24), in headless Chromium: the flash "Training job N
+"""A training job's page once the job has ended, in headless Chromium: the flash "Training job N
 queued" goes (it stayed after the job had finished), and the page says that early stopping ended the
 training, which epoch was kept, and that its validation accuracy is near chance."""
 

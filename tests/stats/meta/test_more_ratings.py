@@ -266,7 +266,7 @@ def test_the_sentences_say_it_plainly() -> None:
 
 
 def test_an_interval_that_one_more_rating_leaves_alone_is_not_said_to_narrow() -> None:
-    """Issue 34: "narrows m0's interval from ±0.21 to ±0.21" said nothing changes; it says so now."""
+    """ "narrows m0's interval from ±0.21 to ±0.21" said nothing changes; it says so now."""
     study, _ = _study(14, 200, 3)
     plan = rating_plan(study)
     for projection in plan.projections:
