@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import partial
 
 from django.contrib.auth import get_user_model
@@ -53,6 +53,7 @@ from scoring.models import (
 )
 from scoring.selectors import metrics_available_for_study
 from scoring.services.queueing import RUN_TASK, task_send
+from scoring.services.word_vectors import WordVectorsError, word_vectors_record
 from scoring.trained_model_services import (
     TrainedModelError,
     run_model_record,
@@ -153,33 +154,49 @@ def scoring_run_create(
         options=checked,
         vectors=str(vectors_record.get("hash", "")) if vectors else "",
     )
-    for _ in range(3):  # the active run may finish between a failed insert and the read of it
+
+    def create() -> ScoringRun:
+        run = ScoringRun.objects.create(
+            study=study,
+            request_key=key,
+            metrics=names,
+            references=references,
+            tokenizer=tokenizer,
+            implementation=choice.text,
+            implementations=implementations,
+            options=checked,
+            vectors=vectors,
+            recompute=recompute,
+            trained_models=records,
+            waiting_for=waiting_for,
+            created_by=user if isinstance(user, get_user_model()) else None,
+        )
+        if enqueue and waiting_for is None:
+            transaction.on_commit(partial(scoring_run_send, run_id=run.pk))
+        return run
+
+    run = scoring_run_create_once(key=key, create=create)
+    if run is None:
+        raise ScoringRequestError(
+            "could not create the run: an identical run kept starting and finishing; retry"
+        )
+    return run
+
+
+def scoring_run_create_once(*, key: str, create: Callable[[], ScoringRun]) -> ScoringRun | None:
+    """``create()`` in a transaction, or the active run of request ``key`` (``was_existing`` set) when the
+    insert hit the constraint that allows one active run per request; None when an identical run kept
+    starting and finishing between a failed insert and the read of it (three tries)."""
+    for _ in range(3):
         try:
             with transaction.atomic():
-                run = ScoringRun.objects.create(
-                    study=study,
-                    request_key=key,
-                    metrics=names,
-                    references=references,
-                    tokenizer=tokenizer,
-                    implementation=choice.text,
-                    implementations=implementations,
-                    options=checked,
-                    vectors=vectors,
-                    recompute=recompute,
-                    trained_models=records,
-                    waiting_for=waiting_for,
-                    created_by=user if isinstance(user, get_user_model()) else None,
-                )
-                if enqueue and waiting_for is None:
-                    transaction.on_commit(partial(scoring_run_send, run_id=run.pk))
-            return run
+                return create()
         except IntegrityError:
             existing = ScoringRun.objects.filter(request_key=key, status__in=ACTIVE_RUN_STATUSES).first()
             if existing is not None:
                 existing.was_existing = True
                 return existing
-    raise ScoringRequestError("could not create the run: an identical run kept starting and finishing; retry")
+    return None
 
 
 def scoring_request_key(
@@ -269,8 +286,6 @@ def vectors_hash(name: str) -> str:
     """The content hash of the registered word vectors ``name`` for a request key ("" : none chosen)."""
     if not name:
         return ""
-    from scoring.services.word_vectors import WordVectorsError, word_vectors_record
-
     try:
         return str(word_vectors_record(name).get("hash", ""))
     except WordVectorsError:
@@ -281,8 +296,6 @@ def _vectors_record(name: str, *, study: Study) -> dict[str, object]:
     """The registered word vectors ``name`` ("" : none chosen), ready to score the study's language."""
     if not name:
         return {}
-    from scoring.services.word_vectors import WordVectorsError, word_vectors_record
-
     try:
         record = word_vectors_record(name)
     except WordVectorsError as error:
