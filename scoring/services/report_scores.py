@@ -189,12 +189,10 @@ def _run_create(study: Study, chunks: list[ScoringChunk], *, signatures: dict[st
         logger.info("report scoring run %s planned: %d chunk(s)", run.pk, len(chunks))
         return run
 
-    run = scoring_run_create_once(key=key, create=create)
-    if run is None:
-        raise RuntimeError(
-            "could not create the report's scoring run: an identical run kept starting and ending"
-        )
-    return run
+    failure = RuntimeError(
+        "could not create the report's scoring run: an identical run kept starting and ending"
+    )
+    return scoring_run_create_once(key=key, create=create, failure=failure)
 
 
 def _request_key(study: Study, chunks: Sequence[ScoringChunk]) -> str:

@@ -98,7 +98,7 @@ def scoring_run_create(
     signatures are computed (blends and system metrics are always recomputed: they depend on every reply).
     With ``enqueue=False`` nothing is sent (``manage.py score_study --sync`` executes it in-process).
 
-    ``implementation`` chooses the tools that compute the baselines (issue 23; the spelling of
+    ``implementation`` chooses the tools that compute the baselines (the spelling of
     :mod:`scoring.metrics.implementation_choice`: "" for each metric's default, ``nlg-eval``, or per family
     ``bleu=sacrebleu,meteor=nlg-eval``); under it, "all" means the metrics that have the chosen
     implementation (and every metric computed one way only). ``options`` sets the chosen implementations'
@@ -111,39 +111,12 @@ def scoring_run_create(
 
     When a PENDING or RUNNING run with the same request exists, it is returned with ``was_existing`` set.
     """
-    try:
-        choice = implementation_choice(implementation)
-    except ImplementationChoiceError as error:
-        raise ScoringRequestError(str(error)) from None
-    names = _validated_metric_names(metrics, study=study, choice=choice)
-    try:
-        implementations = resolve_implementations(names, choice)
-        checked = checked_run_options(names, implementations, options or {})
-    except ImplementationChoiceError as error:
-        raise ScoringRequestError(str(error)) from None
+    names, choice, implementations, checked = _checked_metrics(
+        metrics, study=study, implementation=implementation, options=options or {}
+    )
     vectors_record = _vectors_record(vectors, study=study)
-    if references not in ReferencesMode.values:
-        raise ScoringRequestError(
-            f"unknown references mode {references!r}; choose one of {', '.join(ReferencesMode.values)}"
-        )
-    if tokenizer not in TokenizerChoice.values:
-        raise ScoringRequestError(
-            f"unknown tokenizer {tokenizer!r}; choose one of {', '.join(TokenizerChoice.values)}"
-        )
-    kinds = [spec.model_kind for spec in metric_specs(split_metric_names(names)[0]) if spec.model_kind]
-    try:
-        if enqueue:
-            resolved = scoring_models_resolve_or_wait(study=study, kinds=kinds, names=models)
-            trained, training = resolved.models, resolved.training
-        else:
-            trained, training = scoring_models_resolve(study=study, kinds=kinds, names=models), {}
-        planned = {kind: training_job_planned_model(job) for kind, job in training.items()}
-        trained_cells_check(metrics=names, trained={**trained, **planned})
-    except TrainedModelError as error:
-        raise ScoringRequestError(str(error)) from None
-    records: dict[str, dict[str, object]] = {kind: run_model_record(model) for kind, model in trained.items()}
-    records.update({kind: waiting_record(job) for kind, job in training.items()})
-    waiting_for = min(training.values(), key=lambda job: (job.created_at, job.pk), default=None)
+    _check_modes(references=references, tokenizer=tokenizer)
+    records, waiting_for = _run_models(study=study, names=names, models=models, enqueue=enqueue)
     key = scoring_request_key(
         study_id=study.pk,
         metrics=names,
@@ -175,18 +148,67 @@ def scoring_run_create(
             transaction.on_commit(partial(scoring_run_send, run_id=run.pk))
         return run
 
-    run = scoring_run_create_once(key=key, create=create)
-    if run is None:
+    failure = ScoringRequestError(
+        "could not create the run: an identical run kept starting and finishing; retry"
+    )
+    return scoring_run_create_once(key=key, create=create, failure=failure)
+
+
+def _checked_metrics(
+    metrics: Sequence[str], *, study: Study, implementation: str, options: dict[str, str]
+) -> tuple[list[str], ImplementationChoice, dict[str, str], dict[str, str]]:
+    """The run's metric names (with the components its blends need), its implementation choice, the
+    implementation of each metric, and its options checked against them."""
+    try:
+        choice = implementation_choice(implementation)
+    except ImplementationChoiceError as error:
+        raise ScoringRequestError(str(error)) from None
+    names = _validated_metric_names(metrics, study=study, choice=choice)
+    try:
+        implementations = resolve_implementations(names, choice)
+        checked = checked_run_options(names, implementations, options)
+    except ImplementationChoiceError as error:
+        raise ScoringRequestError(str(error)) from None
+    return names, choice, implementations, checked
+
+
+def _check_modes(*, references: str, tokenizer: str) -> None:
+    if references not in ReferencesMode.values:
         raise ScoringRequestError(
-            "could not create the run: an identical run kept starting and finishing; retry"
+            f"unknown references mode {references!r}; choose one of {', '.join(ReferencesMode.values)}"
         )
-    return run
+    if tokenizer not in TokenizerChoice.values:
+        raise ScoringRequestError(
+            f"unknown tokenizer {tokenizer!r}; choose one of {', '.join(TokenizerChoice.values)}"
+        )
 
 
-def scoring_run_create_once(*, key: str, create: Callable[[], ScoringRun]) -> ScoringRun | None:
+def _run_models(
+    *, study: Study, names: Sequence[str], models: Sequence[str], enqueue: bool
+) -> tuple[dict[str, dict[str, object]], TrainingJob | None]:
+    """The record of every trained model the run's learned metrics use, by kind, and the training job it
+    waits for (the oldest of those still making a model it needs; None when it waits for none)."""
+    kinds = [spec.model_kind for spec in metric_specs(split_metric_names(names)[0]) if spec.model_kind]
+    try:
+        if enqueue:
+            resolved = scoring_models_resolve_or_wait(study=study, kinds=kinds, names=models)
+            trained, training = resolved.models, resolved.training
+        else:
+            trained, training = scoring_models_resolve(study=study, kinds=kinds, names=models), {}
+        planned = {kind: training_job_planned_model(job) for kind, job in training.items()}
+        trained_cells_check(metrics=names, trained={**trained, **planned})
+    except TrainedModelError as error:
+        raise ScoringRequestError(str(error)) from None
+    records: dict[str, dict[str, object]] = {kind: run_model_record(model) for kind, model in trained.items()}
+    records.update({kind: waiting_record(job) for kind, job in training.items()})
+    waiting_for = min(training.values(), key=lambda job: (job.created_at, job.pk), default=None)
+    return records, waiting_for
+
+
+def scoring_run_create_once(*, key: str, create: Callable[[], ScoringRun], failure: Exception) -> ScoringRun:
     """``create()`` in a transaction, or the active run of request ``key`` (``was_existing`` set) when the
-    insert hit the constraint that allows one active run per request; None when an identical run kept
-    starting and finishing between a failed insert and the read of it (three tries)."""
+    insert hit the constraint that allows one active run per request; ``failure`` is raised when an
+    identical run kept starting and finishing between a failed insert and the read of it (three tries)."""
     for _ in range(3):
         try:
             with transaction.atomic():
@@ -196,7 +218,7 @@ def scoring_run_create_once(*, key: str, create: Callable[[], ScoringRun]) -> Sc
             if existing is not None:
                 existing.was_existing = True
                 return existing
-    return None
+    raise failure
 
 
 def scoring_request_key(
