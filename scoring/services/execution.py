@@ -19,17 +19,17 @@ from django.utils import timezone
 
 from scoring.models import RunStatus, ScoringChunk, ScoringRun
 from scoring.selectors import scoring_run_progress
-from scoring.services.chunks import (
+from scoring.services.chunk_claims import (
     ChunkLostError,
     chunk_claim_next,
-    chunk_execute,
     chunk_release,
     claimable_q,
     run_chunks_state,
-    scoring_run_advance,
 )
+from scoring.services.chunks import chunk_execute
 from scoring.services.planning import scoring_run_plan
 from scoring.services.queueing import CHUNK_TASK, gpu_worker_available, task_send
+from scoring.services.run_finish import scoring_run_advance
 
 logger = logging.getLogger(__name__)
 

@@ -44,10 +44,10 @@ from scoring.models import (
 )
 from scoring.reference_scores import per_reference_stale
 from scoring.selectors import scoring_run_progress
-from scoring.services.chunks import scoring_run_advance
 from scoring.services.execution import scoring_run_work_here
 from scoring.services.planning import metric_signature_get_or_create
 from scoring.services.queueing import default_queue
+from scoring.services.run_finish import scoring_run_advance
 from scoring.services.runs import scoring_run_create_once
 
 logger = logging.getLogger(__name__)
