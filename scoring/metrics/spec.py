@@ -241,6 +241,40 @@ def family_member_compute(family_compute: FamilyCompute, name: str) -> BatchComp
     return compute
 
 
+def one_turn_compute(context_compute: ContextCompute) -> BatchCompute:
+    """A context-aware metric's plain compute: each item's context is its one turn ``[queries[i]]`` (what
+    a caller without every turn, or a metric asked on its own, gives it)."""
+
+    def compute(
+        hypotheses: Sequence[str],
+        references: Sequence[Sequence[str]],
+        queries: Sequence[str],
+        language: str,
+        params: Mapping[str, str],
+    ) -> Sequence[float | None]:
+        return list(context_compute(hypotheses, [[query] for query in queries], language, params))
+
+    return compute
+
+
+def one_turn_family_compute(context_compute: FamilyContextCompute) -> FamilyCompute:
+    """:func:`one_turn_compute` for a family that reads every context turn (Cross-RUBER's blends)."""
+
+    def compute(
+        names: Sequence[str],
+        hypotheses: Sequence[str],
+        references: Sequence[Sequence[str]],
+        queries: Sequence[str],
+        language: str,
+        params: Mapping[str, str],
+    ) -> Mapping[str, Sequence[float | None]]:
+        return context_compute(
+            names, hypotheses, references, [[query] for query in queries], language, params
+        )
+
+    return compute
+
+
 # How a referenced metric combines several references: the best-matching one (seed 003, section 3.2.1,
 # eq. 1: score(y, R) = max over r in R of d(y, r)). Recorded in signatures as ``refagg``.
 DEFAULT_REFERENCE_AGGREGATION = "max"
