@@ -33,7 +33,6 @@ _PLUGIN_OF: dict[str, MetricPlugin] = {}  # plugin metric name -> the plugin tha
 # Where a metric's scores come from, as recorded on its stored signature (scoring.models.MetricOrigin).
 BUILTIN_ORIGIN = "builtin"
 PLUGIN_ORIGIN = "plugin"
-PLUGIN_SIGNATURE_KEY = "plugin"
 
 
 VARIANT_SEPARATOR = ":"

@@ -57,7 +57,6 @@ from scoring.metrics.lookup import (
     _SPECS,
     BUILTIN_ORIGIN,
     PLUGIN_ORIGIN,
-    PLUGIN_SIGNATURE_KEY,
     VARIANT_SEPARATOR,
     MissingModelError,
     UnknownMetricError,
@@ -92,7 +91,13 @@ from scoring.metrics.maude_specs import maude_specs
 from scoring.metrics.overlap_specs import overlap_specs, rouge_specs
 from scoring.metrics.plugins import MetricPlugin, discovered_plugins, spec_problem
 from scoring.metrics.signature_parameters import signature_parameters
-from scoring.metrics.spec import MetricFamily, MetricImplementation, MetricSpec, VectorsChoice
+from scoring.metrics.spec import (
+    PLUGIN_SIGNATURE_KEY,
+    MetricFamily,
+    MetricImplementation,
+    MetricSpec,
+    VectorsChoice,
+)
 from scoring.metrics.system_specs import SystemMetricSpec, system_metric_specs
 from scoring.metrics.tokenize import DEFAULT_TOKENIZER
 

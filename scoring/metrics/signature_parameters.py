@@ -5,8 +5,9 @@ are comparable exactly when their signatures are equal. What goes into it is wha
 the metric's parameters (its implementation's, for a metric several tools compute), its version, the
 references it read, the tokenizer, the trained model's content hash, the artifact it reads (word
 vectors, an encoder), and the plugin that computed it. Each spec declares which of these apply to it
-(``needs_references``, ``uses_tokenizer``, ``model_kind``, ``artifact_hash``, its implementations'
-``own_tokenizer``); this module writes them in one place.
+(``MetricSpec.signature_parameters``, from ``needs_references``, ``uses_tokenizer``, ``model_kind``,
+``artifact_hash`` and its implementations' ``own_tokenizer``; a plugin's spec may declare its own); this
+module checks the call and gives the spec its parameters, its implementation and the plugin's release.
 """
 
 from __future__ import annotations
@@ -15,14 +16,14 @@ from collections.abc import Mapping
 
 from scoring.metrics.lookup import (
     _PLUGIN_OF,
-    PLUGIN_SIGNATURE_KEY,
     MissingModelError,
     implementation_of,
     metric_parameters,
     metric_spec,
+    options_for,
 )
-from scoring.metrics.spec import IMPLEMENTATION_PARAMETER
-from scoring.metrics.tokenize import DEFAULT_TOKENIZER, checked_tokenizer, tokenizer_name
+from scoring.metrics.spec import VectorsChoice
+from scoring.metrics.tokenize import DEFAULT_TOKENIZER, checked_tokenizer
 
 
 def signature_parameters(
@@ -58,23 +59,45 @@ def signature_parameters(
             f"The learned metric {name} needs its trained model's hash for its signature."
         )
     chosen = implementation_of(spec, implementation)
-    signature = metric_parameters(name, params, implementation=chosen.name if chosen else "")
-    if spec.needs_references:
-        signature["refs"] = references
-        if references == "single":  # how several references are combined does not apply to one
-            signature.pop("refagg", None)
-    if chosen is not None:
-        signature[IMPLEMENTATION_PARAMETER] = chosen.name
-        if not chosen.own_tokenizer and spec.uses_tokenizer:
-            signature["case"] = "mixed" if tokenizer == "none" else "lc"
-    if spec.uses_tokenizer and not (chosen is not None and chosen.own_tokenizer):
-        signature["tok"] = tokenizer_name(language, DEFAULT_TOKENIZER if spec.model_kind else tokenizer)
-    if artifact_hash or spec.artifact_hash:
-        signature["artifact"] = artifact_hash or spec.artifact_hash
     plugin = _PLUGIN_OF.get(name)
-    if plugin is not None:  # which package computed it, and which release of it
-        signature[PLUGIN_SIGNATURE_KEY] = plugin.signature_value
-    if spec.model_kind:
-        signature["model"] = model_hash
-    signature["version"] = chosen.version if chosen is not None else spec.version
-    return signature
+    return spec.signature_parameters(
+        metric_parameters(name, params, implementation=chosen.name if chosen else ""),
+        language=language,
+        references=references,
+        tokenizer=tokenizer,
+        implementation=chosen,
+        model_hash=model_hash,
+        artifact_hash=artifact_hash,
+        plugin=plugin.signature_value if plugin is not None else "",
+    )
+
+
+def chosen_signature_parameters(
+    name: str,
+    *,
+    language: str,
+    references: str,
+    tokenizer: str,
+    implementation: str,
+    options: Mapping[str, str],
+    model_hash: str = "",
+    vectors: VectorsChoice | None = None,
+) -> tuple[dict[str, str], str]:
+    """:func:`signature_parameters` of ``name`` under a run's choices (the run's ``options`` that apply to
+    its implementation, and the word vectors it chose when it reads vectors), with the artifact hash of
+    those vectors ("" : none chosen). A scoring run and the scoring of a file sign alike through it."""
+    params = options_for(name, implementation, options)
+    artifact = ""
+    if metric_spec(name).reads_vectors and vectors is not None:
+        params["vectors"], artifact = vectors.name, vectors.content_hash
+    parameters = signature_parameters(
+        name,
+        language=language,
+        references=references,
+        model_hash=model_hash,
+        tokenizer=tokenizer,
+        implementation=implementation,
+        params=params,
+        artifact_hash=artifact,
+    )
+    return parameters, artifact

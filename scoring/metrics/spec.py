@@ -38,7 +38,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from scoring.metrics.tokenize import DEFAULT_TOKENIZER
+from scoring.metrics.tokenize import DEFAULT_TOKENIZER, tokenizer_name
 
 
 class BatchCompute(Protocol):
@@ -123,6 +123,9 @@ class VectorsChoice:
     content_hash: str = ""
 
 
+# The signature key that names the plugin (``<distribution>@<version>``) that computed a plugin's metric.
+PLUGIN_SIGNATURE_KEY = "plugin"
+
 # The implementation a run uses unless it chooses another: nltk's formulas (BLEU with smoothing method1,
 # nltk's METEOR port, ROUGE-L F1 on the project tokenizer), the numbers the project has always given.
 DEFAULT_IMPLEMENTATION = "nltk"
@@ -203,6 +206,47 @@ class MetricSpec:
     def group_name(self) -> str:
         """The name a run's per-family implementation choice uses for this metric."""
         return self.implementation_group or self.family or self.name
+
+    def signature_parameters(
+        self,
+        parameters: Mapping[str, str],
+        *,
+        language: str,
+        references: str,
+        tokenizer: str,
+        implementation: MetricImplementation | None,
+        model_hash: str = "",
+        artifact_hash: str = "",
+        plugin: str = "",
+    ) -> dict[str, str]:
+        """What this metric's signature records besides its name: its ``parameters`` (defaults with the
+        run's values applied), and then what applies to it: the references mode for a metric that reads
+        references (without ``refagg`` for a single reference), the implementation and the case it
+        compares text in, the tokenizer for a metric that tokenizes with the project's tokenizers (a
+        learned one always its language's, which its model was trained with), the artifact it reads
+        (``artifact_hash``: word vectors a run chose instead of the spec's own), the plugin that computed it
+        (``<distribution>@<version>``), the trained model's content hash, and the version. A metric that
+        needs another signature declares it by overriding this method, as sacrebleu's metrics declare
+        their signature type."""
+        signature = dict(parameters)
+        if self.needs_references:
+            signature["refs"] = references
+            if references == "single":  # how several references are combined does not apply to one
+                signature.pop("refagg", None)
+        if implementation is not None:
+            signature[IMPLEMENTATION_PARAMETER] = implementation.name
+            if not implementation.own_tokenizer and self.uses_tokenizer:
+                signature["case"] = "mixed" if tokenizer == "none" else "lc"
+        if self.uses_tokenizer and not (implementation is not None and implementation.own_tokenizer):
+            signature["tok"] = tokenizer_name(language, DEFAULT_TOKENIZER if self.model_kind else tokenizer)
+        if artifact_hash or self.artifact_hash:
+            signature["artifact"] = artifact_hash or self.artifact_hash
+        if plugin:  # which package computed it, and which release of it
+            signature[PLUGIN_SIGNATURE_KEY] = plugin
+        if self.model_kind:
+            signature["model"] = model_hash
+        signature["version"] = implementation.version if implementation is not None else self.version
+        return signature
 
     def implementation(self, name: str) -> MetricImplementation:
         """The implementation called ``name``; a ValueError naming the ones it has otherwise."""

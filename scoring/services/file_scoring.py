@@ -36,11 +36,11 @@ from scoring.metrics.registry import (
     metric_specs,
     options_for,
     resolve_implementations,
-    signature_parameters,
     split_metric_names,
     system_metric_spec,
 )
 from scoring.metrics.signature import metric_signature
+from scoring.metrics.signature_parameters import chosen_signature_parameters
 from scoring.metrics.spec import MetricSpec, VectorsChoice
 from scoring.metrics.system_specs import ContextOutputs
 from scoring.metrics.tokenize import SUPPORTED_LANGUAGES, TOKENIZERS
@@ -278,20 +278,15 @@ def _file_signature(
     chosen_vectors: VectorsChoice | None,
 ) -> str:
     """The signature of ``spec``'s sentence values, as a scoring run of the same choices writes it."""
-    model_hash = str(model_records[spec.model_kind]["hash"]) if spec.model_kind else ""
-    params = options_for(spec.name, chosen.get(spec.name, ""), checked)
-    artifact = ""
-    if spec.reads_vectors and chosen_vectors is not None:
-        params["vectors"], artifact = chosen_vectors.name, chosen_vectors.content_hash
-    parameters = signature_parameters(
+    parameters, _ = chosen_signature_parameters(
         spec.name,
         language=language,
         references=references_mode,
-        model_hash=model_hash,
         tokenizer=tokenizer,
         implementation=chosen.get(spec.name, ""),
-        params=params,
-        artifact_hash=artifact,
+        options=checked,
+        model_hash=str(model_records[spec.model_kind]["hash"]) if spec.model_kind else "",
+        vectors=chosen_vectors,
     )
     return metric_signature(spec.name, parameters)
 
