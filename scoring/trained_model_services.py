@@ -1,8 +1,8 @@
 """Trained models of the learned metrics: train and register one, choose one for a study, and resolve the
 models a scoring run uses.
 
-Training itself is the pure metric core's (``scoring.metrics.ruber.training.train_ruber``,
-``scoring.metrics.bert_ruber.train_bert_ruber``); this module puts the artifact folder under
+Training itself is the pure metric core's, called by the trainer of the model's kind
+(:mod:`scoring.trainers`, keyed by model kind); this module puts the artifact folder under
 ``settings.DIALEVAL_MODEL_DIR`` and records it as a :class:`~scoring.models.TrainedModel`. A run records
 the id, name, path and content hash of every model it uses (``ScoringRun.trained_models``), so that its
 scores' signatures name the exact artifact, and the worker refuses a folder whose files changed since.
@@ -24,11 +24,9 @@ from django.db import transaction
 from annotation.models import Study
 from scoring.metrics.learned_specs import (
     BERT_RUBER_KIND,
-    CROSS_RUBER_KIND,
     DIALOG_KINDS,
     MAUDE_KIND,
     MODEL_KINDS,
-    RUBER_KIND,
 )
 from scoring.metrics.maude.dialogs import DIALOGS_JSONL, Dialog, read_dialogs, split_dialogs
 from scoring.metrics.maude_specs import maude_variant
@@ -45,30 +43,8 @@ from scoring.metrics.ruber.corpus import (
 from scoring.metrics.training_progress import ProgressCallback
 from scoring.models import ACTIVE_TRAINING_STATUSES, StudyModelChoice, TrainedModel, TrainingJob
 from scoring.selectors import trained_model_for_study, training_job_awaited
+from scoring.trainers import TrainedModelError, TrainingRequest, trainer_for
 from scoring.training.model_figures import figures_compute
-
-
-class TrainedModelError(ValueError):
-    """A model that cannot be used or registered as asked, with what to do about it."""
-
-
-@dataclass(frozen=True)
-class TrainingRequest:
-    kind: str  # "ruber", "bert-ruber", "maude" or "cross-ruber"
-    name: str
-    corpus_description: str
-    epochs: int | None = None
-    device: str | None = None
-    language: str = "en"
-    cells: Sequence[str] = ()  # BERT-RUBER only; empty: every cell
-    threads: int | None = None  # torch CPU threads while training; None: the training's own default
-    variants: Sequence[str] = ()  # MaUde only; empty: its default variants (maude, bert-nli)
-    context_turns: int | None = None  # MaUde (None: the whole history), Cross-RUBER (None: its default, 3)
-    pooling: str | None = None  # MaUde only: mean | max | mean-max of the encoder's token vectors
-    # MaUde: utterance, order, drop, repeat (empty: all of them); Cross-RUBER: its kinds (empty: its default)
-    negatives: Sequence[str] = ()
-    frozen_layers: int | None = None  # Cross-RUBER only: k, MiniLM's lower layers frozen and cached
-    interaction: str | None = None  # Cross-RUBER only: how the reply meets the context
 
 
 @dataclass(frozen=True)
@@ -220,7 +196,7 @@ def trained_model_train(
     root.mkdir(parents=True, exist_ok=True)
     scratch = Path(tempfile.mkdtemp(prefix=f".{request.name}-", dir=root))
     try:
-        artifact_config, curve, content_hash = _train(
+        artifact_config, curve, content_hash = trainer_for(request.kind)(
             request, pairs, validation_pairs, scratch, progress, on_progress
         )
         final = root / f"{request.name}-{content_hash[:12]}"
@@ -430,115 +406,3 @@ def run_model_paths(records: Mapping[str, Mapping[str, Any]]) -> dict[str, str]:
             )
         paths[kind] = str(path)
     return paths
-
-
-def _train(
-    request: TrainingRequest,
-    pairs: Sequence[Any],
-    validation_pairs: Sequence[Any],
-    output_dir: Path,
-    progress: bool,
-    on_progress: ProgressCallback | None = None,
-) -> tuple[dict[str, Any], Any, str]:
-    overrides: dict[str, Any] = {
-        "language": request.language,
-        "corpus_description": request.corpus_description,
-    }
-    if request.epochs is not None:
-        overrides["epochs"] = request.epochs
-    if request.device is not None:
-        overrides["device"] = request.device
-    if request.kind == RUBER_KIND:
-        from scoring.metrics.ruber.training import RuberConfig, train_ruber
-
-        if request.threads is not None:
-            overrides["threads"] = request.threads
-        ruber = train_ruber(
-            pairs,
-            validation_pairs,
-            config=RuberConfig(**overrides),
-            output_dir=output_dir,
-            progress=progress,
-            on_progress=on_progress,
-        )
-        return ruber.config, ruber.curve, ruber.content_hash
-    if request.threads is not None:
-        overrides["torch_threads"] = request.threads
-    if request.kind == CROSS_RUBER_KIND:
-        return _train_cross_ruber(
-            request, pairs, validation_pairs, output_dir, progress, on_progress, overrides
-        )
-    if request.kind == MAUDE_KIND:
-        from scoring.metrics.maude.training import MaudeConfig, train_maude
-
-        if request.variants:
-            overrides["variants"] = tuple(request.variants)
-        if request.pooling:
-            overrides["pooling"] = request.pooling
-        if request.negatives:
-            overrides["negatives"] = tuple(request.negatives)
-        overrides["context_turns"] = request.context_turns
-        maude = train_maude(
-            pairs,
-            validation_pairs,
-            config=MaudeConfig(**overrides),
-            output_dir=output_dir,
-            progress=progress,
-            on_progress=on_progress,
-        )
-        return maude.config, maude.curve, maude.content_hash
-    assert request.kind == BERT_RUBER_KIND
-    from scoring.metrics.bert_ruber import BertRuberConfig, train_bert_ruber
-
-    if request.cells:
-        overrides["cells"] = tuple(request.cells)
-    bert = train_bert_ruber(
-        pairs,
-        validation_pairs,
-        config=BertRuberConfig(**overrides),
-        output_dir=output_dir,
-        progress=progress,
-        on_progress=on_progress,
-    )
-    return bert.config, bert.curve, bert.content_hash
-
-
-def _train_cross_ruber(
-    request: TrainingRequest,
-    dialogs: Sequence[Any],
-    validation_dialogs: Sequence[Any],
-    output_dir: Path,
-    progress: bool,
-    on_progress: ProgressCallback | None,
-    overrides: dict[str, Any],
-) -> tuple[dict[str, Any], Any, str]:
-    """Cross-RUBER, its frozen layers' token states cached beside the models (``DIALEVAL_MODEL_DIR``/
-    cross-ruber/.cache: the next training on the same corpus and encoder encodes nothing again)."""
-    from scoring.metrics.cross_ruber import CrossRuberConfig
-    from scoring.metrics.cross_ruber.training import train_cross_ruber
-
-    if request.language != "en":
-        raise TrainedModelError(
-            f"Cross-RUBER fine-tunes all-MiniLM-L6-v2, which covers English only; it cannot learn "
-            f"{request.language!r} text"
-        )
-    for key in ("context_turns", "frozen_layers", "interaction"):
-        value = getattr(request, key)
-        if value is not None:
-            overrides[key] = value
-    if request.negatives:
-        overrides["negatives"] = tuple(request.negatives)
-    try:
-        config = CrossRuberConfig(**overrides).checked()
-    except ValueError as error:
-        raise TrainedModelError(f"Cross-RUBER: {error}") from None
-    artifact = train_cross_ruber(
-        dialogs,
-        validation_dialogs,
-        config=config,
-        output_dir=output_dir,
-        cache_dir=Path(settings.DIALEVAL_MODEL_DIR) / CROSS_RUBER_KIND / ".cache",
-        progress=progress,
-        on_progress=on_progress,
-    )
-    return artifact.config, artifact.curve, artifact.content_hash

@@ -24,12 +24,13 @@ from scoring.metrics.cross_ruber.config import (
     CROSS_RUBER_REFERENCED,
     CROSS_RUBER_UNREFERENCED,
 )
-from scoring.metrics.learned_specs import CROSS_RUBER_KIND, LEARNED_VERSION, blend_spec, check_language
+from scoring.metrics.learned_specs import CROSS_RUBER_KIND, LEARNED_VERSION, blend_spec, trained_model
 from scoring.metrics.spec import (
     DEFAULT_REFERENCE_AGGREGATION,
-    MODEL_PARAMETER,
     MetricFamily,
     MetricSpec,
+    one_turn_compute,
+    one_turn_family_compute,
     reference_aggregation,
 )
 
@@ -46,7 +47,7 @@ def cross_ruber_specs() -> tuple[list[MetricSpec], tuple[MetricFamily, list[Metr
             "next turn",
             needs_references=False,
             version=LEARNED_VERSION,
-            compute=_one_turn_unreferenced,
+            compute=one_turn_compute(_unreferenced),
             uses_tokenizer=False,  # the encoder's own word pieces
             model_kind=CROSS_RUBER_KIND,
             prefers_gpu=True,
@@ -68,7 +69,9 @@ def cross_ruber_specs() -> tuple[list[MetricSpec], tuple[MetricFamily, list[Metr
         ),
     ]
     family = MetricFamily(
-        name=CROSS_RUBER_BLENDS, compute=_one_turn_blends, context_compute=_blends_with_context
+        name=CROSS_RUBER_BLENDS,
+        compute=one_turn_family_compute(_blends_with_context),
+        context_compute=_blends_with_context,
     )
     blends = [
         blend_spec(
@@ -88,9 +91,7 @@ def cross_ruber_specs() -> tuple[list[MetricSpec], tuple[MetricFamily, list[Metr
 def _model(params: Mapping[str, str], language: str) -> Any:
     from scoring.metrics.cross_ruber import load_cross_ruber
 
-    model = load_cross_ruber(params[MODEL_PARAMETER])
-    check_language(model.language, language, "Cross-RUBER")
-    return model
+    return trained_model(params, language, load_cross_ruber, "Cross-RUBER")
 
 
 def _unreferenced(
@@ -100,16 +101,6 @@ def _unreferenced(
     params: Mapping[str, str],
 ) -> list[float | None]:
     return list(_model(params, language).unreferenced(contexts, hypotheses))
-
-
-def _one_turn_unreferenced(
-    hypotheses: Sequence[str],
-    references: Sequence[Sequence[str]],
-    queries: Sequence[str],
-    language: str,
-    params: Mapping[str, str],
-) -> list[float | None]:
-    return _unreferenced(hypotheses, [[query] for query in queries], language, params)
 
 
 def _referenced(
@@ -134,16 +125,3 @@ def _blends_with_context(
     reference_aggregation(params, metric=CROSS_RUBER_BLENDS)
     found = _model(params, language).scores(hypotheses, contexts, references).blends
     return {name: list(found[name]) for name in names}
-
-
-def _one_turn_blends(
-    names: Sequence[str],
-    hypotheses: Sequence[str],
-    references: Sequence[Sequence[str]],
-    queries: Sequence[str],
-    language: str,
-    params: Mapping[str, str],
-) -> dict[str, list[float | None]]:
-    return _blends_with_context(
-        names, hypotheses, references, [[query] for query in queries], language, params
-    )

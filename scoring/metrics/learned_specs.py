@@ -21,7 +21,7 @@ registry imports neither torch nor gensim.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from functools import partial
 from typing import Any
 
@@ -211,8 +211,15 @@ def _bert_cell_spec(name: str, cell: str) -> MetricSpec:
 def _ruber_model(params: Mapping[str, str], language: str) -> Any:
     from scoring.metrics.ruber.artifact import load_ruber
 
-    model = load_ruber(params[MODEL_PARAMETER])
-    check_language(model.language, language, "RUBER")
+    return trained_model(params, language, load_ruber, "RUBER")
+
+
+def trained_model(params: Mapping[str, str], language: str, load: Callable[[str], Any], what: str) -> Any:
+    """The trained model a learned metric's compute was given (its artifact folder, the parameter
+    :data:`MODEL_PARAMETER`), loaded by ``load`` (cached per process by the loaders) and checked to have
+    been trained on ``language`` text."""
+    model = load(params[MODEL_PARAMETER])
+    check_language(model.language, language, what)
     return model
 
 
@@ -273,9 +280,7 @@ def _ruber_blends(
 def _bert_ruber_model(params: Mapping[str, str], language: str) -> Any:
     from scoring.metrics.bert_ruber import load_bert_ruber
 
-    model = load_bert_ruber(params[MODEL_PARAMETER])
-    check_language(model.language, language, "BERT-RUBER")
-    return model
+    return trained_model(params, language, load_bert_ruber, "BERT-RUBER")
 
 
 def _bert_ruber_unreferenced(

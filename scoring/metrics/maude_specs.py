@@ -19,9 +19,9 @@ from collections.abc import Mapping, Sequence
 from functools import partial
 
 from scoring.metrics.bert_ruber_referenced import DEFAULT_ENCODER
-from scoring.metrics.learned_specs import LEARNED_VERSION, MAUDE_KIND, check_language
+from scoring.metrics.learned_specs import LEARNED_VERSION, MAUDE_KIND, trained_model
 from scoring.metrics.maude.variants import BERT_NLI, DESCRIPTIONS, ENCODER_VARIANTS, INFERSENT, MAUDE, RUBER
-from scoring.metrics.spec import MODEL_PARAMETER, MetricSpec
+from scoring.metrics.spec import MetricSpec, one_turn_compute
 
 MAUDE_METRIC = "maude"
 ALL_TURNS = "all"
@@ -63,7 +63,7 @@ def _spec(name: str, variant: str, turns: str, description: str) -> MetricSpec:
         description=description,
         needs_references=False,
         version=LEARNED_VERSION,
-        compute=partial(_one_turn_compute, context_compute=context_compute),
+        compute=one_turn_compute(context_compute),
         parameters=parameters,
         uses_tokenizer=variant not in ENCODER_VARIANTS,
         model_kind=MAUDE_KIND,
@@ -92,19 +92,6 @@ def _maude_compute(
 ) -> list[float | None]:
     from scoring.metrics.maude import load_maude
 
-    model = load_maude(params[MODEL_PARAMETER])
-    check_language(model.language, language, "MaUde")
+    model = trained_model(params, language, load_maude, "MaUde")
     turns = turns_parameter(params.get("turns", ALL_TURNS))
     return list(model.score(contexts, hypotheses, variant=variant, turns=turns))
-
-
-def _one_turn_compute(
-    hypotheses: Sequence[str],
-    references: Sequence[Sequence[str]],
-    queries: Sequence[str],
-    language: str,
-    params: Mapping[str, str],
-    *,
-    context_compute: partial[list[float | None]],
-) -> list[float | None]:
-    return list(context_compute(hypotheses, [[query] for query in queries], language, params))

@@ -38,7 +38,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from scoring.metrics.tokenize import DEFAULT_TOKENIZER
+from scoring.metrics.tokenize import DEFAULT_TOKENIZER, tokenizer_name
 
 
 class BatchCompute(Protocol):
@@ -123,6 +123,9 @@ class VectorsChoice:
     content_hash: str = ""
 
 
+# The signature key that names the plugin (``<distribution>@<version>``) that computed a plugin's metric.
+PLUGIN_SIGNATURE_KEY = "plugin"
+
 # The implementation a run uses unless it chooses another: nltk's formulas (BLEU with smoothing method1,
 # nltk's METEOR port, ROUGE-L F1 on the project tokenizer), the numbers the project has always given.
 DEFAULT_IMPLEMENTATION = "nltk"
@@ -204,6 +207,47 @@ class MetricSpec:
         """The name a run's per-family implementation choice uses for this metric."""
         return self.implementation_group or self.family or self.name
 
+    def signature_parameters(
+        self,
+        parameters: Mapping[str, str],
+        *,
+        language: str,
+        references: str,
+        tokenizer: str,
+        implementation: MetricImplementation | None,
+        model_hash: str = "",
+        artifact_hash: str = "",
+        plugin: str = "",
+    ) -> dict[str, str]:
+        """What this metric's signature records besides its name: its ``parameters`` (defaults with the
+        run's values applied), and then what applies to it: the references mode for a metric that reads
+        references (without ``refagg`` for a single reference), the implementation and the case it
+        compares text in, the tokenizer for a metric that tokenizes with the project's tokenizers (a
+        learned one always its language's, which its model was trained with), the artifact it reads
+        (``artifact_hash``: word vectors a run chose instead of the spec's own), the plugin that computed it
+        (``<distribution>@<version>``), the trained model's content hash, and the version. A metric that
+        needs another signature declares it by overriding this method, as sacrebleu's metrics declare
+        their signature type."""
+        signature = dict(parameters)
+        if self.needs_references:
+            signature["refs"] = references
+            if references == "single":  # how several references are combined does not apply to one
+                signature.pop("refagg", None)
+        if implementation is not None:
+            signature[IMPLEMENTATION_PARAMETER] = implementation.name
+            if not implementation.own_tokenizer and self.uses_tokenizer:
+                signature["case"] = "mixed" if tokenizer == "none" else "lc"
+        if self.uses_tokenizer and not (implementation is not None and implementation.own_tokenizer):
+            signature["tok"] = tokenizer_name(language, DEFAULT_TOKENIZER if self.model_kind else tokenizer)
+        if artifact_hash or self.artifact_hash:
+            signature["artifact"] = artifact_hash or self.artifact_hash
+        if plugin:  # which package computed it, and which release of it
+            signature[PLUGIN_SIGNATURE_KEY] = plugin
+        if self.model_kind:
+            signature["model"] = model_hash
+        signature["version"] = implementation.version if implementation is not None else self.version
+        return signature
+
     def implementation(self, name: str) -> MetricImplementation:
         """The implementation called ``name``; a ValueError naming the ones it has otherwise."""
         try:
@@ -237,6 +281,40 @@ def family_member_compute(family_compute: FamilyCompute, name: str) -> BatchComp
         params: Mapping[str, str],
     ) -> Sequence[float | None]:
         return family_compute([name], hypotheses, references, queries, language, params)[name]
+
+    return compute
+
+
+def one_turn_compute(context_compute: ContextCompute) -> BatchCompute:
+    """A context-aware metric's plain compute: each item's context is its one turn ``[queries[i]]`` (what
+    a caller without every turn, or a metric asked on its own, gives it)."""
+
+    def compute(
+        hypotheses: Sequence[str],
+        references: Sequence[Sequence[str]],
+        queries: Sequence[str],
+        language: str,
+        params: Mapping[str, str],
+    ) -> Sequence[float | None]:
+        return list(context_compute(hypotheses, [[query] for query in queries], language, params))
+
+    return compute
+
+
+def one_turn_family_compute(context_compute: FamilyContextCompute) -> FamilyCompute:
+    """:func:`one_turn_compute` for a family that reads every context turn (Cross-RUBER's blends)."""
+
+    def compute(
+        names: Sequence[str],
+        hypotheses: Sequence[str],
+        references: Sequence[Sequence[str]],
+        queries: Sequence[str],
+        language: str,
+        params: Mapping[str, str],
+    ) -> Mapping[str, Sequence[float | None]]:
+        return context_compute(
+            names, hypotheses, references, [[query] for query in queries], language, params
+        )
 
     return compute
 

@@ -19,17 +19,17 @@ from django.utils import timezone
 
 from scoring.models import RunStatus, ScoringChunk, ScoringRun
 from scoring.selectors import scoring_run_progress
-from scoring.services.chunks import (
+from scoring.services.chunk_claims import (
     ChunkLostError,
     chunk_claim_next,
-    chunk_execute,
     chunk_release,
     claimable_q,
     run_chunks_state,
-    scoring_run_advance,
 )
+from scoring.services.chunks import chunk_execute
 from scoring.services.planning import scoring_run_plan
 from scoring.services.queueing import CHUNK_TASK, gpu_worker_available, task_send
+from scoring.services.run_finish import scoring_run_advance
 
 logger = logging.getLogger(__name__)
 
@@ -97,17 +97,35 @@ def scoring_run_execute(*, run_id: int, progress: ProgressCallback | None = None
     return the run as it stands afterwards. Chunks held by live workers are left to them."""
     scoring_run_plan(run_id=run_id, gpu_available=False)
     scoring_run_advance(run_id=run_id)
-    while True:
-        claimed = chunk_claim_next(run_id=run_id, queue=None)
-        if claimed is None:
-            break
-        try:
-            chunk_execute(claimed=claimed)
-        except ChunkLostError:
-            continue
-        scoring_run_advance(run_id=run_id)
+
+    def report_progress() -> None:
         if progress is not None:
             state = scoring_run_progress(run=ScoringRun.objects.get(pk=run_id))
             progress(state.done, state.total)
+
+    scoring_run_work_here(run_id=run_id, after_chunk=report_progress)
     scoring_run_advance(run_id=run_id)
     return ScoringRun.objects.get(pk=run_id)
+
+
+def scoring_run_work_here(
+    *,
+    run_id: int,
+    chunk_progress: Callable[[int], None] | None = None,
+    after_chunk: Callable[[], None] | None = None,
+) -> None:
+    """Claim and compute run ``run_id``'s chunks in this process, one after the other, until none is
+    claimable now; chunks that live workers hold are left to them. The run advances after every chunk;
+    ``chunk_progress`` gets a chunk's units done at each heartbeat, ``after_chunk`` is called once a chunk
+    is stored. ``score_study --sync`` and a report waiting for its values both work this way."""
+    while (claimed := chunk_claim_next(run_id=run_id, queue=None)) is not None:
+        try:
+            chunk_execute(claimed=claimed, progress=chunk_progress)
+        except ChunkLostError:
+            logger.warning(
+                "chunk %s of scoring run %s was taken over or cancelled", claimed.chunk.index, run_id
+            )
+            continue
+        scoring_run_advance(run_id=run_id)
+        if after_chunk is not None:
+            after_chunk()

@@ -36,12 +36,12 @@ from scoring.metrics.registry import (
     metric_specs,
     options_for,
     resolve_implementations,
-    signature_parameters,
     split_metric_names,
     system_metric_spec,
 )
 from scoring.metrics.signature import metric_signature
-from scoring.metrics.spec import VectorsChoice
+from scoring.metrics.signature_parameters import chosen_signature_parameters
+from scoring.metrics.spec import MetricSpec, VectorsChoice
 from scoring.metrics.system_specs import ContextOutputs
 from scoring.metrics.tokenize import SUPPORTED_LANGUAGES, TOKENIZERS
 from scoring.models import TrainedModel
@@ -192,13 +192,7 @@ def texts_score(
     vectors: str = "",
 ) -> FileScores:
     """The scores of ``replies[i]`` against ``references[i]`` after the turns ``contexts[i]``."""
-    if tokenizer not in TOKENIZERS:
-        raise FileScoringError(f"tokenizer: {tokenizer!r} is not one of {', '.join(TOKENIZERS)}")
-    if language not in SUPPORTED_LANGUAGES:
-        raise FileScoringError(f"language: {language!r} is not one of {', '.join(SUPPORTED_LANGUAGES)}")
-    names = list(dict.fromkeys(name.strip() for name in metrics if name.strip()))
-    if not names:
-        raise FileScoringError("metrics: name at least one metric (manage.py list_metrics)")
+    names = _checked_names(metrics, tokenizer=tokenizer, language=language)
     try:
         response_names, system_names = split_metric_names(names)
         choice = implementation_choice(implementation)
@@ -235,30 +229,11 @@ def texts_score(
             for index, value in zip(indices, computed, strict=True):
                 values[index] = value if value is None or math.isfinite(value) else None
         scores.sentences[spec.name] = values
-        model_hash = str(model_records[spec.model_kind]["hash"]) if spec.model_kind else ""
-        params = options_for(spec.name, chosen.get(spec.name, ""), checked)
-        artifact = ""
-        if spec.reads_vectors and chosen_vectors is not None:
-            params["vectors"], artifact = chosen_vectors.name, chosen_vectors.content_hash
-        parameters = signature_parameters(
-            spec.name,
-            language=language,
-            references=references_mode,
-            model_hash=model_hash,
-            tokenizer=tokenizer,
-            implementation=chosen.get(spec.name, ""),
-            params=params,
-            artifact_hash=artifact,
+        scores.signatures[spec.name] = _file_signature(
+            spec, language, references_mode, tokenizer, chosen, checked, model_records, chosen_vectors
         )
-        scores.signatures[spec.name] = metric_signature(spec.name, parameters)
         scores.implementations[spec.name] = chosen.get(spec.name, "") or "dialeval"
-        defined = [value for value in values if value is not None]
-        scores.corpus[spec.name] = {
-            "value": sum(defined) / len(defined) if defined else None,
-            "statistic": "mean of the sentence values",
-            "n": len(defined),
-            "signature": scores.signatures[spec.name],
-        }
+        scores.corpus[spec.name] = _sentence_mean(values, scores.signatures[spec.name])
         corpus_metric = _CORPUS_METRIC.get(spec.name)
         if corpus_metric and has_refs:
             scores.corpus[spec.name] = _corpus_value(
@@ -278,6 +253,53 @@ def texts_score(
         scores.signatures.pop(name, None)
         scores.implementations.pop(name, None)
     return scores
+
+
+def _checked_names(metrics: Sequence[str], *, tokenizer: str, language: str) -> list[str]:
+    """The metric names asked for, each once, after the tokenizer and the language were checked."""
+    if tokenizer not in TOKENIZERS:
+        raise FileScoringError(f"tokenizer: {tokenizer!r} is not one of {', '.join(TOKENIZERS)}")
+    if language not in SUPPORTED_LANGUAGES:
+        raise FileScoringError(f"language: {language!r} is not one of {', '.join(SUPPORTED_LANGUAGES)}")
+    names = list(dict.fromkeys(name.strip() for name in metrics if name.strip()))
+    if not names:
+        raise FileScoringError("metrics: name at least one metric (manage.py list_metrics)")
+    return names
+
+
+def _file_signature(
+    spec: MetricSpec,
+    language: str,
+    references_mode: str,
+    tokenizer: str,
+    chosen: Mapping[str, str],
+    checked: Mapping[str, str],
+    model_records: Mapping[str, Mapping[str, object]],
+    chosen_vectors: VectorsChoice | None,
+) -> str:
+    """The signature of ``spec``'s sentence values, as a scoring run of the same choices writes it."""
+    parameters, _ = chosen_signature_parameters(
+        spec.name,
+        language=language,
+        references=references_mode,
+        tokenizer=tokenizer,
+        implementation=chosen.get(spec.name, ""),
+        options=checked,
+        model_hash=str(model_records[spec.model_kind]["hash"]) if spec.model_kind else "",
+        vectors=chosen_vectors,
+    )
+    return metric_signature(spec.name, parameters)
+
+
+def _sentence_mean(values: Sequence[float | None], signature: str) -> dict[str, Any]:
+    """The corpus entry of a metric without a corpus form: the mean of its defined sentence values."""
+    defined = [value for value in values if value is not None]
+    return {
+        "value": sum(defined) / len(defined) if defined else None,
+        "statistic": "mean of the sentence values",
+        "n": len(defined),
+        "signature": signature,
+    }
 
 
 def _compute(

@@ -34,11 +34,11 @@ from scoring.metrics.registry import (
     metric_spec,
     metric_specs,
     options_for,
-    signature_parameters,
     split_metric_names,
     system_metric_spec,
 )
 from scoring.metrics.signature import metric_signature
+from scoring.metrics.signature_parameters import chosen_signature_parameters
 from scoring.metrics.spec import MetricSpec
 from scoring.models import ChunkKind, MetricScore, MetricSignature, RunStatus, ScoringChunk, ScoringRun
 from scoring.services.errors import error_text
@@ -207,21 +207,15 @@ def _signatures(run: ScoringRun) -> dict[str, MetricSignature]:
     vectors = run_vectors(run)
     for spec in metric_specs(response_names):
         model_hash = str(run.trained_models[spec.model_kind]["hash"]) if spec.model_kind else ""
-        implementation = run.implementations.get(spec.name, "")
-        params = options_for(spec.name, implementation, run.options)
-        artifact = ""
-        if spec.reads_vectors and vectors is not None:
-            params["vectors"] = vectors.name
-            artifact = vectors.content_hash
-        parameters = signature_parameters(
+        parameters, artifact = chosen_signature_parameters(
             spec.name,
             language=run.study.language,
             references=run.references,
-            model_hash=model_hash,
             tokenizer=run.tokenizer,
-            implementation=implementation,
-            params=params,
-            artifact_hash=artifact,
+            implementation=run.implementations.get(spec.name, ""),
+            options=run.options,
+            model_hash=model_hash,
+            vectors=vectors,
         )
         signatures[spec.name] = metric_signature_get_or_create(
             spec.name,

@@ -32,9 +32,10 @@ from django.utils import timezone
 
 from kernel.lease import RecoveryReport, recovery_summary
 from scoring.models import ACTIVE_TRAINING_STATUSES, ChunkStatus, RunStatus, ScoringChunk, ScoringRun
-from scoring.services.chunks import CHUNK_LEASE, chunk_fail_exhausted, scoring_run_advance, stale_before
+from scoring.services.chunk_claims import CHUNK_LEASE, chunk_fail_exhausted, stale_before
 from scoring.services.execution import chains_start
 from scoring.services.queueing import GPU_QUEUE, default_queue, gpu_worker_available
+from scoring.services.run_finish import scoring_run_advance
 from scoring.services.runs import scoring_run_send
 from scoring.services.training_jobs import training_jobs_recover
 from scoring.services.waiting_runs import waiting_run_reconsider

@@ -25,7 +25,6 @@ import time
 from collections.abc import Callable, Sequence
 
 from django.conf import settings
-from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from annotation.models import Study
@@ -36,7 +35,6 @@ from scoring.diversity_scores import (
     diversity_stale,
 )
 from scoring.models import (
-    ACTIVE_RUN_STATUSES,
     ChunkKind,
     MetricSignature,
     RunPurpose,
@@ -46,9 +44,11 @@ from scoring.models import (
 )
 from scoring.reference_scores import per_reference_stale
 from scoring.selectors import scoring_run_progress
-from scoring.services.chunks import ChunkLostError, chunk_claim_next, chunk_execute, scoring_run_advance
+from scoring.services.execution import scoring_run_work_here
 from scoring.services.planning import metric_signature_get_or_create
 from scoring.services.queueing import default_queue
+from scoring.services.run_finish import scoring_run_advance
+from scoring.services.runs import scoring_run_create_once
 
 logger = logging.getLogger(__name__)
 
@@ -142,15 +142,7 @@ def report_scores_wait(*, run_id: int, progress: Progress | None, timeout_second
 
     report()
     while True:
-        claimed = chunk_claim_next(run_id=run_id, queue=None)
-        if claimed is not None:
-            try:
-                chunk_execute(claimed=claimed, progress=report)
-            except ChunkLostError:
-                logger.warning("chunk %s of report run %s was taken over", claimed.chunk.index, run_id)
-            scoring_run_advance(run_id=run_id)
-            report()
-            continue
+        scoring_run_work_here(run_id=run_id, chunk_progress=report, after_chunk=report)
         scoring_run_advance(run_id=run_id)
         run = ScoringRun.objects.get(pk=run_id)
         if run.is_finished or time.monotonic() >= deadline:
@@ -174,35 +166,33 @@ def _run_create(study: Study, chunks: list[ScoringChunk], *, signatures: dict[st
     names = list(dict.fromkeys(name for chunk in chunks for name in chunk.metrics))
     for index, chunk in enumerate(chunks):
         chunk.index = index
-    for _ in range(3):  # the active run may finish between a failed insert and the read of it
+
+    def create() -> ScoringRun:
         now = timezone.now()
-        try:
-            with transaction.atomic():
-                run = ScoringRun.objects.create(
-                    study=study,
-                    purpose=RunPurpose.REPORT,
-                    request_key=key,
-                    metrics=names,
-                    signatures=signatures,
-                    status=RunStatus.RUNNING,
-                    attempts=1,
-                    progress_total=sum(chunk.units for chunk in chunks),
-                    started_at=now,
-                    heartbeat_at=now,
-                    enqueued_at=now,  # the periodic recovery leaves it to its reporter for a stale period
-                )
-                for chunk in chunks:
-                    chunk.run = run
-                ScoringChunk.objects.bulk_create(chunks)
-            logger.info("report scoring run %s planned: %d chunk(s)", run.pk, len(chunks))
-            return run
-        except IntegrityError:
-            existing = ScoringRun.objects.filter(request_key=key, status__in=ACTIVE_RUN_STATUSES).first()
-            if existing is not None:
-                return existing
-            for chunk in chunks:
-                chunk.pk = None
-    raise RuntimeError("could not create the report's scoring run: an identical run kept starting and ending")
+        run = ScoringRun.objects.create(
+            study=study,
+            purpose=RunPurpose.REPORT,
+            request_key=key,
+            metrics=names,
+            signatures=signatures,
+            status=RunStatus.RUNNING,
+            attempts=1,
+            progress_total=sum(chunk.units for chunk in chunks),
+            started_at=now,
+            heartbeat_at=now,
+            enqueued_at=now,  # the periodic recovery leaves it to its reporter for a stale period
+        )
+        for chunk in chunks:
+            chunk.pk = None  # a try rolled back may have numbered them
+            chunk.run = run
+        ScoringChunk.objects.bulk_create(chunks)
+        logger.info("report scoring run %s planned: %d chunk(s)", run.pk, len(chunks))
+        return run
+
+    failure = RuntimeError(
+        "could not create the report's scoring run: an identical run kept starting and ending"
+    )
+    return scoring_run_create_once(key=key, create=create, failure=failure)
 
 
 def _request_key(study: Study, chunks: Sequence[ScoringChunk]) -> str:

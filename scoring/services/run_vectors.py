@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from scoring.metrics.spec import VectorsChoice
 from scoring.models import ScoringRun
+from scoring.services.word_vectors import WordVectorsError, word_vectors_record
 
 
 class RunVectorsError(ValueError):
@@ -14,8 +15,6 @@ def run_vectors(run: ScoringRun) -> VectorsChoice | None:
     """The registered vectors ``run.vectors`` names (None: the metrics' default, GloVe 6B 50d)."""
     if not run.vectors:
         return None
-    from scoring.services.word_vectors import WordVectorsError, word_vectors_record
-
     try:
         record = word_vectors_record(run.vectors)
     except WordVectorsError as error:

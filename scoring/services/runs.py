@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import partial
 
 from django.contrib.auth import get_user_model
@@ -53,6 +53,7 @@ from scoring.models import (
 )
 from scoring.selectors import metrics_available_for_study
 from scoring.services.queueing import RUN_TASK, task_send
+from scoring.services.word_vectors import WordVectorsError, word_vectors_record
 from scoring.trained_model_services import (
     TrainedModelError,
     run_model_record,
@@ -97,7 +98,7 @@ def scoring_run_create(
     signatures are computed (blends and system metrics are always recomputed: they depend on every reply).
     With ``enqueue=False`` nothing is sent (``manage.py score_study --sync`` executes it in-process).
 
-    ``implementation`` chooses the tools that compute the baselines (issue 23; the spelling of
+    ``implementation`` chooses the tools that compute the baselines (the spelling of
     :mod:`scoring.metrics.implementation_choice`: "" for each metric's default, ``nlg-eval``, or per family
     ``bleu=sacrebleu,meteor=nlg-eval``); under it, "all" means the metrics that have the chosen
     implementation (and every metric computed one way only). ``options`` sets the chosen implementations'
@@ -110,6 +111,54 @@ def scoring_run_create(
 
     When a PENDING or RUNNING run with the same request exists, it is returned with ``was_existing`` set.
     """
+    names, choice, implementations, checked = _checked_metrics(
+        metrics, study=study, implementation=implementation, options=options or {}
+    )
+    vectors_record = _vectors_record(vectors, study=study)
+    _check_modes(references=references, tokenizer=tokenizer)
+    records, waiting_for = _run_models(study=study, names=names, models=models, enqueue=enqueue)
+    key = scoring_request_key(
+        study_id=study.pk,
+        metrics=names,
+        references=references,
+        tokenizer=tokenizer,
+        models=records,
+        implementation=choice.text,
+        options=checked,
+        vectors=str(vectors_record.get("hash", "")) if vectors else "",
+    )
+
+    def create() -> ScoringRun:
+        run = ScoringRun.objects.create(
+            study=study,
+            request_key=key,
+            metrics=names,
+            references=references,
+            tokenizer=tokenizer,
+            implementation=choice.text,
+            implementations=implementations,
+            options=checked,
+            vectors=vectors,
+            recompute=recompute,
+            trained_models=records,
+            waiting_for=waiting_for,
+            created_by=user if isinstance(user, get_user_model()) else None,
+        )
+        if enqueue and waiting_for is None:
+            transaction.on_commit(partial(scoring_run_send, run_id=run.pk))
+        return run
+
+    failure = ScoringRequestError(
+        "could not create the run: an identical run kept starting and finishing; retry"
+    )
+    return scoring_run_create_once(key=key, create=create, failure=failure)
+
+
+def _checked_metrics(
+    metrics: Sequence[str], *, study: Study, implementation: str, options: dict[str, str]
+) -> tuple[list[str], ImplementationChoice, dict[str, str], dict[str, str]]:
+    """The run's metric names (with the components its blends need), its implementation choice, the
+    implementation of each metric, and its options checked against them."""
     try:
         choice = implementation_choice(implementation)
     except ImplementationChoiceError as error:
@@ -117,10 +166,13 @@ def scoring_run_create(
     names = _validated_metric_names(metrics, study=study, choice=choice)
     try:
         implementations = resolve_implementations(names, choice)
-        checked = checked_run_options(names, implementations, options or {})
+        checked = checked_run_options(names, implementations, options)
     except ImplementationChoiceError as error:
         raise ScoringRequestError(str(error)) from None
-    vectors_record = _vectors_record(vectors, study=study)
+    return names, choice, implementations, checked
+
+
+def _check_modes(*, references: str, tokenizer: str) -> None:
     if references not in ReferencesMode.values:
         raise ScoringRequestError(
             f"unknown references mode {references!r}; choose one of {', '.join(ReferencesMode.values)}"
@@ -129,6 +181,13 @@ def scoring_run_create(
         raise ScoringRequestError(
             f"unknown tokenizer {tokenizer!r}; choose one of {', '.join(TokenizerChoice.values)}"
         )
+
+
+def _run_models(
+    *, study: Study, names: Sequence[str], models: Sequence[str], enqueue: bool
+) -> tuple[dict[str, dict[str, object]], TrainingJob | None]:
+    """The record of every trained model the run's learned metrics use, by kind, and the training job it
+    waits for (the oldest of those still making a model it needs; None when it waits for none)."""
     kinds = [spec.model_kind for spec in metric_specs(split_metric_names(names)[0]) if spec.model_kind]
     try:
         if enqueue:
@@ -143,43 +202,23 @@ def scoring_run_create(
     records: dict[str, dict[str, object]] = {kind: run_model_record(model) for kind, model in trained.items()}
     records.update({kind: waiting_record(job) for kind, job in training.items()})
     waiting_for = min(training.values(), key=lambda job: (job.created_at, job.pk), default=None)
-    key = scoring_request_key(
-        study_id=study.pk,
-        metrics=names,
-        references=references,
-        tokenizer=tokenizer,
-        models=records,
-        implementation=choice.text,
-        options=checked,
-        vectors=str(vectors_record.get("hash", "")) if vectors else "",
-    )
-    for _ in range(3):  # the active run may finish between a failed insert and the read of it
+    return records, waiting_for
+
+
+def scoring_run_create_once(*, key: str, create: Callable[[], ScoringRun], failure: Exception) -> ScoringRun:
+    """``create()`` in a transaction, or the active run of request ``key`` (``was_existing`` set) when the
+    insert hit the constraint that allows one active run per request; ``failure`` is raised when an
+    identical run kept starting and finishing between a failed insert and the read of it (three tries)."""
+    for _ in range(3):
         try:
             with transaction.atomic():
-                run = ScoringRun.objects.create(
-                    study=study,
-                    request_key=key,
-                    metrics=names,
-                    references=references,
-                    tokenizer=tokenizer,
-                    implementation=choice.text,
-                    implementations=implementations,
-                    options=checked,
-                    vectors=vectors,
-                    recompute=recompute,
-                    trained_models=records,
-                    waiting_for=waiting_for,
-                    created_by=user if isinstance(user, get_user_model()) else None,
-                )
-                if enqueue and waiting_for is None:
-                    transaction.on_commit(partial(scoring_run_send, run_id=run.pk))
-            return run
+                return create()
         except IntegrityError:
             existing = ScoringRun.objects.filter(request_key=key, status__in=ACTIVE_RUN_STATUSES).first()
             if existing is not None:
                 existing.was_existing = True
                 return existing
-    raise ScoringRequestError("could not create the run: an identical run kept starting and finishing; retry")
+    raise failure
 
 
 def scoring_request_key(
@@ -269,8 +308,6 @@ def vectors_hash(name: str) -> str:
     """The content hash of the registered word vectors ``name`` for a request key ("" : none chosen)."""
     if not name:
         return ""
-    from scoring.services.word_vectors import WordVectorsError, word_vectors_record
-
     try:
         return str(word_vectors_record(name).get("hash", ""))
     except WordVectorsError:
@@ -281,8 +318,6 @@ def _vectors_record(name: str, *, study: Study) -> dict[str, object]:
     """The registered word vectors ``name`` ("" : none chosen), ready to score the study's language."""
     if not name:
         return {}
-    from scoring.services.word_vectors import WordVectorsError, word_vectors_record
-
     try:
         record = word_vectors_record(name)
     except WordVectorsError as error:

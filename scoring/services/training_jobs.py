@@ -29,7 +29,6 @@ import time
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -58,6 +57,7 @@ from scoring.metrics.training_progress import EPOCH_STAGE, TrainingCancelled, Tr
 from scoring.models import ACTIVE_TRAINING_STATUSES, TrainedModel, TrainingJob, TrainingStatus
 from scoring.services.errors import error_text
 from scoring.services.queueing import GPU_QUEUE, default_queue, gpu_worker_available, task_send
+from scoring.services.resending import unsent_pending_resend
 from scoring.services.waiting_runs import waiting_runs_reconsider
 from scoring.torch_threads import POOL_PROCESSES_ENV, torch_threads_default
 from scoring.trained_model_services import (
@@ -435,24 +435,15 @@ def training_jobs_recover(*, pending_grace_seconds: float = 5.0) -> RecoveryRepo
         job.refresh_from_db()
         if job.is_finished:
             waiting_runs_reconsider(job=job)
-    resend_before = now - timedelta(seconds=stale_seconds)
-    pending = TrainingJob.objects.filter(
-        status=TrainingStatus.PENDING, created_at__lt=now - timedelta(seconds=pending_grace_seconds)
-    ).exclude(pk__in=report.requeued)
-    for job in pending.order_by("created_at"):
-        sent_at = parsed_time(job.progress.get("sent_at"))
-        if sent_at is not None and sent_at >= resend_before:
-            continue
-        report.resend(job.pk, lambda pk: training_job_send(job_id=pk))
+    unsent_pending_resend(
+        report,
+        TrainingJob.objects.filter(status=TrainingStatus.PENDING),
+        now=now,
+        stale_seconds=stale_seconds,
+        pending_grace_seconds=pending_grace_seconds,
+        send=lambda pk: training_job_send(job_id=pk),
+    )
     return report
-
-
-def parsed_time(value: Any) -> datetime | None:
-    """An ISO time stored in a progress dict (``sent_at``), or None when absent or unreadable."""
-    try:
-        return datetime.fromisoformat(str(value)) if value else None
-    except ValueError:
-        return None
 
 
 # --- checks ------------------------------------------------------------------------------------------------

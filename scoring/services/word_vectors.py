@@ -31,7 +31,6 @@ import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import timedelta
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -67,7 +66,7 @@ from scoring.models import (
 )
 from scoring.services.errors import error_summary
 from scoring.services.queueing import default_queue, task_send
-from scoring.services.training_jobs import parsed_time
+from scoring.services.resending import unsent_pending_resend
 
 logger = logging.getLogger(__name__)
 
@@ -382,15 +381,14 @@ def word_vectors_recover(*, pending_grace_seconds: float = 5.0) -> RecoveryRepor
         ):
             report.requeued.append(vectors.pk)
             word_vectors_send(vectors_id=vectors.pk)
-    resend_before = now - timedelta(seconds=STALE_SECONDS)
-    pending = WordVectorsFile.objects.filter(
-        status=VectorsStatus.PENDING, created_at__lt=now - timedelta(seconds=pending_grace_seconds)
-    ).exclude(pk__in=report.requeued)
-    for vectors in pending.order_by("created_at"):
-        sent_at = parsed_time(vectors.progress.get("sent_at"))
-        if sent_at is not None and sent_at >= resend_before:
-            continue
-        report.resend(vectors.pk, lambda pk: word_vectors_send(vectors_id=pk))
+    unsent_pending_resend(
+        report,
+        WordVectorsFile.objects.filter(status=VectorsStatus.PENDING),
+        now=now,
+        stale_seconds=STALE_SECONDS,
+        pending_grace_seconds=pending_grace_seconds,
+        send=lambda pk: word_vectors_send(vectors_id=pk),
+    )
     return report
 
 

@@ -173,7 +173,7 @@ class ChunkWork(Work):
 
         def compute(chunk: Any, run: Any, fence: Any) -> Any:
             self.next_body()(lambda: fence.beat(1, force=True))
-            return chunks._Outcome()
+            return chunks.ChunkOutcome()
 
         self.monkeypatch.setattr("scoring.services.chunks._compute_replies", compute)
         return chunk.pk

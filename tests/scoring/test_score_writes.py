@@ -11,7 +11,7 @@ from django.test.utils import CaptureQueriesContext
 
 from scoring.metrics.registry import compute_metrics
 from scoring.models import MetricScore, RunStatus
-from scoring.services import chunks, scoring_run_create, scoring_run_execute
+from scoring.services import chunk_reads, chunk_storage, scoring_run_create, scoring_run_execute
 from tests.factories import (
     DialogContextFactory,
     ReferenceFactory,
@@ -54,7 +54,7 @@ def test_scores_are_inserted_in_multi_row_statements_of_the_batch_size(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     study = build_study()  # 15 replies
-    monkeypatch.setattr(chunks, "_UPSERT_ROWS", 4)
+    monkeypatch.setattr(chunk_storage, "UPSERT_ROWS", 4)
     with CaptureQueriesContext(connection) as queries:
         finished = run(study, ["bleu-1", "bleu-2"])  # one chunk: 15 replies x 2 metrics = 30 rows
     assert finished.status == RunStatus.SUCCEEDED
@@ -76,7 +76,7 @@ def test_scores_are_inserted_in_multi_row_statements_of_the_batch_size(
 
 def test_a_rerun_updates_the_same_rows_in_batches(monkeypatch: pytest.MonkeyPatch) -> None:
     study = build_study()
-    monkeypatch.setattr(chunks, "_UPSERT_ROWS", 7)
+    monkeypatch.setattr(chunk_storage, "UPSERT_ROWS", 7)
     run(study, ["bleu-1", "rouge-l"])
     before = stored(study)
     first_written = dict(MetricScore.objects.values_list("pk", "computed_at"))
@@ -91,9 +91,9 @@ def test_a_rerun_updates_the_same_rows_in_batches(monkeypatch: pytest.MonkeyPatc
 
 
 def test_the_parameter_limit_fits_the_database() -> None:
-    limit = chunks._bind_parameter_limit()
+    limit = chunk_reads.bind_parameter_limit()
     if connection.vendor == "sqlite":
         assert limit >= 999
     else:
         assert limit == 65_535
-    assert min(chunks._UPSERT_ROWS, limit // 4) * 4 <= limit
+    assert min(chunk_storage.UPSERT_ROWS, limit // 4) * 4 <= limit

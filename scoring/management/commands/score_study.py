@@ -44,7 +44,7 @@ from annotation.selectors.studies import StudyLookupError, study_by_name_or_id
 from scoring.models import ReferencesMode, RunStatus, ScoringRun, TokenizerChoice
 from scoring.selectors import scoring_run_get, scoring_run_progress, study_response_count
 from scoring.services import ScoringRequestError, scoring_run_create, scoring_run_execute
-from scoring.services.chunks import scoring_run_score_counts
+from scoring.services.run_finish import scoring_run_score_counts
 from scoring.torch_threads import threads_argument, torch_threads_configure, torch_threads_default
 
 

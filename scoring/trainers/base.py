@@ -1,0 +1,78 @@
+"""What every trainer of a learned metric is given and gives back, and the error of a model request.
+
+A trainer turns a :class:`TrainingRequest` and its corpus into an artifact folder; the services around it
+(:mod:`scoring.trained_model_services`) choose the folder, move it into place and register the model. The
+request carries every kind's options; each trainer reads the ones of its kind.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+from scoring.metrics.training_progress import ProgressCallback
+
+
+class TrainedModelError(ValueError):
+    """A model that cannot be used or registered as asked, with what to do about it."""
+
+
+@dataclass(frozen=True)
+class TrainingRequest:
+    kind: str  # "ruber", "bert-ruber", "maude" or "cross-ruber"
+    name: str
+    corpus_description: str
+    epochs: int | None = None
+    device: str | None = None
+    language: str = "en"
+    cells: Sequence[str] = ()  # BERT-RUBER only; empty: every cell
+    threads: int | None = None  # torch CPU threads while training; None: the training's own default
+    variants: Sequence[str] = ()  # MaUde only; empty: its default variants (maude, bert-nli)
+    context_turns: int | None = None  # MaUde (None: the whole history), Cross-RUBER (None: its default, 3)
+    pooling: str | None = None  # MaUde only: mean | max | mean-max of the encoder's token vectors
+    # MaUde: utterance, order, drop, repeat (empty: all of them); Cross-RUBER: its kinds (empty: its default)
+    negatives: Sequence[str] = ()
+    frozen_layers: int | None = None  # Cross-RUBER only: k, MiniLM's lower layers frozen and cached
+    interaction: str | None = None  # Cross-RUBER only: how the reply meets the context
+
+
+# (the artifact's configuration, its learning curve, its content hash)
+TrainedArtifact = tuple[dict[str, Any], Any, str]
+
+
+class Trainer(Protocol):
+    """Train a model of one kind into ``output_dir`` and say what was written."""
+
+    def __call__(
+        self,
+        request: TrainingRequest,
+        training: Sequence[Any],
+        validation: Sequence[Any],
+        output_dir: Path,
+        progress: bool,
+        on_progress: ProgressCallback | None,
+    ) -> TrainedArtifact: ...
+
+
+def common_overrides(request: TrainingRequest) -> dict[str, Any]:
+    """The configuration every kind takes from a request: language, corpus, and epochs and device when
+    the request sets them (the kind's own defaults otherwise)."""
+    overrides: dict[str, Any] = {
+        "language": request.language,
+        "corpus_description": request.corpus_description,
+    }
+    if request.epochs is not None:
+        overrides["epochs"] = request.epochs
+    if request.device is not None:
+        overrides["device"] = request.device
+    return overrides
+
+
+def torch_overrides(request: TrainingRequest) -> dict[str, Any]:
+    """:func:`common_overrides` for a kind trained with torch: its CPU threads are ``torch_threads``."""
+    overrides = common_overrides(request)
+    if request.threads is not None:
+        overrides["torch_threads"] = request.threads
+    return overrides
