@@ -1,4 +1,4 @@
-"""Issue 14, part D: the baseline suite on 10,000 replies through ``manage.py score_study --sync``.
+"""The baseline suite on 10,000 replies through ``manage.py score_study --sync``.
 
 Builds a study of N DailyDialog items (bench.dailydialog_pairs: N contexts x 1 system, each with its
 original reply as the reference and another pair's reply as the response) in a throwaway SQLite database,

@@ -1,4 +1,4 @@
-"""Benchmark 2 of issue 3: the learned metrics (RUBER, Tao et al. (2018); BERT-RUBER, Ghazarian et al. (2019)) against human
+"""Benchmark: the learned metrics (RUBER, Tao et al., 2018; BERT-RUBER, Ghazarian et al., 2019) against human
 judgments, and the unreferenced scorers' ranking accuracy.
 
 Takes trained models (``manage.py train_metric`` / ``train_default_models``, or ``bench.ruber_training``'s
@@ -9,7 +9,7 @@ output folder) and prints:
    human rating of
    - GRADE's DailyDialog judgments (300 replies of 2 systems, ~10 annotators each, 1-5, one reference), and
    - the multi-reference DailyDialog study (500 rated replies, 1-5; single = the original reply as the
-     reference, multi = all five, Gupta et al. (2019) eq. 1).
+     reference, multi = all five, Gupta et al., 2019, eq. 1).
    Blends normalise over each dataset as a whole (Tao et al., 2018, eq. 4).
 2. Ranking accuracy (true reply vs the reply of another random pair, seeded) on the DailyDialog test split.
 

@@ -1,4 +1,4 @@
-"""Issue 14, part D: the word-overlap metrics against the reference libraries, measured honestly.
+"""The word-overlap metrics against the reference libraries, measured honestly.
 
 Each comparison pits the project's metric, as a scoring run computes it (``compute_metrics`` from raw text:
 tokenizing included), against a peer library on the same pairs, in one process:

@@ -1,4 +1,4 @@
-"""Benchmark 4 of issue 3: peak memory (RSS) of scoring 10,000 DailyDialog pairs with every metric.
+"""Benchmark: peak memory (RSS) of scoring 10,000 DailyDialog pairs with every metric.
 
 Each measurement runs in a fresh Python subprocess (``python -m bench.peak_memory --child GROUP``) that
 scores the pairs and prints its own ``getrusage(RUSAGE_SELF).ru_maxrss`` at exit; the first one, which

@@ -3,7 +3,7 @@ beside a second busy job.
 
 Each measurement is a fresh subprocess (``python -m bench.training_threads --child ...``), so no thread
 setting leaks from one to the next. It trains RUBER through the entry point ``manage.py train_metric ruber``
-uses (``train_ruber``: word2vec, then the unreferenced scorer s_U, Tao et al. (2018) sections 3.1-3.2) on the first
+uses (``train_ruber``: word2vec, then the unreferenced scorer s_U, Tao et al., 2018, sections 3.1-3.2) on the first
 --pairs DailyDialog training pairs for exactly --epochs epochs (early stopping cannot stop it: patience is
 above the epoch count), validating on the first --validation-pairs validation pairs, and reports the s_U
 epochs' wall and CPU time from the artifact's timings.json (CPU: the child's ``time.process_time``, every
@@ -22,10 +22,10 @@ then sleep); A-D run with the project's policy (``scoring.torch_threads.OMP_WAIT
 
 The busy job is --busy-jobs processes (default 1), each a pure-Python loop pinned to no core, started
 before the training and stopped after it. A loop rather than a second training: it stands for what shares
-the machine in issue 11 (a Celery worker, the web server: single-threaded Python), and its load is the same
-in every setting, while a second training would change with the setting under test (its own threads) and
-end at another moment than the measured one. Each loop reports its iterations per second, which shows what
-the training's threads take from the neighbour.
+a deployed scoring service's machine (a Celery worker, the web server: single-threaded Python), and its load
+is the same in every setting, while a second training would change with the setting under test (its own
+threads) and end at another moment than the measured one. Each loop reports its iterations per second, which
+shows what the training's threads take from the neighbour.
 
     .venv/bin/python -m bench.training_threads [--data ../shared/data/dailydialog] [--pairs 10000]
         [--epochs 1] [--validation-pairs 1000] [--rounds 5] [--busy-jobs 1] [--compare-wait-policy]

@@ -1,7 +1,7 @@
 """A multi-reference metric recomputed against each reference on its own, for the number-of-references
 curve of the correlation report (Gupta et al., 2019, section 5.3 and Figure 2).
 
-A multi-reference score is the best match over the context's references (Gupta et al. (2019) eq. 1:
+A multi-reference score is the best match over the context's references (Gupta et al., 2019, eq. 1:
 score(y, R) = max over r in R of d(y, r)); the curve needs d(y, r) for every reference r, which the stored
 score does not keep. They are recomputed from the signature's own parameters (tokenizer, smoothing,
 trained model) by a scoring run's 'per-reference' chunks, for the replies the report asks for
@@ -229,8 +229,8 @@ def _stored(signature: MetricSignature, response_ids: Sequence[int]) -> dict[int
 
 
 def _implementation(spec: MetricSpec, parameters: dict[str, str]) -> MetricImplementation | None:
-    """The implementation that computed the signature's scores (its ``impl``: issue 23), None for a metric
-    computed one way only, or for an ``impl`` the metric no longer has."""
+    """The implementation that computed the signature's scores (its ``impl``: the tool a run chose), None for
+    a metric computed one way only, or for an ``impl`` the metric no longer has."""
     if not spec.implementations:
         return None
     return spec.implementations.get(str(parameters.get("impl") or default_implementation(spec)))

@@ -182,8 +182,8 @@ FREE_ITEMS_CACHE_SECONDS = 2.0
 def study_free_items(*, study_id: int, kind: str) -> int:
     """Items of ``kind`` in the study that still want answers (``taken < wanted``): a scan of the study's
     items, so a large study's count is taken at most every FREE_ITEMS_CACHE_SECONDS per process (each
-    annotator's progress asks for it on every hand-out and answer; issue 13's load benchmark). Small
-    counts are always exact."""
+    annotator's progress asks for it on every hand-out and answer; the annotation load benchmark,
+    docs/benchmarks.md, Annotation server). Small counts are always exact."""
     key = f"dialeval:free-items:{study_id}:{kind}"
     cached = cache.get(key)
     if cached is not None and cached >= FREE_ITEMS_EXACT_BELOW:

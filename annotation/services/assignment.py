@@ -23,8 +23,8 @@ shuffle, so concurrent requests rarely want the same row, and when they do the c
 for the other transaction and re-checks ``taken < wanted`` (on PostgreSQL; SQLite serialises writers
 anyway, ``transaction_mode = IMMEDIATE`` in the settings). Reading them ``FOR UPDATE SKIP LOCKED`` cost
 more than it saved: the row lock sits between the sort and the LIMIT, so PostgreSQL sorted every free
-item instead of keeping the best few (issue 13's load benchmark). The annotator's own row is locked
-first, so a double click cannot hand one person two items at once.
+item instead of keeping the best few (the annotation load benchmark: docs/benchmarks.md, Annotation server).
+The annotator's own row is locked first, so a double click cannot hand one person two items at once.
 """
 
 from __future__ import annotations
@@ -57,7 +57,8 @@ SHUFFLE_PRIME = 2_147_483_647  # 2**31 - 1: (a * id + b) mod p is a permutation 
 CANDIDATES_PER_TRY = 8
 # The free items a hand-out looks at: this many with the fewest answers, ties in the items' random
 # ``pool_rank``, read in the order of the index (study, kind, taken, pool_rank). Sorting every free item of
-# a large study by the annotator's shuffle was the costliest statement of a hand-out (issue 13's load).
+# a large study by the annotator's shuffle was the costliest statement of a hand-out (the annotation load
+# benchmark).
 POOL_WINDOW = 256
 
 

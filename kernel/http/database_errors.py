@@ -1,4 +1,4 @@
-"""Which database errors mean "busy or full, try again later" (503) rather than a bug (500), issue 24.
+"""Which database errors mean "busy or full, try again later" (503) rather than a bug (500).
 
 - SQLite: "database is locked" once a writer held the lock past the busy timeout (``DIALEVAL_DB_WAIT_SECONDS``),
   "database or disk is full", and the disk I/O error SQLite gives when a write to a full disk fails.

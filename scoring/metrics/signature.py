@@ -58,7 +58,7 @@ def _check_part(part: str, what: str, *, forbid_colon: bool, allow_empty: bool =
         raise SignatureError(f"{what} {part!r} must not contain {forbidden}")
 
 
-# What ``signature_implementation`` says of scores no tool of issue 23 computed.
+# What ``signature_implementation`` says of scores this project's own code computed (no ``impl:`` tool).
 PROJECT_IMPLEMENTATION = "dialeval"
 
 

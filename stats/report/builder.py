@@ -7,15 +7,15 @@ entries tagged with their question:
 * ``rows``: every metric against the human score (stats/report/metrics.py), imported ones marked
   external and metrics without values with their reason; ``per_system``, ``metric_comparisons``,
   ``system_level``, ``quantiles``;
-* ``human``: the Human (Avg) and Human (Max) rows (Tao et al. (2018) Table 2), ``agreement`` and ``filter``
+* ``human``: the Human (Avg) and Human (Max) rows (Tao et al., 2018, Table 2), ``agreement`` and ``filter``
   (stats/report/human.py);
-* ``references_curve`` (Gupta et al. (2019) Figure 2) and ``single_vs_multi`` (Gupta et al. (2019) Table 4);
-* ``diversity`` (Gupta et al. (2019) Table 5), when diversity judgments exist;
+* ``references_curve`` (Gupta et al., 2019, Figure 2) and ``single_vs_multi`` (Gupta et al., 2019, Table 4);
+* ``diversity`` (Gupta et al., 2019, Table 5), when diversity judgments exist;
 * ``pairwise``: system win rates from pairwise judgments, when there are some
   (stats/report/pairwise.py);
-* issue 26 (stats/report/meta.py): a ``rank`` (significance cluster) and, with a grouping, a ``grouped``
-  correlation in every metric row; permutation p-values in every comparison; ``pairwise_accuracy``,
-  ``significance_clusters`` and ``more_ratings``;
+* the meta-evaluation statistics (stats/report/meta.py): a ``rank`` (significance cluster) and, with a
+  grouping, a ``grouped`` correlation in every metric row; permutation p-values in every comparison;
+  ``pairwise_accuracy``, ``significance_clusters`` and ``more_ratings``;
 * ``questions``: per question, how many replies have a human score, how many were left out and why (no
   human score; excluded by the researcher), and how many carry an adjudicated gold value.
 
@@ -24,9 +24,10 @@ The data behind the figures goes into a second, larger object (``plots``), serve
 numpy's BLAS (OpenBLAS) runs with ``blas_threads`` threads while a report is built, 1 by default. The report's
 matrix products are narrow (20 resamples of 100,000 replies at a time), and OpenBLAS threads that wait for work
 spin: with 2 threads, the report of 100,000 replies costs 1.24x the CPU of 1 thread for 0.94x the wall time
-on the 2 cores of the python machine kind (medians, interleaved; docs/benchmarks.md, issue 26's third round). A
-report is one task of a worker beside others, so CPU is what it spends; ``settings.DIALEVAL_REPORT_BLAS_THREADS``
-gives a worker more. One thread also keeps a report's last bits from depending on how many cores there are.
+on the 2 cores of the python machine kind (medians, interleaved; docs/benchmarks.md, Reports, the
+meta-evaluation's third round). A report is one task of a worker beside others, so CPU is what it spends;
+``settings.DIALEVAL_REPORT_BLAS_THREADS`` gives a worker more. One thread also keeps a report's last bits from
+depending on how many cores there are.
 
 Pure Python: no Django here (import-linter contract).
 """

@@ -40,7 +40,7 @@ def document_for_question(document: ReportDocument, question: str | None) -> Que
     result["quantiles"] = _of_question(document.get("quantiles"), question)
     result["references_curve"] = _of_question(document.get("references_curve"), question)
     result["single_vs_multi"] = _of_question(document.get("single_vs_multi"), question)
-    if "pairwise_accuracy" in document:  # issue 26's sections, in documents from it on
+    if "pairwise_accuracy" in document:  # the meta-evaluation's sections, in documents that have them
         result["pairwise_accuracy"] = _of_question(document["pairwise_accuracy"], question)
     if "significance_clusters" in document:
         result["significance_clusters"] = _of_question(document["significance_clusters"], question)

@@ -123,7 +123,7 @@ class FilterEntry(TypedDict):
 
 
 class HumanEntry(TypedDict):
-    """``human``: the Human (Avg) and Human (Max) rows of a question (Tao et al. (2018) Table 2)."""
+    """``human``: the Human (Avg) and Human (Max) rows of a question (Tao et al., 2018, Table 2)."""
 
     question: str
     label: str  # "Human (Avg)" or "Human (Max)"
@@ -241,8 +241,8 @@ class MetricRow(SignatureFields, MetricStatistics):
 
     question: str
     no_values: NotRequired[str]  # only for a metric with no value for any reply: why
-    # issue 26 (stats/report/meta.py); documents from before it lack them. ``grouped``: only when the
-    # report's grouping is not none. ``rank``: the metric's significance cluster (1 = best; None: no
+    # the meta-evaluation (stats/report/meta.py); documents from before it lack them. ``grouped``: only when
+    # the report's grouping is not none. ``rank``: the metric's significance cluster (1 = best; None: no
     # statistic or no permutations), as ``significance_clusters`` describes.
     grouped: NotRequired[GroupedCorrelationFields]
     rank: NotRequired[int | None]
@@ -272,9 +272,9 @@ class ComparisonTests(TypedDict):
 
 
 class MetricComparison(ComparisonTests):
-    """``metric_comparisons``: one pair of metric signatures of a question. From issue 26 on, also Deutsch et
-    al. (2021)'s permutation tests of the two metrics' statistic (stats.meta.permutation_tests): two-sided
-    p-values, ``None`` where not run (``permutation_note`` says why)."""
+    """``metric_comparisons``: one pair of metric signatures of a question. With the meta-evaluation, also
+    Deutsch et al. (2021)'s permutation tests of the two metrics' statistic (stats.meta.permutation_tests):
+    two-sided p-values, ``None`` where not run (``permutation_note`` says why)."""
 
     question: str
     first: str  # signature
@@ -304,7 +304,7 @@ class SystemMeans(TypedDict):
 
 
 class SystemLevelRow(SignatureFields, CorrelationFields):
-    """``system_level``: the systems' mean metric values against their mean human scores (Gupta et al. (2019)
+    """``system_level``: the systems' mean metric values against their mean human scores (Gupta et al., 2019,
     Figure 1); ``n`` counts systems."""
 
     question: str
@@ -572,11 +572,11 @@ class ReportDocument(TypedDict):
     diversity: DiversitySection | None
     pairwise: PairwiseSection | None
     notes: list[str]
-    # issue 26 (stats/report/meta.py); documents from before it lack them
+    # the meta-evaluation (stats/report/meta.py); documents from before it lack them
     pairwise_accuracy: NotRequired[list[PairwiseAccuracyEntry]]
     significance_clusters: NotRequired[list[SignificanceClusterEntry]]
     more_ratings: NotRequired[list[MoreRatingsEntry]]
-    metric_names: NotRequired[list[MetricNameEntry]]  # issue 34; documents before version 4 lack it
+    metric_names: NotRequired[list[MetricNameEntry]]  # documents before version 4 lack it
 
 
 class QuestionDocument(ReportDocument):

@@ -1,7 +1,7 @@
 """The human half of a report, for one question: which ratings count, the human score of each reply, how
 much the raters agree, and how close one rater comes to the others.
 
-* The filter (Gupta et al. (2019) section 5.1.1): raters whose agreement with the others (the weighted kappa of
+* The filter (Gupta et al., 2019, section 5.1.1): raters whose agreement with the others (the weighted kappa of
   annotation/selectors/quality.py) is under the threshold are left out, as are raters the researcher
   excluded; raters the researcher included always count. Raters of unknown identity have no agreement of
   their own and are only left out by an explicit choice. The section says which filter it used and what
@@ -120,7 +120,7 @@ def counted_ratings(
 ) -> CountedRatings:
     """The ratings sorted by the filter, in one pass. (Measured at 100,000 replies x 5 raters: this loop takes
     0.23 s of CPU, a numpy group-by that hands back the same dicts of Python lists 0.31 s; cProfile, which
-    charges a Python loop per iteration, had made it look like the cost of the rater side. Issue 26.)"""
+    charges a Python loop per iteration, had made it look like the cost of the rater side.)"""
     included = {key: _counts(info, options, threshold) for key, info in annotators.items()}
     counted = CountedRatings({}, {}, {}, {}, {})
     for key, response_id, value in question.ratings:

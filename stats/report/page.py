@@ -1,7 +1,7 @@
 """One question's slice of a report document, shaped for the report page (no Django here).
 
 The document holds every question; the page shows one at a time, with the human rows above the metric
-rows and the metric rows in the paper's blocks (Tao et al. (2018) Table 2: Referenced, Unreferenced, the blends).
+rows and the metric rows in the paper's blocks (Tao et al., 2018, Table 2: Referenced, Unreferenced, the blends).
 """
 
 from __future__ import annotations
@@ -51,7 +51,7 @@ class QuestionSlice(TypedDict):
     grouping: str | None  # the grouped columns' grouping (context, system); None: no grouped columns
     pairwise_accuracy: list[PairwiseAccuracyEntry]  # empty in documents from before it
     clusters: SignificanceClusterEntry | None
-    more_ratings: list[MoreRatingsEntry]  # the question's plan (none in documents from before issue 26)
+    more_ratings: list[MoreRatingsEntry]  # the question's plan (none in older documents)
     metric_names: list[MetricNameEntry]  # the legend of the display names (empty before it)
 
 

@@ -1,7 +1,7 @@
-"""The hand-out's window (issue 13's load): in a study with more free items than POOL_WINDOW, an annotator's
-shuffle ranges over the POOL_WINDOW free items they were never given with the fewest answers, ties in the
-items' random ``pool_rank``, read from an index instead of sorting every free item of the study. The rule
-"fewest answers first" stays exact."""
+"""The hand-out's window (found by the annotation load benchmark, docs/benchmarks.md, Annotation server): in a
+study with more free items than POOL_WINDOW, an annotator's shuffle ranges over the POOL_WINDOW free items
+they were never given with the fewest answers, ties in the items' random ``pool_rank``, read from an index
+instead of sorting every free item of the study. The rule "fewest answers first" stays exact."""
 
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
-"""What one "next item" and one "submit" cost the database (issue 13's load targets): a bounded number of
-queries whatever the study's size, and the study-wide count of free items taken at most every
-FREE_ITEMS_CACHE_SECONDS when it is large, exactly when it is small (the end of a study)."""
+"""What one "next item" and one "submit" cost the database (the annotation load targets, docs/benchmarks.md,
+Annotation server): a bounded number of queries whatever the study's size, and the study-wide count of free
+items taken at most every FREE_ITEMS_CACHE_SECONDS when it is large, exactly when it is small (the end of a
+study)."""
 
 from __future__ import annotations
 

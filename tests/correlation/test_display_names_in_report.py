@@ -3,8 +3,8 @@ by nlg-eval, METEOR with one reference and with several, ROUGE-L), its report pa
 LaTeX, and the benchmark page across two studies: no two rows of a table or entries of a figure share a name
 while their signatures differ, and every name is the legend's.
 
-Before issue 34: two "bleu-1 / bleu-1" comparison rows, three "bleu-4" accuracy rows, rank bars "bleu-4 (2)",
-the benchmark's rows as full signatures beside short names.
+Before every metric had one name: two "bleu-1 / bleu-1" comparison rows, three "bleu-4" accuracy rows, rank
+bars "bleu-4 (2)", the benchmark's rows as full signatures beside short names.
 """
 
 from __future__ import annotations

@@ -5,9 +5,10 @@ their last bits follow numpy's and scipy's releases (scipy 1.17's pearsonr p-val
 and a study's numbers in the 12th digit are the same numbers. ``document_version`` may only grow (version 3,
 ranks by the WMT metrics task's rule; on this study they are the same).
 
-The stored document (tests/data/report_document_demo.json) was computed by the code before issue 25 from the
-project's own demo sample (annotation/demo_sample.py: 12 contexts x 3 systems, 3 raters, 0-2), scored with
-fast baselines, report options resamples=200, seed=7. ``code_version`` is left out: it names the code.
+The stored document (tests/data/report_document_demo.json) was computed by the code before the house was
+reordered, from the project's own demo sample (annotation/demo_sample.py: 12 contexts x 3 systems, 3 raters,
+0-2), scored with fast baselines, report options resamples=200, seed=7. ``code_version`` is left out: it names
+the code.
 """
 
 from __future__ import annotations
@@ -61,8 +62,8 @@ def test_the_demo_studys_document_is_the_stored_one_plus_added_fields(
     document["study"] = stored["study"]
     assert document["document_version"] >= stored["document_version"]
     document["document_version"] = stored["document_version"]
-    # jsonb keeps its own key order (shorter keys first), as it did before issue 25: the stored snapshot and the
-    # API's answer come back in that order. The builder's order is checked on SQLite only.
+    # jsonb keeps its own key order (shorter keys first), as it did before the house was reordered: the stored
+    # snapshot and the API's answer come back in that order. The builder's order is checked on SQLite only.
     ordered = connection.vendor != "postgresql"
     if ordered:
         assert list(document)[: len(stored)] == list(stored)  # every section, where it was

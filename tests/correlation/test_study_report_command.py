@@ -19,7 +19,7 @@ from tests.factories import QuestionFactory, StudyFactory
 
 pytestmark = pytest.mark.django_db
 
-# The columns the CSV had before issue 10, in order: new columns are only ever added after them.
+# The CSV's first columns, in order: new columns are only ever added after them.
 LEGACY_COLUMNS = (
     "question",
     "metric",

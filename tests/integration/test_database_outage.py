@@ -8,9 +8,10 @@ stopped with ``pg_ctl -m immediate`` (a crash), and the API, logged-in pages and
 again; then, started again, the database is made read-only (``default_transaction_read_only``, as during
 maintenance) and a write is asked for.
 
-Before issue 35: ``GET /api/studies/`` answered ``500 {"detail": "Server error; ..."}`` without Retry-After (a
-refused connection carries no SQLSTATE), pages answered gunicorn's bare HTML (the error page read the user,
-so the session, so the database, and raised itself), ``POST /accounts/login/`` 500.
+Before a database outage was answered 503: ``GET /api/studies/`` answered ``500 {"detail": "Server error;
+..."}`` without Retry-After (a refused connection carries no SQLSTATE), pages answered gunicorn's bare HTML
+(the error page read the user, so the session, so the database, and raised itself), ``POST /accounts/login/``
+500.
 """
 
 from __future__ import annotations

@@ -60,7 +60,7 @@ def test_without_a_pyproject_the_installed_package_gives_the_version(
 ) -> None:
     folder, commit = bare_checkout
     monkeypatch.setattr(module, "ROOT", folder)
-    # pytest is installed wherever the tests run; raising=False: the code before issue 34 had no such name
+    # pytest is installed wherever the tests run; raising=False: older code had no such name
     monkeypatch.setattr(module, "DISTRIBUTION", "pytest", raising=False)
     assert module.code_version() == f"{importlib.metadata.version('pytest')}+git.{commit}"
 

@@ -4,8 +4,9 @@ bootstrap and both permutation tests, system level, pairwise accuracy, ranks and
 sentences) is what it was, to 1e-9, except the fields in the metric's own unit, which move with it.
 
 One metric is multiplied by an exact constant from about 1e-199 to 1e199 (see
-tests/stats/metamorphic_studies.py) or shifted, at each grouping. Before issue 33 a metric of values near 1e-180
-lost its bootstrap intervals, its permutation tests and its within-group correlations.
+tests/stats/metamorphic_studies.py) or shifted, at each grouping. Before the statistics were made exact at
+every scale, a metric of values near 1e-180 lost its bootstrap intervals, its permutation tests and its
+within-group correlations.
 """
 
 from __future__ import annotations

@@ -7,8 +7,9 @@ A correlation does not see a metric's unit or level; a grouped correlation does 
 a rank or tie statistic does not see any monotone map that keeps ties (here: exact products and shifts, see
 tests/stats/metamorphic_studies.py). Each property is checked on studies that hypothesis draws, with ties,
 constant groups and groups of one reply, to 1e-9 (relative) for the Pearson family and to the bit where ranks
-and ties decide. Before issue 33 the grouped Pearson of values below about 1e-154 came out as +-1 and the
-permutation tests' within-context statistic cancelled for metrics whose spread inside a context is tiny.
+and ties decide. Before the statistics were made exact at every scale, the grouped Pearson of values below
+about 1e-154 came out as +-1 and the permutation tests' within-context statistic cancelled for metrics whose
+spread inside a context is tiny.
 """
 
 from __future__ import annotations
@@ -374,9 +375,10 @@ def test_reversed_human_scores_mirror_a_correlation_test(
 
 
 def test_the_issues_case_one_metric_1e13_times_smaller_in_30_of_40_contexts() -> None:
-    """40 contexts x 5 systems; metric b is 1e-13 U(0,1) in 30 contexts and U(0,1) elsewhere. Before issue 33
-    the permutation test compared b's grouped r as -0.1035 (its within-context sums cancelled) while the rows
-    said -0.0337; multiplying b's tiny contexts by 1e12 (which changes no within-context r) gave -0.0337."""
+    """40 contexts x 5 systems; metric b is 1e-13 U(0,1) in 30 contexts and U(0,1) elsewhere. Before the
+    statistics were made exact at every scale, the permutation test compared b's grouped r as -0.1035 (its
+    within-context sums cancelled) while the rows said -0.0337; multiplying b's tiny contexts by 1e12 (which
+    changes no within-context r) gave -0.0337."""
     rng = np.random.default_rng(1)
     context = np.repeat(np.arange(40), 5)
     system = np.tile(np.arange(5), 40)

@@ -1,4 +1,4 @@
-"""The metric half's matrix and system means, vectorised in issue 26, equal the loops they replaced exactly."""
+"""The metric half's matrix and system means, vectorised, equal the loops they replaced exactly."""
 
 from __future__ import annotations
 

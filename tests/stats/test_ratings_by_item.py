@@ -114,7 +114,7 @@ def _old_fleiss(values_by_item: Mapping[Any, Sequence[float]], points: Sequence[
 def _old_pairwise_kappas(
     ratings_by_rater: Mapping[Any, Mapping[Any, float]], points: Sequence[int]
 ) -> list[Any]:
-    """The set-based loop before issue 26's table, on labels int(value) as the report passed them."""
+    """The set-based loop before the raters x replies table, on labels int(value) as the report passed them."""
     from itertools import combinations
 
     from stats.agreement import cohen_kappa, weighting_for_scale

@@ -1,4 +1,4 @@
-"""A note on a diversity item (one system's replies to a context, issue 13 leftovers) is kept with that
+"""A note on a diversity item (one system's replies to a context) is kept with that
 system: the researcher's item browser shows it on that system's replies to the conversation only, not on
 the other systems' replies to the same context, and the flagged filter lists only those."""
 

@@ -1,4 +1,4 @@
-"""The checkboxes of the annotation settings form (issue 13 leftovers): a POST that lacks a box and its hidden
+"""The checkboxes of the annotation settings form: a POST that lacks a box and its hidden
 ``<name>_present`` marker (a page rendered before the box existed, a client posting only what it changes)
 keeps the study's current value; a box unticked on the current page still turns the setting off; a ticked
 box turns it on. Every checkbox of the form is treated alike (annotation/form_checkboxes.py)."""

@@ -1,4 +1,4 @@
-"""The optional text and number fields of the annotation settings form (issue 13 review): a POST that lacks a
+"""The optional text and number fields of the annotation settings form: a POST that lacks a
 field's key entirely (a page rendered before the field existed, a client posting only what it changes)
 keeps the study's current value; a key posted empty clears the field or brings its default back, as
 before. Required fields missing from a POST are still refused, naming the field. The same mechanism as the

@@ -1,5 +1,5 @@
-"""Issue 14 in headless Chromium: the researcher downloads a study's contexts from the study page, runs
-"their system" on them (this test), uploads the outputs back, then deletes a system through its
+"""The data round trip in headless Chromium: the researcher downloads a study's contexts from the study page,
+runs "their system" on them (this test), uploads the outputs back, then deletes a system through its
 confirmation page, which names what goes."""
 
 from __future__ import annotations

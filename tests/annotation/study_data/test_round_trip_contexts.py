@@ -1,4 +1,4 @@
-"""Issue 14, the data round trip: a study's contexts downloaded (JSONL and CSV, page link and API), a
+"""The data round trip: a study's contexts downloaded (JSONL and CSV, page link and API), a
 system's outputs keyed by the same ``context_id`` uploaded back through the existing replies import, which
 finds every context again, those imported without an id included. Owners only."""
 

@@ -153,7 +153,7 @@ def test_a_worker_killed_while_writing_leaves_nothing_and_the_job_is_retried(cel
     assert StudyImport.objects.filter(study=study).count() == 1
     assert Response.objects.filter(context__study=study).count() == count
     # Planned with the statistics the import's own ANALYZE left at its end: when autovacuum had analysed the
-    # tables during the retried write instead, this count ran into the 25 s statement timeout (issue 35;
-    # tests/annotation/test_import_planner_statistics.py sets that ANALYZE up on purpose).
+    # tables during the retried write instead, this count ran into the 25 s statement timeout
+    # (tests/annotation/test_import_planner_statistics.py sets that ANALYZE up on purpose).
     assert Rating.objects.filter(response__context__study=study).count() == 2 * count
     _files_removed(job, celery_worker_process)

@@ -1,4 +1,4 @@
-"""The "Back to the previous …" control of the item pages (issue 13 review): shown only when the annotator
+"""The "Back to the previous …" control of the item pages: shown only when the annotator
 has an earlier answer of the task to go back to, so the very first pair (or reply) has no Back link and
 no ``data-back-url`` for the b / Backspace keys (static/annotation/pairwise.js and work.js only navigate
 when it is set)."""

@@ -1,4 +1,4 @@
-"""The note form's URL names a task (issue 13 review): an assignment of another task under it (a pair's id
+"""The note form's URL names a task: an assignment of another task under it (a pair's id
 under ``rate/``) is a 404 that stores nothing, instead of a stored note and a redirect to a page that
 404s. Attention checks belong to the rating task, as on the item pages (annotation.work.views.own_assignment)."""
 

@@ -1,4 +1,4 @@
-"""The comment / flag box on the pairwise comparison page (issue 13 leftovers): the page has the same note
+"""The comment / flag box on the pairwise comparison page: the page has the same note
 form as the other item pages, it works without JavaScript and answers JSON to static/annotation/notes.js,
 the note is kept on both replies of the pair, and the researcher's item browser shows it on each of them,
 naming the other reply's system (so that with three systems the researcher sees which pair it was about)."""

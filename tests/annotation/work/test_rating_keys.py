@@ -1,4 +1,4 @@
-"""Keyboard rating on the scales issue 13 fixed, in headless Chromium: a 0-10 scale whose 10 is typed as
+"""Keyboard rating on the 0-10 and 0-100 scales, in headless Chromium: a 0-10 scale whose 10 is typed as
 1 then 0, and a 0-100 slider moved with End, the arrow keys and typed digits."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""The writing task asks for as many replies as the writer's quota, in words that fit the number (issue 34:
-one reply asked read "write 1 different replies"), and speaks of earlier replies only once there are some."""
+"""The writing task asks for as many replies as the writer's quota, in words that fit the number (a quota of
+one used to read "write 1 different replies"), and speaks of earlier replies only once there are some."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The benchmark page's layout in headless Chromium at the laptop and desktop sizes of issue 34: with long
+"""The benchmark page's layout in headless Chromium at laptop and desktop sizes (1280x800, 1440x900): with long
 study names and 20 metrics of long display names, the document never scrolls sideways, the table's study
 headers and metric names are whole (a shortened study name keeps its full text as its title), and the heat
 map keeps its tick labels and footnote inside its box, growing with its rows."""
