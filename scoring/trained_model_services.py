@@ -147,7 +147,7 @@ def train_hint(kind: str) -> str:
 def missing_models_text(kinds: Sequence[str]) -> str:
     """The start of a refusal that names every kind of model ``kinds`` lacks at once ("The requested ruber
     and maude metrics need a trained ruber model and a trained maude model"): naming the first alone had a
-    researcher train one model, ask again, and only then learn of the next (issue 34)."""
+    researcher train one model, ask again, and only then learn of the next."""
     return (
         f"The requested {words_and(kinds)} metrics need "
         f"{words_and([f'a trained {kind} model' for kind in kinds])}"
@@ -309,7 +309,7 @@ def scoring_models_resolve_or_wait(
 ) -> ResolvedModels:
     """As :func:`scoring_models_resolve`, but a kind whose model does not exist yet while an active
     training job will make it (the job named in ``names``, or a job that will be the study's choice or the
-    default) resolves to that job (issue 14: the run waits for it)."""
+    default) resolves to that job (the run waits for it)."""
     named: dict[str, TrainedModel | TrainingJob] = {}
     for name in dict.fromkeys(names):
         found: TrainedModel | TrainingJob | None = TrainedModel.objects.filter(name=name).first()

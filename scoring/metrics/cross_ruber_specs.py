@@ -1,12 +1,12 @@
-"""The registry's specs of Cross-RUBER (issue 27), computed with a trained artifact passed in as the
+"""The registry's specs of Cross-RUBER, computed with a trained artifact passed in as the
 ``model`` parameter (``manage.py train_metric cross-ruber``), in the rows of RUBER's family:
 
 - ``cross-ruber-unreferenced``: s_U(c, r), the fine-tuned cross-encoder's probability that r is the true
   next turn after the context (context-aware: every turn a run has, of which the model reads its last
   ``context_turns``);
 - ``cross-ruber-referenced``: s_R(r, refs), the max over the references of the cosine of sentence vectors
-  (seed 000 eqs. 1-2 with seed 003's max; the artifact says which vectors: ``frozen-cosine`` by default);
-- ``cross-ruber-min`` / ``-max`` / ``-gmean`` / ``-amean``: RUBER's blends of the two (seed 000, eq. 4
+  (Tao et al. (2018) eqs. 1-2 with Gupta et al. (2019)'s max; the artifact says which vectors: ``frozen-cosine`` by default);
+- ``cross-ruber-min`` / ``-max`` / ``-gmean`` / ``-amean``: RUBER's blends of the two (Tao et al., 2018, eq. 4
   and section 3.3), whole-set metrics a scoring run combines from the stored raw scores.
 
 The model is loaded inside the compute call (cached per process), so importing the registry imports no

@@ -1,10 +1,10 @@
-"""The registry's specs of the learned metrics: RUBER (seed 000) and BERT-RUBER's unreferenced scorers
-and blends (seed 001), each computed with a trained model passed in as the ``model`` parameter.
+"""The registry's specs of the learned metrics: RUBER (Tao et al., 2018) and BERT-RUBER's unreferenced scorers
+and blends (Ghazarian et al., 2019), each computed with a trained model passed in as the ``model`` parameter.
 
-- ``ruber-referenced``: s_R, the pooled cosine of reply and reference word2vec vectors (seed 000, eqs. 1-2),
-  max over references (seed 003, eq. 1); no value (``None``) for a reply without a known word.
-- ``vector-pool-unreferenced``: the same cosine between query and reply (seed 000, Table 2 "Vector pool").
-- ``ruber-unreferenced``: the neural s_U (seed 000, section 3.2).
+- ``ruber-referenced``: s_R, the pooled cosine of reply and reference word2vec vectors (Tao et al., 2018, eqs. 1-2),
+  max over references (Gupta et al., 2019, eq. 1); no value (``None``) for a reply without a known word.
+- ``vector-pool-unreferenced``: the same cosine between query and reply (Tao et al., 2018, Table 2 "Vector pool").
+- ``ruber-unreferenced``: the neural s_U (Tao et al., 2018, section 3.2).
 - ``ruber-min`` / ``-max`` / ``-gmean`` / ``-amean``: min-max normalisation over the scored set (eq. 4) and
   the four blends (section 3.3); whole-set metrics, stored with their raw components so that they can be
   recomputed.
@@ -12,7 +12,7 @@ and blends (seed 001), each computed with a trained model passed in as the ``mod
   ``bert-ruber-unreferenced:<embedding>-<representation>-<objective>`` every cell of the factorial
   (embedding word2vec|bert x representation rnn|max|mean x objective ranking|ce).
 - ``bert-ruber-min`` / ``-max`` / ``-gmean`` / ``-amean``: the blends of ``bert-ruber-referenced`` and
-  ``bert-ruber-unreferenced`` (seed 001, section 5, RUBER's combinations over BERT-based scores).
+  ``bert-ruber-unreferenced`` (Ghazarian et al., 2019, section 5, RUBER's combinations over BERT-based scores).
 
 Models are imported and loaded inside the compute functions (cached per process), so that importing the
 registry imports neither torch nor gensim.
@@ -48,7 +48,7 @@ CROSS_RUBER_KIND = "cross-ruber"  # its specs: scoring.metrics.cross_ruber_specs
 MODEL_KINDS = (RUBER_KIND, BERT_RUBER_KIND, MAUDE_KIND, CROSS_RUBER_KIND)
 DIALOG_KINDS = (MAUDE_KIND, CROSS_RUBER_KIND)  # trained on whole dialogs (context, reply), not on pairs
 # what train_default_models trains unless told otherwise; Cross-RUBER last (the longest, about 40 minutes on
-# one core) since it beat the others on both shared sets (issue 27, docs/benchmarks.md "Cross-RUBER")
+# one core) since it beat the others on both shared sets (docs/benchmarks.md "Cross-RUBER")
 DEFAULT_MODEL_KINDS = (RUBER_KIND, BERT_RUBER_KIND, MAUDE_KIND, CROSS_RUBER_KIND)
 
 LEARNED_VERSION = "1.0.0"
@@ -64,7 +64,7 @@ CELL_OBJECTIVES = ("ranking", "ce")
 FACTORIAL_CELLS = tuple(
     "-".join(parts) for parts in itertools.product(CELL_EMBEDDINGS, CELL_REPRESENTATIONS, CELL_OBJECTIVES)
 )
-DEFAULT_CELL = "bert-max-ce"  # seed 001, Table 3: BERT embeddings, max pooling, cross-entropy
+DEFAULT_CELL = "bert-max-ce"  # Ghazarian et al. (2019), Table 3: BERT embeddings, max pooling, cross-entropy
 
 BLEND_DESCRIPTIONS = {
     "min": "minimum",
@@ -161,7 +161,7 @@ def blend_spec(
     parameters: Mapping[str, str],
     uses_tokenizer: bool,
 ) -> MetricSpec:
-    """A blend of RUBER's family (seed 000 §3.3) over ``components`` (s_R, s_U): a whole-set member of
+    """A blend of RUBER's family (Tao et al. (2018) §3.3) over ``components`` (s_R, s_U): a whole-set member of
     ``family``, combined by a scoring run from the stored raw components."""
     return MetricSpec(
         name=f"{prefix}-{method}",
@@ -186,7 +186,7 @@ def blend_spec(
 def _combine_blend(
     values: Mapping[str, Sequence[float | None]], *, method: str, components: tuple[str, str]
 ) -> list[float | None]:
-    """The blend ``method`` of stored raw s_R and s_U over the whole set (seed 000, eq. 4 and section 3.3)."""
+    """The blend ``method`` of stored raw s_R and s_U over the whole set (Tao et al., 2018, eq. 4 and section 3.3)."""
     referenced, unreferenced = (values[name] for name in components)
     return ruber_blends(referenced, unreferenced, methods=[method])[method]
 

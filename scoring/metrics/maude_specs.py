@@ -1,10 +1,10 @@
-"""The registry's specs of MaUde (seed 004) and its baselines, each computed with a trained MaUde artifact
+"""The registry's specs of MaUde (Sinha et al., 2020) and its baselines, each computed with a trained MaUde artifact
 passed in as the ``model`` parameter (``manage.py train_metric maude``).
 
 - ``maude``: MaUde over the context's every turn (the paper's setting; ``turns`` = "all");
 - ``maude:one-turn``: the same model reading only the last turn (BERT-RUBER's view), so that a report
   shows what the context adds;
-- ``maude:bert-nli``, ``maude:infersent``, ``maude:ruber``: the baselines of seed 004, section 4,
+- ``maude:bert-nli``, ``maude:infersent``, ``maude:ruber``: the baselines of Sinha et al. (2020), section 4,
   trained in the same artifact with the same NCE loss (where the artifact has them; ``train_metric maude
   --variants``).
 

@@ -3,7 +3,7 @@
 Metric code is batch-first: ``hypotheses[i]`` is the reply to score, ``references[i]`` every reference
 for item ``i`` (empty for items without one; reference-based metrics are only given items that have at
 least one), ``queries[i]`` the last context turn (for reference-free metrics such as RUBER's unreferenced
-score, seed 000 section 3.2). Metrics that share work (BLEU-1..4 share tokenization and n-gram counts)
+score, Tao et al. (2018) section 3.2). Metrics that share work (BLEU-1..4 share tokenization and n-gram counts)
 belong to one :class:`MetricFamily`, whose compute returns several metrics at once.
 
 A score is a float, or ``None`` where the metric has no defined value for the item (RUBER's s_R when the
@@ -12,18 +12,18 @@ reply has no word with a vector); callers store nothing for it and count it.
 Learned metrics name the kind of trained model they need (``model_kind``: "ruber", "bert-ruber"); their
 compute receives the artifact folder as the parameter :data:`MODEL_PARAMETER`, and their signature records
 the artifact's content hash. Metrics whose value depends on the whole set scored together (RUBER's blends
-normalise min-max over the set, seed 000 eq. 4) are ``whole_set``: they must be computed in one call over
+normalise min-max over the set, Tao et al. (2018) eq. 4) are ``whole_set``: they must be computed in one call over
 every item, never batch by batch.
 
 Metrics that tokenize with the project tokenizers (``uses_tokenizer`` and no ``model_kind``) receive the
 tokenizer chosen for the call (``scoring.metrics.tokenize.TOKENIZERS``) as the parameter
 :data:`TOKENIZER_PARAMETER`; learned metrics tokenize as their trained model was trained.
 
-Context-aware metrics (MaUde, seed 004) read every turn of the context, not only the last: they have a
+Context-aware metrics (MaUde, Sinha et al. (2020)) read every turn of the context, not only the last: they have a
 ``context_compute`` (:class:`ContextCompute`), called with ``contexts[i]``, the turns of item ``i``
 oldest first. Their plain ``compute`` scores with the one-turn context ``[queries[i]]``.
 
-Implementations (issue 23). The word-overlap and embedding baselines exist in several published tools
+Implementations. The word-overlap and embedding baselines exist in several published tools
 that give different numbers for "the same" metric (tokenizer, smoothing, ROUGE's beta, METEOR's version):
 nltk's formulas (the project's default, :data:`DEFAULT_IMPLEMENTATION`), nlg-eval (pycocoevalcap, the
 tool the dialog literature's tables used), sacrebleu and Google's rouge-score. Such a metric lists its
@@ -319,7 +319,7 @@ def one_turn_family_compute(context_compute: FamilyContextCompute) -> FamilyComp
     return compute
 
 
-# How a referenced metric combines several references: the best-matching one (seed 003, section 3.2.1,
+# How a referenced metric combines several references: the best-matching one (Gupta et al., 2019, section 3.2.1,
 # eq. 1: score(y, R) = max over r in R of d(y, r)). Recorded in signatures as ``refagg``.
 DEFAULT_REFERENCE_AGGREGATION = "max"
 

@@ -69,7 +69,7 @@ def reply_items(response_ids: Sequence[int]) -> list[ReplyItem]:
     statements (one per slice of ids over the bind-parameter limit); deleted replies are gone.
 
     Plain SQL rather than the ORM: a chunk's few queries cost more than some metrics, and most of it
-    was the ORM preparing each of the chunk's ids for its ``IN`` list and building rows (issue 27)."""
+    was the ORM preparing each of the chunk's ids for its ``IN`` list and building rows."""
     responses, contexts, references_table = _table(Response), _table(DialogContext), _table(Reference)
     rows: dict[int, tuple[str, int, Any]] = {}
     for part, marks in _id_slices(response_ids):

@@ -1,4 +1,4 @@
-"""Importing metric scores computed elsewhere into a study, and deleting them again (issue 14).
+"""Importing metric scores computed elsewhere into a study, and deleting them again.
 
 Researchers compare their own metrics (or USR, GRADE, an LLM judge run elsewhere) with the human scores
 beside the built-in ones. The scores are stored like the app's own: one :class:`MetricScore` per reply,

@@ -2,10 +2,10 @@
 chunks, in one transaction. A running run is never claimed again: its chunks carry its work from then on,
 each under its own lease, and the periodic recovery resumes them.
 
-Chunks (issue 11): the metric families (BLEU-1..4 together, a standalone metric alone) over slices of up
+Chunks: the metric families (BLEU-1..4 together, a standalone metric alone) over slices of up
 to ``settings.DIALEVAL_SCORING_CHUNK_SIZE`` replies, ordered by context so that the replies of several
 systems to one context share their references' tokenization; families that score the same replies on the
-same queue share their chunks (a chunk computes each of its families on its own, issue 27); one chunk for
+same queue share their chunks (a chunk computes each of its families on its own); one chunk for
 the system-level metrics; and, as stage
 1 (after every stage-0 chunk is done), one chunk for the whole-set metrics, RUBER's blends, computed from
 the stored raw components (``MetricSpec.combine``), never by a second model pass.
@@ -124,7 +124,7 @@ def _plan(run: ScoringRun, *, signatures: dict[str, MetricSignature], gpu_availa
         return is_whole_set(spec.name, run.implementations.get(spec.name, ""))
 
     # Families that score the same replies on the same queue share their chunks: a chunk's replies are
-    # read, claimed and stored once for all of them (issue 27: per-chunk database work outweighed the
+    # read, claimed and stored once for all of them (per-chunk database work outweighed the
     # metrics when each family had chunks of its own).
     shared: dict[tuple[str, tuple[int, ...]], list[str]] = {}
     for names in metric_families([spec.name for spec in specs if not whole_set(spec)]):

@@ -5,7 +5,7 @@ that calls them. Sending fails fast when the broker is unreachable: one quick re
 caller leaves the row as it is (PENDING) and the periodic recovery sends it again once Redis answers, so a
 web request never blocks for long and never reports a run as queued when it is not.
 
-Routing (issue 11): chunks of metrics that prefer a GPU (``MetricSpec.prefers_gpu``: BERT-RUBER, RUBER's
+Routing: chunks of metrics that prefer a GPU (``MetricSpec.prefers_gpu``: BERT-RUBER, RUBER's
 neural s_U) go to the "gpu" queue when a worker with CUDA consumes it (``scoring.worker_presence``),
 otherwise to the default "cpu" queue; everything else goes to "cpu".
 """

@@ -9,7 +9,7 @@ queue agree with them.
   run so resumes from its stored chunks within stale + interval seconds (60 + 30 by default).
 - Chunks that used every attempt are failed (and their run); runs whose chunks are all done are finished.
 - Chunks waiting on the "gpu" queue when no GPU worker is live any more are moved to the "cpu" queue.
-- Training jobs (issue 14, :func:`scoring.services.training_jobs.training_jobs_recover`): a running job whose
+- Training jobs (:func:`scoring.services.training_jobs.training_jobs_recover`): a running job whose
   heartbeat went stale is queued again (failed past its attempt cap); pending jobs never sent are sent.
 - Word vector conversions (:func:`scoring.services.word_vectors.word_vectors_recover`): pending ones never sent
   are sent; one whose progress stopped is queued again (failed past its attempt cap).

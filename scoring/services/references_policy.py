@@ -1,4 +1,4 @@
-"""Which references a reply is scored against, by the run's references mode (seed 003, sections 3.1-3.2).
+"""Which references a reply is scored against, by the run's references mode (Gupta et al., 2019, sections 3.1-3.2).
 
 - "single": one reference per context, the corpus's original reply (origin "original"); the first
   reference (lowest id) when a context has no original one.

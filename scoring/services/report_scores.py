@@ -1,7 +1,7 @@
 """The values a correlation report reads besides the stored scores, computed by a scoring run of its own.
 
-The report's number-of-references curve (seed 003 Figure 2) needs each multi-reference signature against
-each reference of the rated replies (scoring/reference_scores.py), its diversity table (seed 003 Table 5)
+The report's number-of-references curve (Gupta et al. (2019) Figure 2) needs each multi-reference signature against
+each reference of the rated replies (scoring/reference_scores.py), its diversity table (Gupta et al. (2019) Table 5)
 the diversity metrics of each judged (system, context) pair (scoring/diversity_scores.py). The report asks
 for them with :func:`report_scores_compute`, which plans a run (``purpose`` "report") with a 'per-reference'
 chunk per signature and slice of replies and 'diversity' chunks for the pairs, only for what is missing or

@@ -6,11 +6,11 @@ only commits it and tries to send a task message; when the broker is unreachable
 says so, and the periodic recovery (:mod:`scoring.services.recovery`) sends it once the broker is back.
 
 One run per request: ``request_key`` hashes the study, the metrics, the references mode, the tokenizer, the
-implementations and their options (issue 23), the word vectors and the content hashes of the trained models; a partial unique constraint allows one PENDING or RUNNING run
+implementations and their options, the word vectors and the content hashes of the trained models; a partial unique constraint allows one PENDING or RUNNING run
 per key, so two identical starts at once (double click, two tabs, two CLI calls) are one run, on SQLite
 and PostgreSQL alike: the second insert fails on the constraint and the existing run is returned.
 
-A run whose learned metric needs a model that a training job is still making waits for it (issue 14): it is
+A run whose learned metric needs a model that a training job is still making waits for it: it is
 created PENDING with ``waiting_for`` set and a placeholder record ``{"name", "training_job"}`` for that
 kind (its key names the job instead of a hash), and it is not sent; the job's end sends it or fails it
 (:mod:`scoring.services.waiting_runs`).

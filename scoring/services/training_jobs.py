@@ -1,4 +1,4 @@
-"""Training a learned metric as a Celery job, started from the study page or the API (issue 14).
+"""Training a learned metric as a Celery job, started from the study page or the API.
 
 - :func:`training_job_create` checks everything it can before anything is queued (kind, a free name, a
   corpus on the server inside the allowed folders or an upload within the size limit, the corpus read with

@@ -1,4 +1,4 @@
-"""Scoring runs that wait for a model still being trained (issue 14).
+"""Scoring runs that wait for a model still being trained.
 
 A run created while the model of one of its learned metrics is being trained holds a placeholder record for
 that kind (``{"name", "training_job"}``) and ``waiting_for`` = the job (:mod:`scoring.services.runs`). When a

@@ -1,4 +1,4 @@
-"""Scores are written with one multi-row INSERT ... ON CONFLICT per batch (issue 14): the same rows as before,
+"""Scores are written with one multi-row INSERT ... ON CONFLICT per batch: the same rows as before,
 updated in place on a rerun, on SQLite and on PostgreSQL (scripts/test_postgres.sh runs these too)."""
 
 from __future__ import annotations

@@ -228,7 +228,7 @@ def _scores_summary(run: ScoringRun, *, asked: list[str]) -> str:
     """The counts of the summary line, e.g. "600 scores: 300 replies x 2 metrics": replies x metrics (groups
     joined by "+" where metrics scored different numbers of replies, e.g. some already had their scores or
     lack a reference, and systems x metrics for system-level ones), never replies x chunks. The metrics are
-    those ``asked`` for; the raw components a blend is stored with are counted apart (issue 24: asking for
+    those ``asked`` for; the raw components a blend is stored with are counted apart (asking for
     2 metrics said "x 3 metrics")."""
     groups = scoring_run_score_counts(run_id=run.pk)
     if not groups:
