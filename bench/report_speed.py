@@ -247,7 +247,6 @@ def meta_statistics(
         Statistic,
         StudyRatings,
         grouped_correlations,
-        permutation_p_values,
         rating_plan,
         reply_pairwise_accuracy,
         significance_clusters,
@@ -255,6 +254,7 @@ def meta_statistics(
     )
     from stats.report.human import human_scores
     from stats.report.metrics import metric_matrix
+    from tests.stats.meta.cluster_inputs import permutation_p_values
 
     question = inputs.questions[0]
     if scores is None:

@@ -255,6 +255,15 @@ def _plan_write(
             for new in plan.references
         ],
     )
+    systems, annotators = _write_systems_and_annotators(study, plan, state, writer, made)
+    _write_replies_and_ratings(plan, writer, made, context_pk, systems, annotators)
+    return writer.written
+
+
+def _write_systems_and_annotators(
+    study: Study, plan: ImportPlan, state: StudyState, writer: _Writer, made: dict[str, Any]
+) -> tuple[dict[str, int], dict[str, int]]:
+    """Create the plan's new systems and raters; every system's and rater's key by name, old and new."""
     systems = dict(state.systems)
     for system in writer.create(
         System,
@@ -279,6 +288,18 @@ def _plan_write(
         ],
     ):
         annotators[annotator.pseudonym] = annotator.pk
+    return systems, annotators
+
+
+def _write_replies_and_ratings(
+    plan: ImportPlan,
+    writer: _Writer,
+    made: dict[str, Any],
+    context_pk: Callable[[ContextTarget], int],
+    systems: dict[str, int],
+    annotators: dict[str, int],
+) -> None:
+    """Create the plan's replies, then the ratings and imported means that point at them."""
     responses = writer.create(
         Response,
         [
@@ -317,4 +338,3 @@ def _plan_write(
             for new in plan.mean_ratings
         ],
     )
-    return writer.written

@@ -4,7 +4,7 @@
     manifest.json           study, data version, code version, report options, counts, time, SHA-256 of
                             every file
     report.json             the report document (every section, as the API returns it)
-    tables.tex              the LaTeX tables (stats/latex.py)
+    tables.tex              the LaTeX tables (stats/latex/)
     tables/<section>.csv    every section as CSV
     inputs/human_scores.csv the human score of every reply per question, as the report used it
     inputs/metric_scores.csv every metric value with its full signature, and whether its reply was excluded

@@ -41,7 +41,7 @@ from annotation.models import (
     Response,
     Study,
 )
-from annotation.selectors.quality import agreements_from_rows, overall_agreement, study_rating_rows
+from annotation.selectors.quality import RatingRow, agreements_from_rows, overall_agreement, study_rating_rows
 from correlation.report.pairwise_loading import study_pairwise_records
 from correlation.selectors import study_metric_signatures, study_metric_values
 from scoring.diversity_scores import DIVERSITY_METRICS, diversity_read
@@ -162,38 +162,13 @@ def report_inputs(
         if question is not None
         else list(Question.objects.filter(study=study).order_by("position", "id"))
     )
-    responses = {
-        response_id: ResponseInfo(text=text, system=system, context=context, context_id=context_id)
-        for response_id, text, system, context, context_id in Response.objects.filter(
-            context__study=study
-        ).values_list("id", "text", "system__name", "context__external_id", "context_id")
-    }
+    responses = _study_responses(study)
     decisions = study_adjudications(study=study)
     # Replies the researcher excluded are left out of everything, the raters' agreement included.
     rows = [row for row in study_rating_rows(study=study) if row.response_id not in decisions.excluded]
-    agreements = agreements_from_rows(rows)
-    annotators = {
-        key: AnnotatorInfo(
-            key=key,
-            pseudonym=pseudonym,
-            identity_known=identity_known,
-            inclusion=inclusion,
-            agreement=overall_agreement(agreements.get(key, {}).values()),
-        )
-        for key, pseudonym, identity_known, inclusion in Annotator.objects.filter(study=study).values_list(
-            "id", "pseudonym", "identity_known", "report_inclusion"
-        )
-    }
-    means: dict[int, dict[int, float]] = {q.pk: {} for q in questions}
-    for question_id, response_id, value in ImportedMeanRating.objects.filter(
-        question__in=questions
-    ).values_list("question_id", "response_id", "value"):
-        if math.isfinite(value):
-            means[question_id][response_id] = float(value)
-    by_question: dict[int, list[tuple[int, int, int]]] = {q.pk: [] for q in questions}
-    for row in rows:
-        if row.question_id in by_question and row.scale_min <= row.value <= row.scale_max:
-            by_question[row.question_id].append((row.annotator_id, row.response_id, row.value))
+    annotators = _study_annotators(study, rows)
+    means = _imported_means(questions)
+    by_question = _ratings_by_question(rows, questions)
     signatures = study_metric_signatures(study=study) if metrics else []
     inputs_signatures = tuple(_signature_inputs(signature) for signature in signatures)
     unvalued = tuple(study_unvalued_metrics(study=study, signatures=signatures)) if metrics else ()
@@ -240,6 +215,54 @@ def report_inputs(
         unvalued=unvalued,
     )
     return adjudicated(inputs, decisions)
+
+
+def _study_responses(study: Study) -> dict[int, ResponseInfo]:
+    return {
+        response_id: ResponseInfo(text=text, system=system, context=context, context_id=context_id)
+        for response_id, text, system, context, context_id in Response.objects.filter(
+            context__study=study
+        ).values_list("id", "text", "system__name", "context__external_id", "context_id")
+    }
+
+
+def _study_annotators(study: Study, rows: list[RatingRow]) -> dict[int, AnnotatorInfo]:
+    """Each rater, with their agreement with the others on the ratings kept (``rows``)."""
+    agreements = agreements_from_rows(rows)
+    return {
+        key: AnnotatorInfo(
+            key=key,
+            pseudonym=pseudonym,
+            identity_known=identity_known,
+            inclusion=inclusion,
+            agreement=overall_agreement(agreements.get(key, {}).values()),
+        )
+        for key, pseudonym, identity_known, inclusion in Annotator.objects.filter(study=study).values_list(
+            "id", "pseudonym", "identity_known", "report_inclusion"
+        )
+    }
+
+
+def _imported_means(questions: list[Question]) -> dict[int, dict[int, float]]:
+    """Question -> reply -> its imported mean score (finite values only)."""
+    means: dict[int, dict[int, float]] = {q.pk: {} for q in questions}
+    for question_id, response_id, value in ImportedMeanRating.objects.filter(
+        question__in=questions
+    ).values_list("question_id", "response_id", "value"):
+        if math.isfinite(value):
+            means[question_id][response_id] = float(value)
+    return means
+
+
+def _ratings_by_question(
+    rows: list[RatingRow], questions: list[Question]
+) -> dict[int, list[tuple[int, int, int]]]:
+    """Question -> (rater, reply, value) of every rating on the question's scale."""
+    by_question: dict[int, list[tuple[int, int, int]]] = {q.pk: [] for q in questions}
+    for row in rows:
+        if row.question_id in by_question and row.scale_min <= row.value <= row.scale_max:
+            by_question[row.question_id].append((row.annotator_id, row.response_id, row.value))
+    return by_question
 
 
 def study_adjudications(*, study: Study) -> Adjudications:

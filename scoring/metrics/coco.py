@@ -224,7 +224,45 @@ def coco_cider_d(
     text_count = len(texts)
     orders, word_counts = _ngram_orders(texts, n)
 
-    # Documents (groups): the distinct reference texts of each, as (document, text) memberships.
+    documents = _cider_documents(references, groups, refs_per_item, ref_of_pair, text_count)
+    log_documents = math.log(float(documents.count))
+    bigrams = np.maximum(word_counts - 1, 0)
+    delta = (bigrams[hyp_of_pair] - bigrams[ref_of_pair]).astype(np.float64)
+    penalty = np.e ** (-(delta**2) / (2 * sigma**2))
+    total = np.zeros(item_count)
+    for order in orders:
+        idf = log_documents - np.log(np.maximum(1.0, _document_frequency(order, documents)))
+        weights = order.counts * idf[order.grams]
+        norms = np.sqrt(np.bincount(order.texts, weights=weights * weights, minlength=text_count))
+        sums = _clipped_sums(order, weights, hyp_of_pair, ref_of_pair)
+        norm_products = norms[hyp_of_pair] * norms[ref_of_pair]
+        divide = norm_products != 0  # pycocoevalcap divides only when both norms are non-zero
+        sums[divide] /= norm_products[divide]
+        total += np.bincount(item_of_pair, weights=sums * penalty, minlength=item_count)
+    return (total / n / refs_per_item * 10.0).tolist()
+
+
+@dataclass(frozen=True)
+class _CiderDocuments:
+    """CIDEr-D's documents (groups) as their reference texts count them in document frequencies: a text that
+    is the only reference of k documents adds k to the df of each of its n-grams (``documents_of_text``);
+    documents with several distinct references count their n-gram union (``shared_documents`` x
+    ``shared_texts``, one entry per membership)."""
+
+    count: int
+    documents_of_text: np.ndarray
+    shared_documents: IntArray
+    shared_texts: IntArray
+
+
+def _cider_documents(
+    references: Sequence[Sequence[str]],
+    groups: Sequence[Hashable] | None,
+    refs_per_item: IntArray,
+    ref_of_pair: IntArray,
+    text_count: int,
+) -> _CiderDocuments:
+    """Documents (groups): the distinct reference texts of each, as (document, text) memberships."""
     document_items = _cider_document_items(references, groups)
     document_count = len(document_items)
     first_pair = np.cumsum(refs_per_item) - refs_per_item
@@ -233,45 +271,46 @@ def coco_cider_d(
     memberships = np.unique(member_documents * text_count + ref_of_pair[member_pairs])
     member_documents, member_texts = memberships // text_count, memberships % text_count
     alone = np.bincount(member_documents, minlength=document_count)[member_documents] == 1
-    # A text that is the only reference of k documents adds k to the df of each of its n-grams; documents
-    # with several distinct references count their n-gram union below.
-    documents_of_text = np.bincount(member_texts[alone], minlength=text_count).astype(np.float64)
-    shared_documents, shared_texts = member_documents[~alone], member_texts[~alone]
+    return _CiderDocuments(
+        count=document_count,
+        documents_of_text=np.bincount(member_texts[alone], minlength=text_count).astype(np.float64),
+        shared_documents=member_documents[~alone],
+        shared_texts=member_texts[~alone],
+    )
 
-    log_documents = math.log(float(document_count))
-    bigrams = np.maximum(word_counts - 1, 0)
-    delta = (bigrams[hyp_of_pair] - bigrams[ref_of_pair]).astype(np.float64)
-    penalty = np.e ** (-(delta**2) / (2 * sigma**2))
-    total = np.zeros(item_count)
-    for order in orders:
-        gram_count = order.gram_count
-        frequency = np.bincount(order.grams, weights=documents_of_text[order.texts], minlength=gram_count)
-        if len(shared_texts):
-            starts = order.offsets[shared_texts]
-            lengths = order.offsets[shared_texts + 1] - starts
-            entries = _ragged_indices(starts, lengths)
-            union = np.unique(np.repeat(shared_documents, lengths) * gram_count + order.grams[entries])
-            frequency += np.bincount(union % gram_count, minlength=gram_count)
-        idf = log_documents - np.log(np.maximum(1.0, frequency))
-        weights = order.counts * idf[order.grams]
-        norms = np.sqrt(np.bincount(order.texts, weights=weights * weights, minlength=text_count))
-        # Clipped sum of each pair: every hypothesis n-gram looked up among its reference's entries
-        starts = order.offsets[hyp_of_pair]
-        lengths = order.offsets[hyp_of_pair + 1] - starts
-        hyp_entries = _ragged_indices(starts, lengths)
-        pair_of_entry = np.repeat(np.arange(pair_count, dtype=np.int64), lengths)
-        wanted = ref_of_pair[pair_of_entry] * gram_count + order.grams[hyp_entries]
-        ref_entries = np.minimum(np.searchsorted(order.keys, wanted), max(len(order.keys) - 1, 0))
-        found = order.keys[ref_entries] == wanted if len(order.keys) else np.zeros(0, dtype=bool)
-        hyp_weights, ref_weights = weights[hyp_entries[found]], weights[ref_entries[found]]
-        products = np.minimum(hyp_weights, ref_weights) * ref_weights
-        # (float even when nothing matched: bincount of no weights gives integers)
-        sums = np.bincount(pair_of_entry[found], weights=products, minlength=pair_count).astype(np.float64)
-        norm_products = norms[hyp_of_pair] * norms[ref_of_pair]
-        divide = norm_products != 0  # pycocoevalcap divides only when both norms are non-zero
-        sums[divide] /= norm_products[divide]
-        total += np.bincount(item_of_pair, weights=sums * penalty, minlength=item_count)
-    return (total / n / refs_per_item * 10.0).tolist()
+
+def _document_frequency(order: _NgramOrder, documents: _CiderDocuments) -> np.ndarray:
+    """Each n-gram's df: the documents whose references contain it."""
+    gram_count = order.gram_count
+    weights = documents.documents_of_text[order.texts]
+    frequency = np.bincount(order.grams, weights=weights, minlength=gram_count)
+    shared_texts = documents.shared_texts
+    if len(shared_texts):
+        starts = order.offsets[shared_texts]
+        lengths = order.offsets[shared_texts + 1] - starts
+        entries = _ragged_indices(starts, lengths)
+        union = np.unique(np.repeat(documents.shared_documents, lengths) * gram_count + order.grams[entries])
+        frequency += np.bincount(union % gram_count, minlength=gram_count)
+    return frequency
+
+
+def _clipped_sums(
+    order: _NgramOrder, weights: np.ndarray, hyp_of_pair: IntArray, ref_of_pair: IntArray
+) -> np.ndarray:
+    """Clipped sum of each (item, reference) pair, ``sum(min(h_g, r_g) * r_g)``: every hypothesis n-gram
+    looked up among its reference's entries."""
+    pair_count = len(hyp_of_pair)
+    starts = order.offsets[hyp_of_pair]
+    lengths = order.offsets[hyp_of_pair + 1] - starts
+    hyp_entries = _ragged_indices(starts, lengths)
+    pair_of_entry = np.repeat(np.arange(pair_count, dtype=np.int64), lengths)
+    wanted = ref_of_pair[pair_of_entry] * order.gram_count + order.grams[hyp_entries]
+    ref_entries = np.minimum(np.searchsorted(order.keys, wanted), max(len(order.keys) - 1, 0))
+    found = order.keys[ref_entries] == wanted if len(order.keys) else np.zeros(0, dtype=bool)
+    hyp_weights, ref_weights = weights[hyp_entries[found]], weights[ref_entries[found]]
+    products = np.minimum(hyp_weights, ref_weights) * ref_weights
+    # (float even when nothing matched: bincount of no weights gives integers)
+    return np.bincount(pair_of_entry[found], weights=products, minlength=pair_count).astype(np.float64)
 
 
 @dataclass(frozen=True)

@@ -275,57 +275,23 @@ def train_scorer(
     generator = torch.Generator().manual_seed(settings.seed)
     scorer = build(generator)
     module = scorer.module
-    fused: dict[str, Any] = (
-        {"fused": True} if settings.fused_on_cuda and device_settings(str(device)).is_cuda else {}
-    )
-    optimiser = torch.optim.Adam(module.parameters(), lr=settings.learning_rate, **fused)
+    optimiser, scheduler = _optimiser(module, settings, device)
     monitor = settings.monitor
-    scheduler = (
-        None
-        if settings.plateau is None
-        else torch.optim.lr_scheduler.ReduceLROnPlateau(
-            optimiser,
-            mode="max" if monitor.higher_is_better else "min",
-            factor=settings.plateau.factor,
-            patience=settings.plateau.patience,
-        )
-    )
     stopping = EarlyStopping(patience=settings.patience, higher_is_better=monitor.higher_is_better)
     curve: list[dict[str, float]] = []
     epoch_seconds: list[float] = []
     for epoch in range(1, settings.epochs + 1):
         epoch_started = time.perf_counter()
-        module.train()
-        batches = scorer.epoch_batches()
-        summed = torch.zeros((), dtype=torch.float64, device=device)
-        count = 0
-        bar = tqdm(batches, desc=f"{name} epoch {epoch}", disable=not progress, leave=False)
-        for step, batch in enumerate(bar, start=1):
-            loss, size = scorer.batch_loss(batch)
-            optimiser.zero_grad()
-            loss.backward()
-            optimiser.step()
-            summed += loss.detach().double() * size
-            count += size
-            last = step == len(batches)
-            read_loss = step % settings.loss_every == 0 or last
-            if progress and (step % POSTFIX_EVERY == 0 or last):
-                bar.set_postfix(loss=f"{float(summed) / count:.4f}")
-            if on_progress is not None:
-                report_progress(
-                    on_progress,
-                    TrainingReport(
-                        BATCH_STAGE,
-                        epoch=epoch,
-                        epochs=settings.epochs,
-                        step=step,
-                        steps=len(batches),
-                        loss=float(summed) / count if read_loss else None,
-                        cell=name,
-                    ),
-                )
-        bar.close()
-        train_loss = float(summed) / count
+        train_loss, steps = _train_epoch(
+            scorer,
+            optimiser,
+            name,
+            epoch,
+            settings=settings,
+            device=device,
+            progress=progress,
+            on_progress=on_progress,
+        )
         validation = scorer.validate()
         row: dict[str, float] = {"epoch": epoch, "train_loss": round(train_loss, 6), **validation.columns}
         if scheduler is not None:
@@ -338,8 +304,8 @@ def train_scorer(
                 EPOCH_STAGE,
                 epoch=epoch,
                 epochs=settings.epochs,
-                step=len(batches),
-                steps=len(batches),
+                step=steps,
+                steps=steps,
                 loss=row["train_loss"],
                 validation_accuracy=validation.accuracy,
                 validation_loss=row[LOSS_COLUMN],
@@ -357,3 +323,73 @@ def train_scorer(
         if stopping.should_stop(figure, module):
             break
     return TrainedScorer(state=stopping.state, curve=curve, epoch_seconds=epoch_seconds)
+
+
+def _optimiser(module: torch.nn.Module, settings: LoopSettings, device: torch.device) -> tuple[Any, Any]:
+    """Adam (fused on CUDA when asked) and, with a plateau, its ``ReduceLROnPlateau`` (else None)."""
+    import torch
+
+    fused: dict[str, Any] = (
+        {"fused": True} if settings.fused_on_cuda and device_settings(str(device)).is_cuda else {}
+    )
+    optimiser = torch.optim.Adam(module.parameters(), lr=settings.learning_rate, **fused)
+    scheduler = (
+        None
+        if settings.plateau is None
+        else torch.optim.lr_scheduler.ReduceLROnPlateau(
+            optimiser,
+            mode="max" if settings.monitor.higher_is_better else "min",
+            factor=settings.plateau.factor,
+            patience=settings.plateau.patience,
+        )
+    )
+    return optimiser, scheduler
+
+
+def _train_epoch(
+    scorer: Scorer[BatchT],
+    optimiser: Any,
+    name: str,
+    epoch: int,
+    *,
+    settings: LoopSettings,
+    device: torch.device,
+    progress: bool,
+    on_progress: ProgressCallback | None,
+) -> tuple[float, int]:
+    """One epoch of Adam over the scorer's batches; the epoch's mean training loss (summed on the device in
+    float64, read every ``loss_every`` batches) and the number of batches."""
+    import torch
+    from tqdm import tqdm
+
+    scorer.module.train()
+    batches = scorer.epoch_batches()
+    summed = torch.zeros((), dtype=torch.float64, device=device)
+    count = 0
+    bar = tqdm(batches, desc=f"{name} epoch {epoch}", disable=not progress, leave=False)
+    for step, batch in enumerate(bar, start=1):
+        loss, size = scorer.batch_loss(batch)
+        optimiser.zero_grad()
+        loss.backward()
+        optimiser.step()
+        summed += loss.detach().double() * size
+        count += size
+        last = step == len(batches)
+        read_loss = step % settings.loss_every == 0 or last
+        if progress and (step % POSTFIX_EVERY == 0 or last):
+            bar.set_postfix(loss=f"{float(summed) / count:.4f}")
+        if on_progress is not None:
+            report_progress(
+                on_progress,
+                TrainingReport(
+                    BATCH_STAGE,
+                    epoch=epoch,
+                    epochs=settings.epochs,
+                    step=step,
+                    steps=len(batches),
+                    loss=float(summed) / count if read_loss else None,
+                    cell=name,
+                ),
+            )
+    bar.close()
+    return float(summed) / count, len(batches)

@@ -42,25 +42,7 @@ def benchmark_heatmap(table: BenchmarkTable) -> dict[str, Any] | None:
         wrapped(shortened(study, STUDY_LIMIT), STUDY_CHARS, split_words=True) for study in table.studies
     ]
     metric_ticks = [shortened(row.label, METRIC_LIMIT) for row in table.rows]
-    accuracy = table.options.statistic in ACCURACIES
-    trace = {
-        "type": "heatmap",
-        "x": studies,
-        "y": metrics,
-        "z": [[cell.value for cell in row.cells] for row in table.rows],
-        "text": [[cell_text(cell) for cell in row.cells] for row in table.rows],
-        "customdata": [
-            [plotly_text(cell.note) if cell.note else "" for cell in row.cells] for row in table.rows
-        ],
-        "texttemplate": "%{text}",
-        "zmin": 0 if accuracy else -1,
-        "zmax": 1,
-        "colorscale": "Viridis" if accuracy else "RdBu",
-        "reversescale": not accuracy,  # plotly.js's RdBu runs blue to red; a high correlation reads blue
-        "colorbar": {"title": {"text": plotly_text(table.options.statistic)}},
-        "hoverongaps": False,
-        "hovertemplate": "%{y} on %{x}<br>%{text}<br>%{customdata}<extra></extra>",
-    }
+    trace = _heatmap_trace(table, studies, metrics)
     left = 12 + math.ceil(TICK_CHAR_PX * max(len(label) for label in metric_ticks))
     width = left + COLUMN_PX * len(studies) + COLORBAR_PX
     title = wrapped(
@@ -109,22 +91,47 @@ def benchmark_heatmap(table: BenchmarkTable) -> dict[str, Any] | None:
         "width": width,
         "height": top + max(MIN_PLOT_PX, ROW_PX * len(metrics)) + bottom,
         "margin": {"l": left, "r": COLORBAR_PX, "t": top, "b": bottom, "autoexpand": True},
-        "annotations": [
-            {
-                "text": "<br>".join(plotly_text(line) for line in note),
-                # under the plot, from the figure's left edge (the plot starts after the metric labels)
-                "xref": "paper",
-                "yref": "paper",
-                "x": 0,
-                "y": 0,
-                "xanchor": "left",
-                "yanchor": "top",
-                "xshift": 10 - left,
-                "yshift": -8,
-                "align": "left",
-                "showarrow": False,
-                "font": {"size": 11},
-            }
-        ],
+        "annotations": [_note_annotation(note, left)],
     }
     return {"data": [trace], "layout": layout}
+
+
+def _heatmap_trace(table: BenchmarkTable, studies: list[str], metrics: list[str]) -> dict[str, Any]:
+    """The heatmap itself: a cell per metric and study, its text and the reason it has no value (hover)."""
+    accuracy = table.options.statistic in ACCURACIES
+    return {
+        "type": "heatmap",
+        "x": studies,
+        "y": metrics,
+        "z": [[cell.value for cell in row.cells] for row in table.rows],
+        "text": [[cell_text(cell) for cell in row.cells] for row in table.rows],
+        "customdata": [
+            [plotly_text(cell.note) if cell.note else "" for cell in row.cells] for row in table.rows
+        ],
+        "texttemplate": "%{text}",
+        "zmin": 0 if accuracy else -1,
+        "zmax": 1,
+        "colorscale": "Viridis" if accuracy else "RdBu",
+        "reversescale": not accuracy,  # plotly.js's RdBu runs blue to red; a high correlation reads blue
+        "colorbar": {"title": {"text": plotly_text(table.options.statistic)}},
+        "hoverongaps": False,
+        "hovertemplate": "%{y} on %{x}<br>%{text}<br>%{customdata}<extra></extra>",
+    }
+
+
+def _note_annotation(note: list[str], left: int) -> dict[str, Any]:
+    """The note under the plot, from the figure's left edge (the plot starts after the metric labels)."""
+    return {
+        "text": "<br>".join(plotly_text(line) for line in note),
+        "xref": "paper",
+        "yref": "paper",
+        "x": 0,
+        "y": 0,
+        "xanchor": "left",
+        "yanchor": "top",
+        "xshift": 10 - left,
+        "yshift": -8,
+        "align": "left",
+        "showarrow": False,
+        "font": {"size": 11},
+    }

@@ -5,7 +5,7 @@ calibration, permutation tests and significance clusters, and how many more rati
 * stats/meta/grouped.py: item- and system-grouped Pearson, Spearman and Kendall (Deutsch, Dror and Roth 2021);
 * stats/meta/pairwise_accuracy.py: system-level accuracy (Kocmi et al. 2021) and acc_eq within contexts with
   tie calibration (Deutsch, Foster and Freitag 2023);
-* stats/meta/permutation.py: PERM-BOTH and PERM-INPUTS (Deutsch et al. 2021), the pairs test for acc_eq;
+* stats/meta/permutation/: PERM-BOTH and PERM-INPUTS (Deutsch et al. 2021), the pairs test for acc_eq;
 * stats/meta/clusters.py: significance clusters as the WMT metrics task ranks metrics;
 * stats/meta/more_ratings.py: interval widths at more replies or more ratings per reply, from the one-way
   ICC model's variance components, in plain sentences.
@@ -13,7 +13,7 @@ calibration, permutation tests and significance clusters, and how many more rati
 Pure numpy/scipy: no Django here (import-linter contract).
 """
 
-from stats.meta.clusters import Clusters, ranks_from_matrix, significance_clusters
+from stats.meta.clusters import Clusters, significance_clusters
 from stats.meta.grouped import GroupedCorrelation, grouped_correlations
 from stats.meta.groups import Groups, Pairs, within_group_pairs
 from stats.meta.more_ratings import (
@@ -38,7 +38,6 @@ from stats.meta.permutation import (
     Layout,
     PermutationResult,
     Statistic,
-    permutation_p_values,
     permutation_tests,
 )
 
@@ -60,9 +59,7 @@ __all__ = [
     "VarianceComponents",
     "calibrate_ties",
     "grouped_correlations",
-    "permutation_p_values",
     "permutation_tests",
-    "ranks_from_matrix",
     "rating_plan",
     "reply_pairwise_accuracy",
     "significance_clusters",

@@ -5,7 +5,7 @@ breaks ties by name). The first metric opens cluster 1; walking down the order, 
 cluster or joins the current one, by one of two rules (``rule``):
 
 * ``"any"`` (the default, WMT's): a metric opens a new cluster when *any* metric of the current cluster beats
-  it with one-sided p <= alpha, by the chosen test (stats/meta/permutation.py). This is mt-metrics-eval's
+  it with one-sided p <= alpha, by the chosen test (stats/meta/permutation/). This is mt-metrics-eval's
   ``AssignRanks`` (data.py, as the WMT metrics tasks since 2021 rank metrics) exactly, given the same p-values;
   it needs every earlier pair of the cluster.
 * ``"best"`` (best of cluster): a metric opens a new cluster only when the *best* metric of the current
@@ -103,15 +103,3 @@ def ranked_pairs(values: Sequence[float | None]) -> list[tuple[int, int]]:
 def rule_sentence(rule: Rule, alpha: float = SIGNIFICANCE) -> str:
     """How ``rule`` forms clusters, in a sentence (without the test, which the caller names)."""
     return RULE_SENTENCES[rule].format(alpha=alpha)
-
-
-def ranks_from_matrix(
-    p_values: Sequence[Sequence[float]], alpha: float = SIGNIFICANCE, rule: Rule = WMT_RULE
-) -> list[int]:
-    """Ranks of metrics already sorted best first, from an upper-triangular matrix of one-sided p-values
-    (``p_values[i][j]``, i < j: that metric i beats metric j), as mt-metrics-eval's ``AssignRanks`` takes it."""
-    size = len(p_values)
-    clusters = significance_clusters(
-        [float(size - i) for i in range(size)], lambda i, j: float(p_values[i][j]), alpha=alpha, rule=rule
-    )
-    return [rank for rank in clusters.ranks if rank is not None]

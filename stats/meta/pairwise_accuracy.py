@@ -264,47 +264,73 @@ def system_pairwise_accuracy(
     sharing: dict[bytes, list[int]] = {}
     for column in range(values.shape[1]):
         present = np.isfinite(x) & np.isfinite(values[:, column])
-        counts = systems.sizes(present)
-        rated = np.flatnonzero(counts > 0)
-        if rated.size < 2:
-            note = FEWER_THAN_TWO_SYSTEMS
-            estimates.append(
-                PairwiseAccuracy(
-                    None, None, tie_calibration, None, 0, 0, None, systems=int(rated.size), note=note
-                )
-            )
-            continue
-        if bootstrapped:
+        estimate = _system_estimate(x, values[:, column], present, systems, tie_calibration)
+        if bootstrapped and estimate.systems >= 2:
             sharing.setdefault(np.packbits(present).tobytes(), []).append(column)
-        codes = systems.codes[present]
-        human_means = np.bincount(codes, x[present], systems.count)[rated] / counts[rated]
-        # Means of the values above their smallest: differences of means as exact as the values' spread, at
-        # any level (stats/centred.py); what the permutation test's observed statistic computes too.
-        column_values = values[present, column]
-        above = column_values - column_values.min()
-        metric_means = np.bincount(codes, above, systems.count)[rated] / counts[rated]
-        first, second = np.triu_indices(rated.size, k=1)
-        human_diff = snapped(human_means[first] - human_means[second], spread(x[present]))
-        metric_diff = snapped(metric_means[first] - metric_means[second], spread(column_values))
-        chosen = calibrate_ties(human_diff, metric_diff) if tie_calibration else None
-        eps = chosen.epsilon if chosen is not None else 0.0
-        at_zero = float(agreement(human_diff, metric_diff).mean())
-        estimates.append(
-            PairwiseAccuracy(
-                value=chosen.accuracy if chosen is not None else at_zero,
-                epsilon=eps,
-                calibrated=tie_calibration,
-                accuracy_at_zero=at_zero,
-                pairs=int(first.size),
-                groups=1,
-                counts=tie_counts(human_diff, metric_diff, eps),
-                systems=int(rated.size),
-                note=ONE_PAIR if rated.size == 2 else "",
-            )
-        )
+        estimates.append(estimate)
     if not bootstrapped or contexts is None:
         return estimates
-    shared = list(sharing.values())
+    by_column = _system_draws(
+        x, values, list(sharing.values()), systems, contexts, tie_calibration, resamples, seed
+    )
+    method = RECALIBRATED if tie_calibration else "contexts resampled"
+    results = []
+    for column, estimate in enumerate(estimates):
+        draws = by_column.get(column)
+        interval = percentile_interval(draws, confidence) if draws is not None else None
+        results.append(replace(estimate, ci=interval, ci_method=method if interval else ""))
+    return results
+
+
+def _system_estimate(
+    x: np.ndarray, column_all: np.ndarray, present: np.ndarray, systems: Groups, tie_calibration: bool
+) -> PairwiseAccuracy:
+    """One metric's accuracy over the pairs of systems rated on the replies it scored (no interval)."""
+    counts = systems.sizes(present)
+    rated = np.flatnonzero(counts > 0)
+    if rated.size < 2:
+        note = FEWER_THAN_TWO_SYSTEMS
+        return PairwiseAccuracy(
+            None, None, tie_calibration, None, 0, 0, None, systems=int(rated.size), note=note
+        )
+    codes = systems.codes[present]
+    human_means = np.bincount(codes, x[present], systems.count)[rated] / counts[rated]
+    # Means of the values above their smallest: differences of means as exact as the values' spread, at
+    # any level (stats/centred.py); what the permutation test's observed statistic computes too.
+    column_values = column_all[present]
+    above = column_values - column_values.min()
+    metric_means = np.bincount(codes, above, systems.count)[rated] / counts[rated]
+    first, second = np.triu_indices(rated.size, k=1)
+    human_diff = snapped(human_means[first] - human_means[second], spread(x[present]))
+    metric_diff = snapped(metric_means[first] - metric_means[second], spread(column_values))
+    chosen = calibrate_ties(human_diff, metric_diff) if tie_calibration else None
+    eps = chosen.epsilon if chosen is not None else 0.0
+    at_zero = float(agreement(human_diff, metric_diff).mean())
+    return PairwiseAccuracy(
+        value=chosen.accuracy if chosen is not None else at_zero,
+        epsilon=eps,
+        calibrated=tie_calibration,
+        accuracy_at_zero=at_zero,
+        pairs=int(first.size),
+        groups=1,
+        counts=tie_counts(human_diff, metric_diff, eps),
+        systems=int(rated.size),
+        note=ONE_PAIR if rated.size == 2 else "",
+    )
+
+
+def _system_draws(
+    x: np.ndarray,
+    values: np.ndarray,
+    shared: list[list[int]],
+    systems: Groups,
+    contexts: Groups,
+    tie_calibration: bool,
+    resamples: int,
+    seed: int,
+) -> dict[int, np.ndarray]:
+    """Each column's bootstrap accuracies (contexts resampled), by column: one drawer per set of columns
+    that score the same replies, drawn in the order of ``shared``."""
     drawers: list[Callable[[np.ndarray], np.ndarray] | None] = []
     for columns in shared:
         present = np.isfinite(x) & np.isfinite(values[:, columns[0]])
@@ -316,13 +342,7 @@ def system_pairwise_accuracy(
     for columns, draws in zip(shared, _draws(drawers, contexts.count, resamples, seed), strict=True):
         assert draws is not None
         by_column.update((column, draws[:, index]) for index, column in enumerate(columns))
-    method = RECALIBRATED if tie_calibration else "contexts resampled"
-    results = []
-    for column, estimate in enumerate(estimates):
-        draws = by_column.get(column)
-        interval = percentile_interval(draws, confidence) if draws is not None else None
-        results.append(replace(estimate, ci=interval, ci_method=method if interval else ""))
-    return results
+    return by_column
 
 
 def trivial_accuracy(human: np.ndarray, metric: np.ndarray, contexts: Groups) -> float | None:

@@ -5,7 +5,8 @@ replies under PERM-BOTH, where the units are the replies; or within contexts und
 is the context itself), a group has only 2^k swap patterns of its k units. A group's statistic under each
 pattern is computed once per pair of metrics (a table groups x patterns), and a permutation's statistic is
 then a sum of one table entry per group, picked by the group's pattern in that permutation: a gather instead
-of the arithmetic of every group in every permutation (stats/meta/permutation.py, ``_CorrelationPlan``).
+of the arithmetic of every group in every permutation (``CorrelationPlan``,
+stats/meta/permutation/correlation_plan.py).
 
 A group's k units are numbered 0..k-1 in the order of their first reply; bit j of a pattern says whether unit
 j is swapped.

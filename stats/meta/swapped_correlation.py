@@ -1,5 +1,5 @@
 """Pearson's r within a group whose replies hold one metric's scores or the other's: the statistic of a swapped
-permutation (stats/meta/permutation.py), exact at every scale.
+permutation (stats/meta/permutation/), exact at every scale.
 
 The permutation tests of Deutsch, Dror and Roth (2021) standardise each metric over the replies both scored
 (z-scores, as mt-metrics-eval's ``PermutationSigDiff``) and swap them. A z-score is z_i = c_g + d_i: its group's

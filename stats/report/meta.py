@@ -230,7 +230,7 @@ def _permutations(
     """Per pair of columns (in itertools.combinations order): its PERM-BOTH and PERM-INPUTS results and a
     note; and PERM-BOTH's results by (first, second), with every pair also in its ranked direction (better,
     worse), for the clusters. A pair and its reverse are counted in one run on the same masks (see
-    stats/meta/permutation.py's ``_Tally``): the reverse costs only the blocks its own early stop needs."""
+    stats/meta/permutation/counting.py's ``Tally``): the reverse costs only the blocks its own early stop needs."""
     pairs = list(combinations(range(values.shape[1]), 2))
     if options.resamples == 0 or not pairs:
         return [(None, None, NO_PERMUTATIONS) for _ in pairs], {}

@@ -24,7 +24,6 @@ from stats.meta import (
     Layout,
     Statistic,
     grouped_correlations,
-    permutation_p_values,
     permutation_tests,
     reply_pairwise_accuracy,
     significance_clusters,
@@ -37,6 +36,7 @@ from stats.report.types import OptionError, ReportOptions
 from tests.correlation.builders import Item, add_items, signature
 from tests.correlation.report_helpers import report_document, report_get, report_page
 from tests.factories import QuestionFactory, StudyFactory
+from tests.stats.meta.cluster_inputs import permutation_p_values
 
 pytestmark = pytest.mark.django_db
 RESAMPLES = 200

@@ -1,4 +1,4 @@
-"""The report's LaTeX tables (stats/latex.py) in the layouts of seed 000 Table 2 and seed 003
+"""The report's LaTeX tables (stats/latex/) in the layouts of seed 000 Table 2 and seed 003
 Tables 4 and 5: the whole correlation table of a hand-made document as an exact string, then each rule on
 its own (bold, p-values, n/a, block order, names, escaping), and a document built by the real builder."""
 

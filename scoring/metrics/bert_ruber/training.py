@@ -82,6 +82,7 @@ from scoring.metrics.training_loop import (
     training_threads,
 )
 from scoring.metrics.training_progress import ProgressCallback, encoding_progress, word2vec_progress
+from scoring.metrics.word_vectors import WordVectors
 
 if TYPE_CHECKING:
     import torch
@@ -167,19 +168,96 @@ def _train(
     device = model_device(config.device)
 
     started = time.perf_counter()
+    vectors = _trained_vectors(pairs, config, cells=len(cells), on_progress=on_progress)
+    timings["word2vec_seconds"] = seconds_since(started)
+
+    texts, rows = _pair_rows(pairs, validation_pairs, seed=config.seed)
+    timings["distinct_texts"] = len(texts)
+    tables = _input_tables(
+        cells,
+        texts,
+        vectors,
+        encoder,
+        config=config,
+        timings=timings,
+        progress=progress,
+        on_progress=on_progress,
+    )
+
+    by_name = {cell.name: cell for cell in cells}
+
+    def build(name: str, generator: torch.Generator) -> _CellScorer:
+        cell = by_name[name]
+        return _CellScorer(cell, tables[cell.embedding], rows, config, device, generator)
+
+    trained = train_cells(
+        [cell.name for cell in cells],
+        build,
+        settings=_loop_settings(config),
+        result_columns=("validation_accuracy",),
+        device=device,
+        output_dir=output_dir,
+        progress=progress,
+        on_progress=on_progress,
+    )
+    timings["cells"] = trained.timings
+    timings["total_seconds"] = seconds_since(started)
+    settings = _config_json(
+        config, cells, pairs, validation_pairs, vectors_size=len(vectors), encoder=encoder
+    )
+    return save_cells_artifact(
+        output_dir,
+        BertRuberArtifact,
+        config=settings,
+        vectors=vectors,
+        cells=trained,
+        timings=timings,
+        device=device,
+        content_hash=bert_ruber_artifact_hash,
+    )
+
+
+def _trained_vectors(
+    pairs: Sequence[QueryReplyPair],
+    config: BertRuberConfig,
+    *,
+    cells: int,
+    on_progress: ProgressCallback | None,
+) -> WordVectors:
+    """word2vec on the corpus's tokenized utterances, for the word2vec cells' inputs."""
     sentences = [tokenize(text, config.language) for text in utterances(pairs)]
     vectors = train_word2vec(
         sentences,
         config=config.word2vec,
         seed=config.seed,
-        on_epoch=word2vec_progress(on_progress, epochs=config.epochs, cells=len(cells)),
+        on_epoch=word2vec_progress(on_progress, epochs=config.epochs, cells=cells),
     )
     if len(vectors) == 0:
         raise CorpusError(
             f"no word occurs {config.word2vec.min_count} times in the corpus; word2vec is empty"
         )
-    timings["word2vec_seconds"] = seconds_since(started)
+    return vectors
 
+
+def _loop_settings(config: BertRuberConfig) -> LoopSettings:
+    """The shared loop as BERT-RUBER runs it: the best validation accuracy kept, the learning rate decayed
+    on its plateau, Adam fused on CUDA."""
+    return LoopSettings(
+        epochs=config.epochs,
+        patience=config.patience,
+        seed=config.seed,
+        learning_rate=config.learning_rate,
+        monitor=BEST_ACCURACY,
+        plateau=Plateau(factor=config.lr_decay, patience=config.lr_patience),
+        fused_on_cuda=True,
+        loss_every=PROGRESS_EVERY,
+    )
+
+
+def _pair_rows(
+    pairs: Sequence[QueryReplyPair], validation_pairs: Sequence[QueryReplyPair], *, seed: int
+) -> tuple[list[str], _PairRows]:
+    """Every distinct text of the pairs (in order of appearance), and each pair's rows in that list."""
     texts = list(
         dict.fromkeys(text for pair in (*pairs, *validation_pairs) for text in (pair.query, pair.reply))
     )
@@ -190,10 +268,24 @@ def _train(
         train_r=np.array([row[pair.reply] for pair in pairs], dtype=np.int64),
         valid_q=np.array([row[pair.query] for pair in validation_pairs], dtype=np.int64),
         valid_r=valid_r,
-        valid_n=valid_r[negative_indices(len(validation_pairs), seed=config.seed)],
+        valid_n=valid_r[negative_indices(len(validation_pairs), seed=seed)],
     )
-    timings["distinct_texts"] = len(texts)
+    return texts, rows
 
+
+def _input_tables(
+    cells: Sequence[Cell],
+    texts: list[str],
+    vectors: WordVectors,
+    encoder: TokenEncoder | None,
+    *,
+    config: BertRuberConfig,
+    timings: dict[str, Any],
+    progress: bool,
+    on_progress: ProgressCallback | None,
+) -> dict[str, SentenceTable]:
+    """The frozen inputs of the cells, by embedding: word2vec's and the encoder's tables of ``texts``
+    (tokens only where a cell reads them), with the seconds each took."""
     tables: dict[str, SentenceTable] = {}
     for embedding in (WORD2VEC, BERT):
         wanted = [cell for cell in cells if cell.embedding == embedding]
@@ -227,47 +319,7 @@ def _train(
                     on_chunk=encoded_chunk,
                 )
         timings[f"{embedding}_inputs_seconds"] = seconds_since(stage)
-
-    by_name = {cell.name: cell for cell in cells}
-
-    def build(name: str, generator: torch.Generator) -> _CellScorer:
-        cell = by_name[name]
-        return _CellScorer(cell, tables[cell.embedding], rows, config, device, generator)
-
-    trained = train_cells(
-        [cell.name for cell in cells],
-        build,
-        settings=LoopSettings(
-            epochs=config.epochs,
-            patience=config.patience,
-            seed=config.seed,
-            learning_rate=config.learning_rate,
-            monitor=BEST_ACCURACY,
-            plateau=Plateau(factor=config.lr_decay, patience=config.lr_patience),
-            fused_on_cuda=True,
-            loss_every=PROGRESS_EVERY,
-        ),
-        result_columns=("validation_accuracy",),
-        device=device,
-        output_dir=output_dir,
-        progress=progress,
-        on_progress=on_progress,
-    )
-    timings["cells"] = trained.timings
-    timings["total_seconds"] = seconds_since(started)
-    settings = _config_json(
-        config, cells, pairs, validation_pairs, vectors_size=len(vectors), encoder=encoder
-    )
-    return save_cells_artifact(
-        output_dir,
-        BertRuberArtifact,
-        config=settings,
-        vectors=vectors,
-        cells=trained,
-        timings=timings,
-        device=device,
-        content_hash=bert_ruber_artifact_hash,
-    )
+    return tables
 
 
 @dataclass(frozen=True)

@@ -34,6 +34,7 @@ import random
 import resource
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -195,66 +196,29 @@ def _fit(
     tqdm: Any,
 ) -> tuple[list[dict[str, float]], dict[str, Any], list[float]]:
     """(curve, the kept epoch's trained state, seconds per epoch)."""
-    import torch
-
-    from scoring.metrics.cross_ruber.batches import context_layout, reply_layout, reply_logits
-
     lengths = _lengths(source)
-    context_sizes = np.array([sum(int(lengths[row]) for row in context) for context in train.contexts])
     steps_per_epoch = (len(train) + config.batch_size - 1) // config.batch_size
     optimiser, scheduler = _optimiser(net, config, steps_per_epoch * config.epochs)
-    generator = np.random.default_rng(config.seed)
-    candidates_per_context = 1 + len(config.negatives)
+    epoch_run = _EpochRun(
+        net=net,
+        source=source,
+        train=train,
+        lengths=lengths,
+        context_sizes=np.array([sum(int(lengths[row]) for row in context) for context in train.contexts]),
+        optimiser=optimiser,
+        scheduler=scheduler,
+        generator=np.random.default_rng(config.seed),
+        config=config,
+        device=device,
+        steps=steps_per_epoch,
+    )
     curve: list[dict[str, float]] = []
     epoch_seconds: list[float] = []
     best_loss, best_state, stale = float("inf"), net.trained_state(), 0
     for epoch in range(1, config.epochs + 1):
         epoch_started = time.perf_counter()
-        net.train()
-        utterances = (
-            random_utterances(train, generator) if set(config.negatives) & {UTTERANCE, DIALOG, ECHO} else None
-        )
-        batches = length_bucketed_batches(context_sizes, config.batch_size, generator)
-        summed, count = 0.0, 0
-        bar = tqdm(
-            total=steps_per_epoch, desc=f"cross-ruber epoch {epoch}", disable=not progress, leave=False
-        )
-        for step, batch in enumerate(batches, start=1):
-            if len(batch) < 2:
-                continue
-            rows = candidate_rows(train, batch, config.negatives, generator, utterances=utterances)
-            contexts = context_layout(
-                [train.contexts[i] for i in batch], lengths, max_tokens=config.max_context_tokens
-            )
-            replies = reply_layout(rows.reshape(-1), lengths)
-            owner = np.repeat(np.arange(len(batch)), candidates_per_context)
-            with _autocast(device):
-                logits = reply_logits(net, source, contexts, replies, owner, device)
-            logits = logits.view(len(batch), candidates_per_context)
-            loss = objective_loss(logits, config.objective, margin=config.margin)
-            optimiser.zero_grad(set_to_none=True)
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_([p for p in net.parameters() if p.requires_grad], 1.0)
-            optimiser.step()
-            scheduler.step()
-            summed += float(loss.detach()) * len(batch)
-            count += len(batch)
-            bar.update(1)
-            if progress and step % 50 == 0:
-                bar.set_postfix(loss=f"{summed / count:.4f}")
-            report_progress(
-                on_progress,
-                TrainingReport(
-                    BATCH_STAGE,
-                    epoch=epoch,
-                    epochs=config.epochs,
-                    step=step,
-                    steps=steps_per_epoch,
-                    loss=summed / count,
-                ),
-            )
-        bar.close()
-        row = {"epoch": epoch, "train_loss": round(summed / max(count, 1), 6)}
+        train_loss = epoch_run.train_epoch(epoch, progress=progress, on_progress=on_progress, tqdm=tqdm)
+        row = {"epoch": epoch, "train_loss": round(train_loss, 6)}
         row.update(validation_figures(net, source, valid, valid_candidates, config, device, lengths))
         curve.append(row)
         epoch_seconds.append(seconds_since(epoch_started))
@@ -284,6 +248,79 @@ def _fit(
             if stale >= config.patience:
                 break
     return curve, best_state, epoch_seconds
+
+
+@dataclass
+class _EpochRun:
+    """What every training epoch of :func:`_fit` uses: the net and its optimiser and schedule, the training
+    set with its texts' lengths, and the one numpy generator that draws batches and negatives in order."""
+
+    net: Any
+    source: Any
+    train: ExampleSet
+    lengths: NDArray[np.int64]
+    context_sizes: NDArray[np.int64]
+    optimiser: Any
+    scheduler: Any
+    generator: np.random.Generator
+    config: CrossRuberConfig
+    device: Any
+    steps: int  # batches per epoch, as the bar and the reports count them
+
+    def train_epoch(
+        self, epoch: int, *, progress: bool, on_progress: ProgressCallback | None, tqdm: Any
+    ) -> float:
+        """One epoch over length-bucketed batches (a batch of one is skipped); the mean training loss."""
+        import torch
+
+        from scoring.metrics.cross_ruber.batches import context_layout, reply_layout, reply_logits
+
+        net, source, train, config, lengths = self.net, self.source, self.train, self.config, self.lengths
+        generator = self.generator
+        candidates_per_context = 1 + len(config.negatives)
+        net.train()
+        utterances = (
+            random_utterances(train, generator) if set(config.negatives) & {UTTERANCE, DIALOG, ECHO} else None
+        )
+        batches = length_bucketed_batches(self.context_sizes, config.batch_size, generator)
+        summed, count = 0.0, 0
+        bar = tqdm(total=self.steps, desc=f"cross-ruber epoch {epoch}", disable=not progress, leave=False)
+        for step, batch in enumerate(batches, start=1):
+            if len(batch) < 2:
+                continue
+            rows = candidate_rows(train, batch, config.negatives, generator, utterances=utterances)
+            contexts = context_layout(
+                [train.contexts[i] for i in batch], lengths, max_tokens=config.max_context_tokens
+            )
+            replies = reply_layout(rows.reshape(-1), lengths)
+            owner = np.repeat(np.arange(len(batch)), candidates_per_context)
+            with _autocast(self.device):
+                logits = reply_logits(net, source, contexts, replies, owner, self.device)
+            logits = logits.view(len(batch), candidates_per_context)
+            loss = objective_loss(logits, config.objective, margin=config.margin)
+            self.optimiser.zero_grad(set_to_none=True)
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_([p for p in net.parameters() if p.requires_grad], 1.0)
+            self.optimiser.step()
+            self.scheduler.step()
+            summed += float(loss.detach()) * len(batch)
+            count += len(batch)
+            bar.update(1)
+            if progress and step % 50 == 0:
+                bar.set_postfix(loss=f"{summed / count:.4f}")
+            report_progress(
+                on_progress,
+                TrainingReport(
+                    BATCH_STAGE,
+                    epoch=epoch,
+                    epochs=config.epochs,
+                    step=step,
+                    steps=self.steps,
+                    loss=summed / count,
+                ),
+            )
+        bar.close()
+        return summed / max(count, 1)
 
 
 def length_bucketed_batches(

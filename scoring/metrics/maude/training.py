@@ -68,6 +68,7 @@ from scoring.metrics.training_loop import (
     training_threads,
 )
 from scoring.metrics.training_progress import ProgressCallback, encoding_progress, word2vec_progress
+from scoring.metrics.word_vectors import WordVectors
 
 if TYPE_CHECKING:
     import torch
@@ -143,6 +144,90 @@ def _train(
     on_progress: ProgressCallback | None = None,
 ) -> MaudeArtifact:
     variants = parse_variants(config.variants)
+    train_examples, valid_examples = _checked_examples(dialogs, validation_dialogs, config)
+    if any(variant in ENCODER_VARIANTS for variant in variants):
+        encoder = _checked_encoder(encoder, config)
+    (output_dir / CELLS_FOLDER).mkdir(parents=True, exist_ok=True)
+    seed_generators(config.seed)
+    device = model_device(config.device)
+    timings: dict[str, Any] = {}
+    started = time.perf_counter()
+
+    sentences = [tokenize(turn, config.language) for dialog in dialogs for turn in dialog]
+    progress_of_word2vec = word2vec_progress(on_progress, epochs=config.epochs, cells=len(variants))
+    vectors = train_word2vec(
+        sentences, config=config.word2vec, seed=config.seed, on_epoch=progress_of_word2vec
+    )
+    timings["word2vec_seconds"] = seconds_since(started)
+
+    stage = time.perf_counter()
+    prepared = _prepare(train_examples, valid_examples, config)
+    timings["negatives_seconds"] = seconds_since(stage)
+    timings["distinct_texts"] = len(prepared.index.texts)
+    timings["training_examples"] = len(train_examples)
+
+    encoded = _encoder_inputs(prepared, encoder, config, variants, timings, progress, on_progress)
+    utterance_table, context_tables = _word2vec_inputs(prepared, vectors, config, variants, timings)
+
+    settings = _config_json(
+        config, variants, dialogs, validation_dialogs, vectors_size=len(vectors), encoder=encoder
+    )
+
+    def build(variant: str, generator: torch.Generator) -> _VariantScorer:
+        from scoring.metrics.maude.feeds import Feed
+
+        def feed(arrays: Any, part: str) -> Feed:
+            return Feed(
+                variant=variant,
+                arrays=arrays,
+                device=device,
+                vectors=encoded if variant in ENCODER_VARIANTS else None,
+                utterances=None if variant in ENCODER_VARIANTS else utterance_table,
+                contexts=context_tables.get(part) if variant == INFERSENT else None,
+            )
+
+        train_feed, valid_feed = feed(prepared.train, "train"), feed(prepared.valid, "valid")
+        return _VariantScorer(variant, train_feed, valid_feed, prepared, settings, config, device, generator)
+
+    trained = train_cells(
+        variants,
+        build,
+        settings=_loop_settings(config),
+        result_columns=("validation_loss", "validation_accuracy"),
+        device=device,
+        output_dir=output_dir,
+        progress=progress,
+        on_progress=on_progress,
+    )
+    timings["variants"] = trained.timings
+    timings["total_seconds"] = seconds_since(started)
+    return save_cells_artifact(
+        output_dir,
+        MaudeArtifact,
+        config=settings,
+        vectors=vectors,
+        cells=trained,
+        timings=timings,
+        device=device,
+        content_hash=maude_artifact_hash,
+    )
+
+
+def _loop_settings(config: MaudeConfig) -> LoopSettings:
+    """The shared loop as MaUde runs it: the lowest validation loss kept, a constant learning rate."""
+    return LoopSettings(
+        epochs=config.epochs,
+        patience=config.patience,
+        seed=config.seed,
+        learning_rate=config.learning_rate,
+        monitor=LOWEST_LOSS,
+    )
+
+
+def _checked_examples(
+    dialogs: Sequence[Dialog], validation_dialogs: Sequence[Dialog], config: MaudeConfig
+) -> tuple[list[ContextReply], list[ContextReply]]:
+    """The training and validation examples, once the options and both sets are known to be usable."""
     unknown = [kind for kind in config.negatives if kind not in NEGATIVE_KINDS]
     if unknown or not config.negatives:
         raise ValueError(
@@ -158,29 +243,19 @@ def _train(
     ):
         if len({example.dialog for example in found}) < 2:
             raise CorpusError(f"{len(source)} {name} dialog(s) with a reply; MaUde needs at least 2")
-    if any(variant in ENCODER_VARIANTS for variant in variants):
-        encoder = _checked_encoder(encoder, config)
-    (output_dir / CELLS_FOLDER).mkdir(parents=True, exist_ok=True)
-    seed_generators(config.seed)
-    device = model_device(config.device)
-    timings: dict[str, Any] = {}
-    started = time.perf_counter()
+    return train_examples, valid_examples
 
-    sentences = [tokenize(turn, config.language) for dialog in dialogs for turn in dialog]
-    vectors = train_word2vec(
-        sentences,
-        config=config.word2vec,
-        seed=config.seed,
-        on_epoch=word2vec_progress(on_progress, epochs=config.epochs, cells=len(variants)),
-    )
-    timings["word2vec_seconds"] = seconds_since(started)
 
-    stage = time.perf_counter()
-    prepared = _prepare(train_examples, valid_examples, config)
-    timings["negatives_seconds"] = seconds_since(stage)
-    timings["distinct_texts"] = len(prepared.index.texts)
-    timings["training_examples"] = len(train_examples)
-
+def _encoder_inputs(
+    prepared: _Prepared,
+    encoder: TokenEncoder | None,
+    config: MaudeConfig,
+    variants: Sequence[str],
+    timings: dict[str, Any],
+    progress: bool,
+    on_progress: ProgressCallback | None,
+) -> Any:
+    """The frozen encoder's vectors of every text, where a variant reads them (else None)."""
     encoded = None
     if any(variant in ENCODER_VARIANTS for variant in variants):
         assert encoder is not None
@@ -197,6 +272,17 @@ def _train(
                 prepared.index.texts, encoder, pooling=config.pooling, on_chunk=encoded_chunk
             )
         timings["encoder_seconds"] = seconds_since(stage)
+    return encoded
+
+
+def _word2vec_inputs(
+    prepared: _Prepared,
+    vectors: WordVectors,
+    config: MaudeConfig,
+    variants: Sequence[str],
+    timings: dict[str, Any],
+) -> tuple[Any, dict[str, Any]]:
+    """word2vec's tables of every text and, for InferSent, of the contexts, where a variant reads them."""
     utterance_table = None
     context_tables: dict[str, Any] = {}
     if any(variant not in ENCODER_VARIANTS for variant in variants):
@@ -223,55 +309,7 @@ def _train(
                     with_tokens=True,
                 )
         timings["word2vec_inputs_seconds"] = seconds_since(stage)
-
-    settings = _config_json(
-        config, variants, dialogs, validation_dialogs, vectors_size=len(vectors), encoder=encoder
-    )
-
-    def build(variant: str, generator: torch.Generator) -> _VariantScorer:
-        from scoring.metrics.maude.feeds import Feed
-
-        def feed(arrays: Any, part: str) -> Feed:
-            return Feed(
-                variant=variant,
-                arrays=arrays,
-                device=device,
-                vectors=encoded if variant in ENCODER_VARIANTS else None,
-                utterances=None if variant in ENCODER_VARIANTS else utterance_table,
-                contexts=context_tables.get(part) if variant == INFERSENT else None,
-            )
-
-        train_feed, valid_feed = feed(prepared.train, "train"), feed(prepared.valid, "valid")
-        return _VariantScorer(variant, train_feed, valid_feed, prepared, settings, config, device, generator)
-
-    trained = train_cells(
-        variants,
-        build,
-        settings=LoopSettings(
-            epochs=config.epochs,
-            patience=config.patience,
-            seed=config.seed,
-            learning_rate=config.learning_rate,
-            monitor=LOWEST_LOSS,
-        ),
-        result_columns=("validation_loss", "validation_accuracy"),
-        device=device,
-        output_dir=output_dir,
-        progress=progress,
-        on_progress=on_progress,
-    )
-    timings["variants"] = trained.timings
-    timings["total_seconds"] = seconds_since(started)
-    return save_cells_artifact(
-        output_dir,
-        MaudeArtifact,
-        config=settings,
-        vectors=vectors,
-        cells=trained,
-        timings=timings,
-        device=device,
-        content_hash=maude_artifact_hash,
-    )
+    return utterance_table, context_tables
 
 
 def _prepare(

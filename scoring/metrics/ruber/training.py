@@ -50,7 +50,7 @@ import dataclasses
 import os
 import random
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -70,6 +70,7 @@ from scoring.metrics.training_progress import (
     report_progress,
     word2vec_progress,
 )
+from scoring.metrics.word_vectors import WordVectors
 
 ARTIFACT_FORMAT = 1
 IN_BATCH = "in-batch"
@@ -152,6 +153,19 @@ def train_ruber(
         )
 
 
+@dataclass(frozen=True)
+class _Encoded:
+    """The pairs as token ids: the training pairs' queries and replies padded (with their lengths), the
+    batches' sort key, and the validation pairs' queries, replies and fixed negatives."""
+
+    queries: tuple[Any, Any]
+    replies: tuple[Any, Any]
+    bucket_lengths: list[int]  # the query's length (see the module docstring for why not the reply's)
+    valid_queries: list[list[int]]
+    valid_replies: list[list[int]]
+    valid_negatives: list[list[int]]
+
+
 def _train(
     pairs: Sequence[QueryReplyPair],
     validation_pairs: Sequence[QueryReplyPair],
@@ -163,15 +177,6 @@ def _train(
     on_progress: ProgressCallback | None = None,
 ) -> RuberArtifact:
     import torch
-    from tqdm import tqdm
-
-    from scoring.metrics.ruber.unreferenced_model import (
-        UnreferencedScorer,
-        pad_all,
-        score_pairs,
-        take,
-        token_ids,
-    )
 
     output_dir.mkdir(parents=True, exist_ok=True)
     timings: dict[str, Any] = {"threads": torch.get_num_threads()}
@@ -179,14 +184,126 @@ def _train(
     torch.manual_seed(config.seed)
 
     started, cpu_started = time.perf_counter(), time.process_time()
-    tokens: dict[str, list[str]] = {}  # each distinct text tokenized once (DailyDialog turns repeat)
+    tokenized = _cached_tokenizer(config.language)
+    vectors = _trained_vectors(pairs, tokenized, config, timings, on_progress)
+    data = _encoded(pairs, validation_pairs, tokenized, vectors, config)
+
+    model = _scorer(vectors, config, device)
+    optimiser = torch.optim.Adam(model.parameters(), lr=config.learning_rate)
+    shuffler = random.Random(config.seed)
+    generator = torch.Generator().manual_seed(config.seed)
+
+    curve: list[dict[str, float]] = []
+    epoch_seconds: list[float] = []
+    epoch_cpu_seconds: list[float] = []  # CPU time of this process: less noisy on a shared machine
+    stopping = EarlyStopping(patience=config.patience, higher_is_better=True)
+    for epoch in range(1, config.epochs + 1):
+        epoch_started, epoch_cpu_started = time.perf_counter(), time.process_time()
+        train_loss, steps = _train_epoch(
+            model,
+            optimiser,
+            data,
+            config,
+            epoch=epoch,
+            random_draws=(shuffler, generator),
+            device=device,
+            progress=progress,
+            on_progress=on_progress,
+        )
+        accuracy, valid_loss = _validate(model, data, config, device)
+        curve.append(_curve_row(epoch, train_loss, accuracy, valid_loss))
+        epoch_seconds.append(seconds_since(epoch_started))
+        epoch_cpu_seconds.append(round(time.process_time() - epoch_cpu_started, 3))
+        report = TrainingReport(
+            EPOCH_STAGE,
+            epoch=epoch,
+            epochs=config.epochs,
+            step=steps,
+            steps=steps,
+            loss=train_loss,
+            validation_accuracy=accuracy,
+            validation_loss=valid_loss,
+        )
+        _report_epoch(report, epoch_seconds[-1], progress=progress, on_progress=on_progress)
+        if stopping.should_stop(accuracy, model):
+            break
+    timings.update(
+        epoch_seconds=epoch_seconds,
+        epoch_cpu_seconds=epoch_cpu_seconds,
+        total_seconds=seconds_since(started),
+        total_cpu_seconds=round(time.process_time() - cpu_started, 3),
+        device=str(device),
+    )
+
+    settings = _config_json(config, pairs, validation_pairs, vocabulary_size=len(vectors))
+    settings["best_epoch"] = max(curve, key=lambda row: row["validation_accuracy"])["epoch"]
+    write_shared_files(output_dir, config=settings, vectors=vectors, curve=curve, timings=timings)
+    torch.save(stopping.state, output_dir / WEIGHTS_FILE)
+    content_hash = write_hash(output_dir, artifact_hash)
+    return RuberArtifact(path=output_dir, content_hash=content_hash, config=settings, curve=curve)
+
+
+def _scorer(vectors: WordVectors, config: RuberConfig, device: Any) -> Any:
+    """s_U with its embeddings initialised from word2vec (drawn from torch's seeded global generator)."""
+    from scoring.metrics.ruber.unreferenced_model import UnreferencedScorer
+
+    model = UnreferencedScorer(
+        vocabulary_size=len(vectors),
+        embedding_dim=vectors.dimension,
+        hidden_size=config.hidden_size,
+        mlp_hidden=config.mlp_hidden,
+    )
+    model.initialise_embeddings(vectors.matrix)
+    model.to(device)
+    return model
+
+
+def _curve_row(epoch: int, train_loss: float, accuracy: float, valid_loss: float) -> dict[str, float]:
+    """An epoch's row of the curve, rounded to 6 decimals (early stopping compares the unrounded figures)."""
+    return {
+        "epoch": epoch,
+        "train_loss": round(train_loss, 6),
+        "validation_accuracy": round(accuracy, 6),
+        "validation_loss": round(valid_loss, 6),
+    }
+
+
+def _report_epoch(
+    report: TrainingReport, seconds: float, *, progress: bool, on_progress: ProgressCallback | None
+) -> None:
+    """An epoch's figures to ``on_progress`` and, with ``progress``, under the tqdm bars."""
+    from tqdm import tqdm
+
+    report_progress(on_progress, report)
+    if progress:
+        tqdm.write(
+            f"epoch {report.epoch}: train loss {report.loss:.4f}, validation accuracy "
+            f"{report.validation_accuracy:.4f} ({seconds:.0f} s)"
+        )
+
+
+def _cached_tokenizer(language: str) -> Callable[[str], list[str]]:
+    """``tokenize`` in ``language``, each distinct text tokenized once (DailyDialog turns repeat)."""
+    tokens: dict[str, list[str]] = {}
 
     def tokenized(text: str) -> list[str]:
         found = tokens.get(text)
         if found is None:
-            found = tokens[text] = tokenize(text, config.language)
+            found = tokens[text] = tokenize(text, language)
         return found
 
+    return tokenized
+
+
+def _trained_vectors(
+    pairs: Sequence[QueryReplyPair],
+    tokenized: Callable[[str], list[str]],
+    config: RuberConfig,
+    timings: dict[str, Any],
+    on_progress: ProgressCallback | None,
+) -> WordVectors:
+    """word2vec on the corpus's tokenized utterances (section 4.1), with the seconds each stage took."""
+    started, cpu_started = time.perf_counter(), time.process_time()
     sentences = [tokenized(text) for text in utterances(pairs)]
     timings["tokenize_seconds"] = seconds_since(started)
     vectors = train_word2vec(
@@ -201,6 +318,17 @@ def _train(
         )
     timings["word2vec_seconds"] = seconds_since(started)
     timings["word2vec_cpu_seconds"] = round(time.process_time() - cpu_started, 3)
+    return vectors
+
+
+def _encoded(
+    pairs: Sequence[QueryReplyPair],
+    validation_pairs: Sequence[QueryReplyPair],
+    tokenized: Callable[[str], list[str]],
+    vectors: WordVectors,
+    config: RuberConfig,
+) -> _Encoded:
+    from scoring.metrics.ruber.unreferenced_model import pad_all, token_ids
 
     def encode(texts: Sequence[str]) -> list[list[int]]:
         return [
@@ -208,124 +336,100 @@ def _train(
         ]
 
     train_queries = encode([pair.query for pair in pairs])
-    q_padded, q_lengths = pad_all(train_queries)
-    r_padded, r_lengths = pad_all(encode([pair.reply for pair in pairs]))
+    queries = pad_all(train_queries)
+    replies = pad_all(encode([pair.reply for pair in pairs]))
     valid_queries = encode([pair.query for pair in validation_pairs])
     valid_replies = encode([pair.reply for pair in validation_pairs])
     valid_negatives = [valid_replies[j] for j in negative_indices(len(validation_pairs), seed=config.seed)]
-
-    model = UnreferencedScorer(
-        vocabulary_size=len(vectors),
-        embedding_dim=vectors.dimension,
-        hidden_size=config.hidden_size,
-        mlp_hidden=config.mlp_hidden,
+    return _Encoded(
+        queries=queries,
+        replies=replies,
+        bucket_lengths=[len(query) for query in train_queries],
+        valid_queries=valid_queries,
+        valid_replies=valid_replies,
+        valid_negatives=valid_negatives,
     )
-    model.initialise_embeddings(vectors.matrix)
-    model.to(device)
-    optimiser = torch.optim.Adam(model.parameters(), lr=config.learning_rate)
-    shuffler = random.Random(config.seed)
-    generator = torch.Generator().manual_seed(config.seed)
-    # the batch's sort key: the query's length (see the module docstring for why not the reply's)
-    bucket_lengths = [len(query) for query in train_queries]
 
-    curve: list[dict[str, float]] = []
-    epoch_seconds: list[float] = []
-    epoch_cpu_seconds: list[float] = []  # CPU time of this process: less noisy on a shared machine
-    stopping = EarlyStopping(patience=config.patience, higher_is_better=True)
-    count = len(pairs)
-    for epoch in range(1, config.epochs + 1):
-        epoch_started, epoch_cpu_started = time.perf_counter(), time.process_time()
-        model.train()
-        batches = length_bucketed_batches(
-            bucket_lengths,
-            batch_size=config.batch_size,
-            chunk_batches=config.bucket_chunk,
-            generator=shuffler,
-        )
-        total = 0.0
-        bar = tqdm(batches, desc=f"s_U epoch {epoch}", disable=not progress, leave=False)
-        for number, batch in enumerate(bar, start=1):
-            rows = torch.tensor(batch, dtype=torch.long)
-            query = model.encode_query(*take(q_padded, q_lengths, rows, device))
-            replies = model.encode_reply(*take(r_padded, r_lengths, rows, device))
-            positive = model.match(query, replies)
-            if config.negatives == IN_BATCH:
-                # r-: the reply of the pair `shift` places further on in the batch, never the pair's own
-                shift = int(torch.randint(1, len(batch), (1,), generator=generator))
-                negative = model.match(query, replies.roll(shift, dims=0))
-            else:
-                # r-: the reply of a random other training pair (offset 1..n-1), encoded separately
-                offsets = torch.randint(1, count, (len(batch),), generator=generator)
-                others = (rows + offsets) % count
-                negative = model.match(query, model.encode_reply(*take(r_padded, r_lengths, others, device)))
-            loss = torch.clamp(config.margin - positive + negative, min=0.0).mean()  # eq. 3
-            optimiser.zero_grad()
-            loss.backward()
-            optimiser.step()
-            total += float(loss.item())
-            if number % 20 == 0:
-                bar.set_postfix(loss=f"{total / number:.4f}", refresh=False)
-            report_progress(
-                on_progress,
-                TrainingReport(
-                    BATCH_STAGE,
-                    epoch=epoch,
-                    epochs=config.epochs,
-                    step=number,
-                    steps=len(batches),
-                    loss=total / number,
-                ),
-            )
-        bar.close()
-        train_loss = total / len(batches)
-        true_scores = score_pairs(model, valid_queries, valid_replies, device=device)
-        false_scores = score_pairs(model, valid_queries, valid_negatives, device=device)
-        accuracy = sum(t > f for t, f in zip(true_scores, false_scores, strict=True)) / len(true_scores)
-        valid_loss = sum(
-            max(0.0, config.margin - t + f) for t, f in zip(true_scores, false_scores, strict=True)
-        ) / len(true_scores)
-        curve.append(
-            {
-                "epoch": epoch,
-                "train_loss": round(train_loss, 6),
-                "validation_accuracy": round(accuracy, 6),
-                "validation_loss": round(valid_loss, 6),
-            }
-        )
-        epoch_seconds.append(seconds_since(epoch_started))
-        epoch_cpu_seconds.append(round(time.process_time() - epoch_cpu_started, 3))
+
+def _train_epoch(
+    model: Any,
+    optimiser: Any,
+    data: _Encoded,
+    config: RuberConfig,
+    *,
+    epoch: int,
+    random_draws: tuple[random.Random, Any],
+    device: Any,
+    progress: bool,
+    on_progress: ProgressCallback | None,
+) -> tuple[float, int]:
+    """One epoch of s_U by negative sampling (eq. 3) on length-bucketed batches; the mean of the batches'
+    losses and the number of batches. ``random_draws``: the batches' shuffler and torch's generator of
+    the negatives."""
+    import torch
+    from tqdm import tqdm
+
+    from scoring.metrics.ruber.unreferenced_model import take
+
+    shuffler, generator = random_draws
+    (q_padded, q_lengths), (r_padded, r_lengths) = data.queries, data.replies
+    count = len(data.bucket_lengths)
+    model.train()
+    batches = length_bucketed_batches(
+        data.bucket_lengths,
+        batch_size=config.batch_size,
+        chunk_batches=config.bucket_chunk,
+        generator=shuffler,
+    )
+    total = 0.0
+    bar = tqdm(batches, desc=f"s_U epoch {epoch}", disable=not progress, leave=False)
+    for number, batch in enumerate(bar, start=1):
+        rows = torch.tensor(batch, dtype=torch.long)
+        query = model.encode_query(*take(q_padded, q_lengths, rows, device))
+        replies = model.encode_reply(*take(r_padded, r_lengths, rows, device))
+        positive = model.match(query, replies)
+        if config.negatives == IN_BATCH:
+            # r-: the reply of the pair `shift` places further on in the batch, never the pair's own
+            shift = int(torch.randint(1, len(batch), (1,), generator=generator))
+            negative = model.match(query, replies.roll(shift, dims=0))
+        else:
+            # r-: the reply of a random other training pair (offset 1..n-1), encoded separately
+            offsets = torch.randint(1, count, (len(batch),), generator=generator)
+            others = (rows + offsets) % count
+            negative = model.match(query, model.encode_reply(*take(r_padded, r_lengths, others, device)))
+        loss = torch.clamp(config.margin - positive + negative, min=0.0).mean()  # eq. 3
+        optimiser.zero_grad()
+        loss.backward()
+        optimiser.step()
+        total += float(loss.item())
+        if number % 20 == 0:
+            bar.set_postfix(loss=f"{total / number:.4f}", refresh=False)
         report_progress(
             on_progress,
             TrainingReport(
-                EPOCH_STAGE,
+                BATCH_STAGE,
                 epoch=epoch,
                 epochs=config.epochs,
-                step=len(batches),
+                step=number,
                 steps=len(batches),
-                loss=train_loss,
-                validation_accuracy=accuracy,
-                validation_loss=valid_loss,
+                loss=total / number,
             ),
         )
-        if progress:
-            tqdm.write(
-                f"epoch {epoch}: train loss {train_loss:.4f}, validation accuracy {accuracy:.4f} "
-                f"({epoch_seconds[-1]:.0f} s)"
-            )
-        if stopping.should_stop(accuracy, model):
-            break
-    timings["epoch_seconds"] = epoch_seconds
-    timings["epoch_cpu_seconds"] = epoch_cpu_seconds
-    timings["total_seconds"] = seconds_since(started)
-    timings["total_cpu_seconds"] = round(time.process_time() - cpu_started, 3)
-    timings["device"] = str(device)
+    bar.close()
+    return total / len(batches), len(batches)
 
-    settings = _config_json(config, pairs, validation_pairs, vocabulary_size=len(vectors))
-    settings["best_epoch"] = max(curve, key=lambda row: row["validation_accuracy"])["epoch"]
-    write_shared_files(output_dir, config=settings, vectors=vectors, curve=curve, timings=timings)
-    torch.save(stopping.state, output_dir / WEIGHTS_FILE)
-    content_hash = write_hash(output_dir, artifact_hash)
-    return RuberArtifact(path=output_dir, content_hash=content_hash, config=settings, curve=curve)
+
+def _validate(model: Any, data: _Encoded, config: RuberConfig, device: Any) -> tuple[float, float]:
+    """The validation pairs' ranking accuracy (the true reply above its fixed negative) and hinge loss."""
+    from scoring.metrics.ruber.unreferenced_model import score_pairs
+
+    true_scores = score_pairs(model, data.valid_queries, data.valid_replies, device=device)
+    false_scores = score_pairs(model, data.valid_queries, data.valid_negatives, device=device)
+    accuracy = sum(t > f for t, f in zip(true_scores, false_scores, strict=True)) / len(true_scores)
+    valid_loss = sum(
+        max(0.0, config.margin - t + f) for t, f in zip(true_scores, false_scores, strict=True)
+    ) / len(true_scores)
+    return accuracy, valid_loss
 
 
 def _config_json(

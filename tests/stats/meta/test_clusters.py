@@ -6,8 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from stats.meta.clusters import ranks_from_matrix, rule_sentence, significance_clusters
-from stats.meta.permutation import Layout, Statistic, permutation_p_values
+from stats.meta.clusters import rule_sentence, significance_clusters
+from stats.meta.permutation import Layout, Statistic
+from tests.stats.meta.cluster_inputs import permutation_p_values, ranks_from_matrix
 
 ALL_ONES = [[0, 1, 1, 1], [0, 0, 1, 1], [0, 0, 0, 1], [0, 0, 0, 0]]
 SECOND = [[0, 1, 0, 1], [0, 0, 1, 1], [0, 0, 0, 1], [0, 0, 0, 0]]

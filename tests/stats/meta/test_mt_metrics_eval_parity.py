@@ -30,12 +30,13 @@ import numpy as np
 import pytest
 
 from scoring.metrics.registry import compute_metrics
-from stats.meta.clusters import ranks_from_matrix, significance_clusters
+from stats.meta.clusters import significance_clusters
 from stats.meta.grouped import Coefficient, grouped_coefficients
 from stats.meta.groups import Groups
 from stats.meta.pairwise_accuracy import reply_pairwise_accuracy
 from stats.meta.permutation import Layout, Statistic, permutation_tests
 from tests.stats.meta import mtme_reference as mtme
+from tests.stats.meta.cluster_inputs import ranks_from_matrix
 
 DATA = Path(__file__).resolve().parents[4] / "shared" / "data" / "multirefeval"
 # (name, implementation, references: the five, or the original reply alone)

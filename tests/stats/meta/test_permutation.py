@@ -19,10 +19,10 @@ from stats.meta.permutation import (
     Scheme,
     Statistic,
     StatisticName,
-    permutation_p_values,
     permutation_tests,
     swap_masks,
 )
+from tests.stats.meta.cluster_inputs import permutation_p_values
 
 # mt-metrics-eval stats_test.py, PermutationSigDiffTest: 4 systems x 2 items, packed by system.
 GOLD = np.array([1.0, 2, 3, 4, 5, 5, 7, 8])
@@ -376,7 +376,9 @@ def test_pattern_deltas_are_the_four_column_gather_to_the_bit(scheme: Scheme, se
     and counts the defined groups from two gathers (float r, int8 flags): against the one gather of all four
     columns as floats that it replaced, bit for bit, on contexts of 1 to 5 replies with ties, constant human
     scores, a constant metric and missing scores."""
-    from stats.meta.permutation import _Block, _CorrelationPlan, _PatternTable, _plan
+    from stats.meta.permutation.correlation_plan import CorrelationPlan, PatternTable
+    from stats.meta.permutation.plan import Block
+    from stats.meta.permutation.tester import plan_for
 
     rng = np.random.default_rng(seed)
     sizes = rng.integers(1, 6, size=60)
@@ -390,11 +392,11 @@ def test_pattern_deltas_are_the_four_column_gather_to_the_bit(scheme: Scheme, se
     layout = Layout.of(list(context), list(system))
     for first, second in itertools.combinations(range(3), 2):
         present = np.isfinite(human) & np.isfinite(metrics[:, first]) & np.isfinite(metrics[:, second])
-        plan = _plan(human, metrics, present, layout, Statistic("pearson", "context"), scheme)
-        assert isinstance(plan, _CorrelationPlan)
+        plan = plan_for(human, metrics, present, layout, Statistic("pearson", "context"), scheme)
+        assert isinstance(plan, CorrelationPlan)
         assert plan.patterns is not None
         table = plan.pair(first, second)
-        assert isinstance(table, _PatternTable)
+        assert isinstance(table, PatternTable)
         assert table.tables is not None
         assert table.defined is not None
         four = np.stack(
@@ -402,7 +404,7 @@ def test_pattern_deltas_are_the_four_column_gather_to_the_bit(scheme: Scheme, se
         ).astype(np.float64)
         blocks = plan.mask_blocks(seed, 40)
         for index in range(3):
-            block = _Block(plan, blocks, (seed, 40, index), 40)
+            block = Block(plan, blocks, (seed, 40, index), 40)
             cells = plan.patterns.cells(blocks.bits(index, 40))
             r_a, used_a, r_b, used_b = np.take(four, cells, axis=0).sum(axis=0).T
             with np.errstate(invalid="ignore", divide="ignore"):
