@@ -1,4 +1,4 @@
-"""Correlation report benchmark (issue 10): how long the full report takes, by part, and how it grows.
+"""Correlation report benchmark: how long the full report takes, by part, and how it grows.
 
 A synthetic study of N replies x 9 raters (1-5 scale, every rater rates every reply) x 20 metric
 signatures (a third of them rounded to one decimal, so with ties), 5 systems:
@@ -40,7 +40,7 @@ signatures (a third of them rounded to one decimal, so with ties), 5 systems:
   --before-blas-threads 2``: the same code at 1 and 2 threads). REV's report runs without issue 26's statistics unless ``--before-meta`` (for a REV that
   has them: it is then grouped by context too).
 
-Replies come in contexts of ``--systems`` replies, one per system (seed 003's design), rated by
+Replies come in contexts of ``--systems`` replies, one per system (Gupta et al. (2019)'s design), rated by
 ``--raters`` raters, scored by ``--metrics`` metrics.
 
 Each part runs ``--rounds`` times; the table gives CPU time (process) and wall time, min / median / max.
@@ -588,7 +588,7 @@ def database_study(
 ) -> Any:
     """The synthetic study of n replies in the database, owned by "bench-researcher". ``shared``: its metric
     signatures are the same rows as other studies' (a benchmark across studies matches them), else its own;
-    ``contexts_of_systems``: the replies of one context key share a dialog context (seed 003's design), else
+    ``contexts_of_systems``: the replies of one context key share a dialog context (Gupta et al. (2019)'s design), else
     each reply has its own (as the report timings here were measured)."""
     from django.contrib.auth import get_user_model
     from django.contrib.auth.models import Group

@@ -3,7 +3,7 @@
 One service for the command line (import_study), the web form and the REST API: parse every file
 (annotation.importers, no database), check the records against the study, then write everything in
 one transaction with bulk inserts. A rejected import raises ImportRejected and changes nothing.
-Formats and their sources (seed 000 section 4.1, seed 003 sections 3 and 5.1.1): docs/import-formats.md.
+Formats and their sources (Tao et al. (2018) section 4.1, Gupta et al. (2019) sections 3 and 5.1.1): docs/import-formats.md.
 
 Every row the import creates points back to its :class:`StudyImport` record (``source_import``), so the
 import can be undone (annotation/services/import_undo.py). A large import runs the same function in a

@@ -4,14 +4,14 @@ A fixed number of queries whatever the size of the study (responses, raters, rat
 signatures, metric values), plus two optional parts whose values a scoring run computes and so cost more:
 
 * per-reference scores of every multi-reference signature (scoring/reference_scores.py), for the
-  number-of-references curve of seed 003 Figure 2, over the replies with a human score;
-* per (system, context) diversity metrics, when annotators judged diversity (seed 003 section 5.2;
+  number-of-references curve of Gupta et al. (2019) Figure 2, over the replies with a human score;
+* per (system, context) diversity metrics, when annotators judged diversity (Gupta et al. (2019) section 5.2;
   scoring/diversity_scores.py).
 
 The report writes no metric value: it asks scoring for a run that computes what is missing and waits for
 it with its progress (scoring/services/report_scores.py), then reads the values.
 
-Metric scores imported from elsewhere (``MetricSignature.origin`` external, issue 14) are read like the
+Metric scores imported from elsewhere (``MetricSignature.origin`` external) are read like the
 app's own and named ``<name> (external)`` in the group External, so that an imported "bleu-2" never reads
 as the built-in one. A metric that a scoring run asked for but that has no value for any reply (a
 referenced metric on a study without references, ...) is listed with the reason (``unvalued``).
@@ -81,7 +81,7 @@ INVERTED = ("self-bleu-2", "self-bleu-4")
 SEVERAL_REFERENCES_NEEDED = (
     "references curve: needs contexts with ≥ 2 references (every context here has at most one, so the "
     "curve would be a single point at k = 1)"
-)  # seed 003 footnote 2: correlated as 1 - Self-BLEU
+)  # Gupta et al. (2019) footnote 2: correlated as 1 - Self-BLEU
 
 
 @dataclass(frozen=True)
@@ -275,7 +275,7 @@ def study_adjudications(*, study: Study) -> Adjudications:
 
 def signature_group(name: str, parameters: dict[str, str]) -> tuple[str, str]:
     """(row block, references mode) of a signature: blends of a referenced and an unreferenced score are
-    Hybrid (RUBER's "Ruber" block in seed 000 Table 2); metrics this app does not know are Other."""
+    Hybrid (RUBER's "Ruber" block in Tao et al. (2018) Table 2); metrics this app does not know are Other."""
     try:
         spec = metric_spec(name)
     except UnknownMetricError:

@@ -1,8 +1,8 @@
 """The training loop BERT-RUBER's cells and MaUde's variants share, and the pieces RUBER shares too.
 
 :func:`train_cells` trains each named scorer in turn and saves its kept weights as ``cells/<name>.pt``;
-:func:`train_scorer` is the loop of one scorer. What BERT-RUBER (seed 001, section 4.3) and MaUde
-(seed 004, sections 3-4) agree on, and this module does:
+:func:`train_scorer` is the loop of one scorer. What BERT-RUBER (Ghazarian et al., 2019, section 4.3) and MaUde
+(Sinha et al., 2020, sections 3-4) agree on, and this module does:
 
 - every scorer starts from the same seed (torch's global generator, which initialises its weights, and
   a ``torch.Generator`` for the metric's own draws), so a scorer's weights do not depend on which others
@@ -20,7 +20,7 @@
 What a metric passes in is a :class:`Scorer`: its torch module, one epoch's batches, a batch's loss and
 the validation figures (features, heads, objectives and negatives are the metric's own).
 
-RUBER (seed 000) trains one scorer with a loss and a curve of its own; it shares the seeds
+RUBER (Tao et al., 2018) trains one scorer with a loss and a curve of its own; it shares the seeds
 (:func:`seed_generators`), the thread setting (:func:`training_threads`), :class:`EarlyStopping` and
 :func:`seconds_since`.
 """

@@ -20,7 +20,7 @@ def correlation_table_latex(
     study_name: str | None = None,
     kendall: bool = False,
 ) -> str:
-    """Seed 000 Table 2 for one question: the human rows, then one block of rows per metric group.
+    """Tao et al. (2018) Table 2 for one question: the human rows, then one block of rows per metric group.
     ``""`` when the document has neither human rows nor metric rows for the question."""
     human = {row["label"]: row for row in of_question(document.get("human"), question)}
     rows = of_question(document.get("rows"), question)
@@ -47,7 +47,7 @@ def correlation_table_latex(
         for row in best_of([(row, value_and_p(row, stat)[0]) for row in ordered]):
             value, p = value_and_p(row, stat)
             cells[id(row)][column] = paired_cell(value, p, bold=True)
-    # Issue 26: the significance cluster of each metric (documents from before it have no rank).
+    # the significance cluster of each metric (documents from before it have no rank).
     ranked = any("rank" in row for row in rows)
     if ranked:
         for row in ordered:

@@ -23,7 +23,7 @@ PaperStatistic = Literal["spearman", "pearson"]  # Gupta et al. (2019)'s tables:
 
 
 def single_vs_multi_latex(document: ReportDocument, question: str, *, study_name: str | None = None) -> str:
-    """Seed 003 Table 4 for one question; ``""`` when no metric was scored both ways."""
+    """Gupta et al. (2019) Table 4 for one question; ``""`` when no metric was scored both ways."""
     entries = sorted(
         of_question(document.get("single_vs_multi"), question),
         key=lambda entry: (
@@ -117,7 +117,7 @@ def mode_value_and_p(
 
 
 def diversity_latex(document: ReportDocument, *, study_name: str | None = None) -> str:
-    """Seed 003 Table 5; ``""`` when the study has no diversity judgments."""
+    """Gupta et al. (2019) Table 5; ``""`` when the study has no diversity judgments."""
     diversity = document.get("diversity")
     if not diversity or not diversity.get("rows"):
         return ""

@@ -1,4 +1,4 @@
-"""Meta-evaluation as the metrics field does it (issue 26): grouped correlations, pairwise accuracy with tie
+"""Meta-evaluation as the metrics field does it: grouped correlations, pairwise accuracy with tie
 calibration, permutation tests and significance clusters, and how many more ratings a study needs.
 
 * stats/meta/groups.py: replies by context or system, and the pairs within a group;

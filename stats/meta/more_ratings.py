@@ -452,7 +452,7 @@ class _Design:
 
     def _narrowing(self, subject: str, now: float, after: float) -> str:
         """What one more rating per reply does to an interval, as it prints: "narrows it to ±0.18", or "leaves it
-        at ±0.21" when the two round alike (issue 34: "narrows from ±0.21 to ±0.21")."""
+        at ±0.21" when the two round alike ("narrows from ±0.21 to ±0.21")."""
         more = f"a {_ordinal(self.k_next)} rating per reply"
         if f"{after:.2f}" == f"{now:.2f}":
             return f"{more} leaves {subject} at ±{now:.2f}"

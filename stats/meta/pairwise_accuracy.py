@@ -57,7 +57,7 @@ SLICE_ELEMENTS = 2_000_000  # resamples x runs of |delta| held at once while rec
 RECALIBRATED, FIXED = "contexts resampled, epsilon recalibrated", "contexts resampled, epsilon fixed"
 FEWER_THAN_TWO_SYSTEMS = "not computable: fewer than 2 systems with a human score and a metric value"
 # Two systems make one pair: the accuracy is 0 or 1, and its interval over contexts, [0, 1] or a point, says
-# only how often resampling flips that one order (issue 34: 1.000 [0.00, 1.00] was shown with no word of it).
+# only how often resampling flips that one order (1.000 [0.00, 1.00] was shown with no word of it).
 ONE_PAIR = "one pair of systems: the accuracy can only be 0 or 1, and says little; compare more systems"
 NO_CONTEXT_PAIR = "not computable: no context has two replies with a human score and a metric value"
 

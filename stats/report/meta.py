@@ -1,4 +1,4 @@
-"""The meta-evaluation half of a report, for one question (issue 26): the statistics of stats/meta on the
+"""The meta-evaluation half of a report, for one question: the statistics of stats/meta on the
 replies the metric half correlates (stats/report/metrics.py), with the same human scores.
 
 * Grouped correlations (stats.meta.grouped_coefficients), when the report's ``grouping`` is context or

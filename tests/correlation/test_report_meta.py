@@ -305,7 +305,7 @@ def test_the_page_shows_the_select_and_the_new_columns_escaped(study, client) ->
         "Grouped r [95% CI]",
         "Contexts used",
         "Rank",
-        "AssignRanks",  # the rule that made the ranks (issue 33)
+        "AssignRanks",  # the rule that made the ranks
         "Tested A",  # the two statistics the permutation tests compared
         "Tested B",
         "PERM-BOTH p",
@@ -314,7 +314,7 @@ def test_the_page_shows_the_select_and_the_new_columns_escaped(study, client) ->
     ):
         assert header in page
     assert 'id="more-ratings"' in page
-    # its own tab, not the bottom of the System level tab (issue 34)
+    # its own tab, not the bottom of the System level tab
     assert 'data-tab="more-ratings"' in page
     system_tab = page.split('id="tab-system"', 1)[1].split("</section>\n", 1)[0]
     assert 'id="more-ratings"' not in system_tab

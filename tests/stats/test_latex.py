@@ -1,4 +1,4 @@
-"""The report's LaTeX tables (stats/latex/) in the layouts of seed 000 Table 2 and seed 003
+"""The report's LaTeX tables (stats/latex/) in the layouts of Tao et al. (2018) Table 2 and Gupta et al. (2019)
 Tables 4 and 5: the whole correlation table of a hand-made document as an exact string, then each rule on
 its own (bold, p-values, n/a, block order, names, escaping), and a document built by the real builder."""
 
@@ -506,7 +506,7 @@ def test_a_study_of_imported_means_says_so_instead_of_counting_zero_raters() -> 
 
 
 def test_every_metric_of_the_tables_has_its_papers_name() -> None:
-    """Issue 34: "cider-d" stood beside "BLEU-4"; the names the metrics' papers print."""
+    """ "cider-d" stood beside "BLEU-4"; the names the metrics' papers print."""
     assert metric_label("cider-d") == "CIDEr-D"
     assert metric_label("chrf++") == "chrF++"
     assert metric_label("maude") == "MaUde"

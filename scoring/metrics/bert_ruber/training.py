@@ -1,4 +1,4 @@
-"""Training BERT-RUBER's unreferenced scorers, any cells of the factorial (seed 001, sections 2.1 and 4.3).
+"""Training BERT-RUBER's unreferenced scorers, any cells of the factorial (Ghazarian et al., 2019, sections 2.1 and 4.3).
 
 1. word2vec (gensim) on the corpus's utterances, as RUBER (``ruber.word2vec``; 50 dimensions by default).
    It is trained even when only BERT cells are asked for: it is cheap, and every artifact then has
@@ -28,7 +28,7 @@ Margin 0.5 and sentences cut to 40 tokens for the GRU are RUBER's choices here
 Determinism: fixed seeds (Python, torch, gensim with one worker); on CUDA, GRU kernels may differ in the
 last bits between runs.
 
-Devices (issue 11): ``config.device`` (default CUDA when torch sees it). On CUDA the encoder runs under
+Devices: ``config.device`` (default CUDA when torch sees it). On CUDA the encoder runs under
 bfloat16 autocast with large batches (``contextual_encoder.device_settings``), validation is scored in
 large batches, Adam is the fused CUDA kernel, and the epoch's loss is summed on the device (float64,
 read once per epoch rather than once per step); the heads, losses and optimiser stay float32. On the

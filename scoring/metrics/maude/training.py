@@ -1,4 +1,4 @@
-"""Training MaUde and its baselines by noise contrastive estimation (seed 004, sections 3-4, eq. 2).
+"""Training MaUde and its baselines by noise contrastive estimation (Sinha et al., 2020, sections 3-4, eq. 2).
 
 1. Examples: every reply of every training dialog with its context (:func:`.dialogs.examples`; the whole
    history by default, ``context_turns`` to cut it).

@@ -1,4 +1,4 @@
-"""Training RUBER on query-reply pairs (seed 000, sections 3.1-3.2 and 4.1): word2vec, then s_U.
+"""Training RUBER on query-reply pairs (Tao et al., 2018, sections 3.1-3.2 and 4.1): word2vec, then s_U.
 
 1. word2vec (gensim) on the corpus's utterances, tokenized (section 4.1; 50 dimensions by default).
 2. s_U (:mod:`.unreferenced_model`) by negative sampling (section 3.2): for every pair (q, r) of a
@@ -7,7 +7,7 @@
 3. Early stopping on the validation pairs' ranking accuracy (fixed, seeded negatives): training stops
    after ``patience`` epochs without improvement and the best epoch's weights are kept.
 
-Speed (issue 3, benchmark 3: word2vec + s_U on DailyDialog's 76k training pairs in under 10 minutes on
+Speed (benchmark 3: word2vec + s_U on DailyDialog's 76k training pairs in under 10 minutes on
 2 CPU cores). The model is the paper's; only how batches are formed changes:
 
 - Length-bucketed batches (:func:`length_bucketed_batches`): each epoch shuffles the pairs, sorts them

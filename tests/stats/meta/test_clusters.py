@@ -24,7 +24,7 @@ def test_mt_metrics_eval_assign_ranks_vectors() -> None:
 
 
 def test_the_default_rule_is_the_wmt_metrics_tasks() -> None:
-    """Without a rule, clusters are AssignRanks's (issue 33: the default was the best-of-cluster rule, which
+    """Without a rule, clusters are AssignRanks's (the default was the best-of-cluster rule, which
     gave [1, 2, 2, 2] on THIRD while the report said it ranked as the WMT metrics task does)."""
     for matrix, alpha, expected in (
         (THIRD, 0.5, [1, 2, 2, 3]),
