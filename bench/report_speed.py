@@ -20,7 +20,7 @@ signatures (a third of them rounded to one decimal, so with ties), 5 systems:
   draw different resamples, so their intervals agree to Monte Carlo noise; the largest difference of an
   interval end is printed.
 
-* With ``--meta``, part A also times issue 26's statistics alone (stats/meta: grouped correlations with their
+* With ``--meta``, part A also times the meta-evaluation statistics alone (stats/meta: grouped correlations with their
   bootstrap over groups, pairwise accuracy at system level and within contexts with tie calibration and
   their intervals, permutation tests with 1,000 permutations and significance clusters for the item-grouped
   Pearson, acc_eq within contexts and system-level accuracy, how many more ratings:
@@ -30,21 +30,21 @@ signatures (a third of them rounded to one decimal, so with ties), 5 systems:
   report is the number the targets are about.
 * Part D, ``--against REV``: the whole report (grouped by context when ``--meta``) in this checkout
   against the report of revision REV (its ``stats/`` exported with ``git archive`` into a temporary folder,
-  e.g. ``--against 0f6389f``, the code before issue 26), each timing in a fresh process on the same
+  e.g. ``--against 0f6389f``, the code before the meta-evaluation statistics), each timing in a fresh process on the same
   synthetic study, interleaved over ``--rounds`` rounds (A B, then B A, as the other benchmarks alternate
   which side goes first), CPU and wall time min / median / max, and the ratio before / this per round.
   Each side runs numpy's BLAS as its code does: this checkout's report with 1 thread
   (``build_report(blas_threads=1)``), older code with OpenBLAS's default (every core). ``--blas-threads N``
   runs both with N (``OPENBLAS_NUM_THREADS`` in the child processes, and ``blas_threads=N``), which compares
   the code alone; ``--before-blas-threads M`` gives REV's side M instead (``--against HEAD --blas-threads 1
-  --before-blas-threads 2``: the same code at 1 and 2 threads). REV's report runs without issue 26's statistics unless ``--before-meta`` (for a REV that
+  --before-blas-threads 2``: the same code at 1 and 2 threads). REV's report runs without the meta-evaluation statistics unless ``--before-meta`` (for a REV that
   has them: it is then grouped by context too).
 
 Replies come in contexts of ``--systems`` replies, one per system (Gupta et al. (2019)'s design), rated by
 ``--raters`` raters, scored by ``--metrics`` metrics.
 
 Each part runs ``--rounds`` times; the table gives CPU time (process) and wall time, min / median / max.
-Targets: the full report at 10k replies under 5 s; a cached page under 300 ms; issue 26: the report with its
+Targets: the full report at 10k replies under 5 s; a cached page under 300 ms; the meta-evaluation: the report with its
 statistics at 10,000 replies x 20 metrics x 9 raters under 8 s CPU, at 100,000 x 10 x 5 under 10 s.
 
     .venv/bin/python -m bench.report_speed [--sizes 1000,10000,50000] [--db-sizes 1000,10000] [--rounds 5]
@@ -219,11 +219,11 @@ def _statistics_parts(n: int, shape: Shape, meta: bool) -> list[tuple[str, Calla
     if meta:
         parts += [
             (
-                "issue 26 statistics (meta_statistics)",
+                "meta-evaluation statistics (meta_statistics)",
                 lambda: meta_statistics(inputs, options, scores=side.scores),
             ),
             (
-                "whole report, grouping by context (issue 26's statistics in it)",
+                "whole report, grouping by context (the meta-evaluation statistics in it)",
                 lambda: build_report(inputs, ReportOptions(grouping="context")),
             ),
         ]
@@ -237,7 +237,7 @@ def meta_statistics(
     scores: Mapping[int, float] | None = None,
     permutations: int = 1000,
 ) -> dict[str, Any]:
-    """Issue 26's statistics for the first question, as the report would compute them from its inputs: every
+    """The meta-evaluation statistics for the first question, as the report would compute them from its inputs: every
     grouped coefficient (context, system) with its interval, pairwise accuracy (system level; within contexts
     with tie calibration) with intervals, significance clusters (permutation tests, 1,000 permutations,
     PERM-BOTH; the pairs test for acc_eq) for three statistics, and how many more ratings. ``scores``: the
@@ -322,7 +322,7 @@ def part_d(
     before_meta: bool = False,
     before_blas_threads: int | None = None,
 ) -> list[str]:
-    """This checkout's whole report (with issue 26's statistics when ``meta``) against REV's, interleaved, each
+    """This checkout's whole report (with the meta-evaluation statistics when ``meta``) against REV's, interleaved, each
     timing in a fresh process; returns the table's lines."""
     lines = []
     with tempfile.TemporaryDirectory(prefix="dialeval-report-before-") as before:
@@ -353,7 +353,7 @@ def part_d(
                     )
             ratio_cpu = [b / a for a, b in zip(cpu["this"], cpu["before"], strict=True)]
             ratio_wall = [b / a for a, b in zip(wall["this"], wall["before"], strict=True)]
-            label = "whole report + issue 26 statistics" if meta else "whole report"
+            label = "whole report + meta-evaluation statistics" if meta else "whole report"
             lines.append(
                 f"| {n:,} | {shape.raters} x {shape.metrics} | this: {label} | {spread(cpu['this'])} | "
                 f"{spread(wall['this'])} | {spread(ratio_cpu)} | {spread(ratio_wall)} |"
@@ -395,7 +395,7 @@ def _child_timing(
 
 
 def child(code: str, n: int, shape: Shape, meta: bool, blas_threads: int | None = None) -> None:
-    """Time the whole report (+ issue 26's statistics) once, with ``stats`` imported from ``code``; with
+    """Time the whole report (+ the meta-evaluation statistics) once, with ``stats`` imported from ``code``; with
     ``blas_threads``, passed to a ``build_report`` that takes it (older ones get ``OPENBLAS_NUM_THREADS``)."""
     sys.path.insert(0, code)
     import inspect
@@ -406,7 +406,7 @@ def child(code: str, n: int, shape: Shape, meta: bool, blas_threads: int | None 
     warm = shape.inputs(300)
     build_report(warm, ReportOptions(resamples=20))
     inputs = shape.inputs(n)
-    # From issue 26 on the report computes its statistics itself (stats/report/meta.py); with ``meta`` it
+    # Since the meta-evaluation statistics, the report computes its statistics itself (stats/report/meta.py); with ``meta`` it
     # also groups by context (REV's code, before the option, is run without it).
     options = ReportOptions(grouping="context") if meta else ReportOptions()
     takes_threads = "blas_threads" in inspect.signature(build_report).parameters
@@ -662,7 +662,9 @@ def main() -> None:
     parser.add_argument("--raters", type=int, default=RATERS)
     parser.add_argument("--metrics", type=int, default=METRICS)
     parser.add_argument("--systems", type=int, default=SYSTEMS, help="systems, and replies per context")
-    parser.add_argument("--meta", action="store_true", help="also time issue 26's statistics (stats/meta)")
+    parser.add_argument(
+        "--meta", action="store_true", help="also time the meta-evaluation statistics (stats/meta)"
+    )
     parser.add_argument("--against", metavar="REV", help="time the whole report against REV's, interleaved")
     parser.add_argument(
         "--blas-threads", type=int, help="part D: run both sides' BLAS with this many threads (see above)"
@@ -670,7 +672,7 @@ def main() -> None:
     parser.add_argument(
         "--before-meta",
         action="store_true",
-        help="part D: REV has issue 26's statistics too: run its report grouped by context as well",
+        help="part D: REV has the meta-evaluation statistics too: run its report grouped by context as well",
     )
     parser.add_argument(
         "--before-blas-threads",

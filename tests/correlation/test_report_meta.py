@@ -1,4 +1,4 @@
-"""Issue 26's statistics in the report (stats/report/meta.py): the grouping option and the grouped columns,
+"""The meta-evaluation statistics in the report (stats/report/meta.py): the grouping option and the grouped columns,
 pairwise accuracy, PERM-BOTH/PERM-INPUTS beside Williams, significance clusters as a rank, how many more
 ratings; each equal to stats/meta's own functions on the study's data (those are tested against
 mt-metrics-eval's vectors in tests/stats/), and shown by the page, the API, the CSV files and LaTeX."""
