@@ -1,4 +1,4 @@
-"""The report's figures as plotly figure dicts built in Python, and their PNG/SVG export through kaleido.
+"""The report's figures as plotly figure dicts built in Python.
 
 The page renders these dicts as they are, and the exports write the same dicts as images, so a figure in
 a paper is the figure on the screen. Each builder reads the report document and its plots object
@@ -28,22 +28,19 @@ Reply texts are stored once per question (``plots["questions"][q]["items"]["text
 into that array and a hovertemplate that starts with ``%{text}``: the page sets each such trace's ``text``
 from :func:`reply_texts` (already escaped) before rendering, so the texts are not repeated per metric.
 
-Pure Python + plotly/kaleido: no Django here (import-linter contract).
+Pure Python: no Django and no browser here (import-linter contract). The PNG and SVG files are drawn by
+correlation/report/figure_export.py, through kaleido and a headless Chromium, from :func:`figure_for_export`.
 """
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import math
-import os
 import re
 import textwrap
 import unicodedata
 from collections.abc import Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Literal, TypeVar
 
 import numpy as np
@@ -79,10 +76,7 @@ PALETTE = (
 HEIGHT = 420
 SCATTER_LIMIT = 5_000  # points per scatter plot; above it a seeded sample is drawn
 SAMPLE_SEED = 20170211
-IMAGE_FORMATS = ("png", "svg")
-EXPORT_WIDTH = 720
-SYSTEM_CHROMIUM = "/usr/bin/chromium"
-RENDER_TIMEOUT_S = 90.0  # per figure, kaleido's own default
+EXPORT_WIDTH = 720  # pixels, of a figure without a width of its own in a PNG or SVG file
 CAVEAT_LINE = 100  # characters per line of an annotation under a plot (plotly does not wrap)
 SIGNIFICANCE_MARK = "*"
 CLICK_TO_SHOW = "(click to show)"  # a legend hint of the page; exports leave it out (figure_for_export)
@@ -115,10 +109,6 @@ class FigureSpec:
             "uses_reply_text": self.uses_reply_text,
             "figure": self.figure,
         }
-
-
-class FigureExportError(RuntimeError):
-    """The browser behind kaleido could not start or could not render a figure."""
 
 
 def plotly_text(value: object) -> str:
@@ -882,13 +872,7 @@ def _signatures(document: ReportDocument, question: str) -> list[str]:
     return list(dict.fromkeys(row["signature"] for row in _of_question(document.get("rows"), question)))
 
 
-# --- image export through kaleido --------------------------------------------------------------------
-
-
-def figure_image(figure: Mapping[str, Any], fmt: str, *, scale: float = 1.0) -> bytes:
-    """``figure`` as PNG or SVG bytes (one browser start each time: use :func:`figure_images` for
-    several)."""
-    return figure_images([figure], fmt, scale=scale)[0]
+# --- the figure as a file shows it -------------------------------------------------------------------
 
 
 def figure_for_export(figure: Mapping[str, Any]) -> dict[str, Any]:
@@ -903,54 +887,3 @@ def figure_for_export(figure: Mapping[str, Any]) -> dict[str, Any]:
             trace = {**trace, "legendgrouptitle": {"text": title.replace(CLICK_TO_SHOW, "").strip()}}
         data.append(trace)
     return {**figure, "data": data}
-
-
-def figure_images(figures: Sequence[Mapping[str, Any]], fmt: str, *, scale: float = 1.0) -> list[bytes]:
-    """Every figure as PNG or SVG bytes (as :func:`figure_for_export` has it), rendered in one headless
-    Chromium session."""
-    if fmt not in IMAGE_FORMATS:
-        raise ValueError(f'image format "{fmt}" is not one of {", ".join(IMAGE_FORMATS)}')
-    if not figures:
-        return []
-    figures = [figure_for_export(figure) for figure in figures]
-    # asyncio.run in a thread of its own: the caller may already run an event loop (an ASGI view,
-    # Playwright's sync API in tests), and asyncio.run refuses to start inside one.
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="kaleido") as pool:
-        return pool.submit(asyncio.run, _render(list(figures), fmt, scale)).result()
-
-
-def browser_path() -> str | None:
-    """``BROWSER_PATH`` when set (choreographer's own variable), else Debian's Chromium when installed;
-    None lets choreographer search PATH."""
-    configured = os.environ.get("BROWSER_PATH")
-    if configured:
-        return configured
-    return SYSTEM_CHROMIUM if Path(SYSTEM_CHROMIUM).is_file() else None
-
-
-async def _render(figures: list[Mapping[str, Any]], fmt: str, scale: float) -> list[bytes]:
-    import kaleido  # heavy (starts nothing by itself); only exports need it
-    from kaleido.errors import KaleidoError
-
-    # choreographer starts Chromium headless with --no-sandbox unless enable_sandbox=True, which is what
-    # running as root needs; mathjax=False keeps the page from fetching MathJax from a CDN (offline), and
-    # plotly.js comes from the installed plotly package.
-    options: dict[str, Any] = {"mathjax": False, "timeout": RENDER_TIMEOUT_S}
-    path = browser_path()
-    if path:
-        options["path"] = path
-    try:
-        async with kaleido.Kaleido(**options) as browser:
-            images = []
-            for figure in figures:
-                layout = figure.get("layout") or {}
-                opts = {"format": fmt, "scale": scale, "width": layout.get("width") or EXPORT_WIDTH}
-                images.append(await browser.calc_fig(dict(figure), opts=opts))
-            return images
-    except (
-        OSError,
-        RuntimeError,
-        TimeoutError,
-        KaleidoError,
-    ) as error:  # ChromeNotFoundError: a RuntimeError
-        raise FigureExportError(f"figure export through kaleido failed: {error}") from error
