@@ -16,7 +16,7 @@ from typing import Any
 from stats.benchmark.formats import MISSING, cell_text, shortened, significance_rule, wrapped
 from stats.benchmark.options import ACCURACIES
 from stats.benchmark.table import BenchmarkTable
-from stats.figures.report import plotly_text
+from stats.figures.layout import plotly_text
 
 COLUMN_PX = 110  # a study's column: its value ("0.912*") and its name in lines of STUDY_CHARS
 ROW_PX = 26  # a metric's row: one line of 12 px text and room around it

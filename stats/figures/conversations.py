@@ -2,7 +2,7 @@
 
 One line per system and metric: the turn index on x, the score of the reply at that turn on y (a gap
 where a reply has no score), the reply text on hover. Strings from outside (reply texts, system and
-metric names) are escaped with :func:`stats.figures.report.plotly_text` and travel as data only, never
+metric names) are escaped with :func:`stats.figures.layout.plotly_text` and travel as data only, never
 inside the hovertemplate. Pure Python, like stats/figures/report.py: no Django.
 """
 
@@ -12,7 +12,8 @@ import math
 from collections.abc import Sequence
 from typing import Any, Protocol
 
-from stats.figures.report import HEIGHT, PALETTE, plotly_text, slug
+from stats.figures.layout import HEIGHT, PALETTE, plotly_text
+from stats.figures.names import slug
 
 HOVER_CHARACTERS = 160  # of a reply's text in its hover label
 MAX_TICKS = 12  # turn ticks on the x axis, at most

@@ -26,7 +26,7 @@ MATRIX_LABEL_ROOM = 100  # px of a matrix's column labels that its 220 px beside
 
 
 def escaped(value: object) -> str:
-    """As stats.figures.report.plotly_text (kept here so this module imports no figure machinery)."""
+    """As stats.figures.layout.plotly_text (kept here: layout.py imports this module)."""
     return str(value).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 

@@ -11,7 +11,8 @@ import pytest
 
 from correlation.report import figure_export
 from correlation.report.figure_export import FigureExportError, figure_image, figure_images
-from stats.figures.report import EXPORT_WIDTH, HEIGHT, FigureSpec, report_figures
+from stats.figures.layout import HEIGHT
+from stats.figures.report import EXPORT_WIDTH, FigureSpec, report_figures
 from stats.report.builder import build_report
 from stats.report.types import ReportOptions
 from tests.stats.test_figures import EVIL_SYSTEM, QUESTION, synthetic_inputs

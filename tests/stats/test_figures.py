@@ -14,14 +14,10 @@ import plotly.graph_objects as go
 import pytest
 
 from stats.figures import report as figures
-from stats.figures.report import (
-    FigureSpec,
-    min_max_normalised,
-    plotly_text,
-    reply_texts,
-    report_figures,
-    slug,
-)
+from stats.figures import scatters
+from stats.figures.layout import HEIGHT, LEGEND_GAP, LEGEND_ROW, plotly_text
+from stats.figures.names import slug
+from stats.figures.report import FigureSpec, min_max_normalised, reply_texts, report_figures
 from stats.report.builder import build_report
 from stats.report.document_types import ReportDocument
 from stats.report.plot_types import QuestionPlots, ReportPlots
@@ -266,13 +262,13 @@ def test_above_five_thousand_replies_a_seeded_sample_is_drawn_and_the_figure_say
     again = {spec.name: spec.figure for spec in report_figures(document, plots, QUESTION, "big")}
     for name in ("scatter-bleu-2-single", "figure-4a", "figure-4b"):
         figure = built[name]
-        assert sum(len(trace["x"]) for trace in figure["data"]) == figures.SCATTER_LIMIT
+        assert sum(len(trace["x"]) for trace in figure["data"]) == scatters.SCATTER_LIMIT
         assert figure["layout"]["title"]["subtitle"]["text"] == (
             "5,000 of 6,000 replies shown; statistics use all"
         )
         assert figure == again[name]  # the same sample every time
     indices = [c[0] for trace in built["scatter-bleu-2-single"]["data"] for c in trace["customdata"]]
-    assert len(set(indices)) == figures.SCATTER_LIMIT
+    assert len(set(indices)) == scatters.SCATTER_LIMIT
     assert max(indices) > 5_500  # a sample across all replies, not the first 5,000
 
 
@@ -305,7 +301,7 @@ def test_system_labels_point_away_from_the_plot_edges_inside_padded_ranges(repor
     span = max(trace["y"]) - min(trace["y"])
     assert bottom < min(trace["y"])
     assert top >= max(trace["y"]) + 0.2 * span - 1e-12
-    assert figures._padded_range([0.5, 0.5], low=0.1, high=0.1) == pytest.approx([0.495, 0.505])
+    assert scatters._padded_range([0.5, 0.5], low=0.1, high=0.1) == pytest.approx([0.495, 0.505])
 
 
 # --- quantiles and the number of references -----------------------------------------------------------
@@ -363,9 +359,9 @@ def test_references_curve_legend_has_room_of_its_own_and_exports_leave_out_the_c
     layout = figure["layout"]
     assert layout["legend"]["yref"] == "container"
     assert layout["legend"]["yanchor"] == "bottom"
-    assert layout["legend"]["y"] * layout["height"] == pytest.approx(figures.LEGEND_GAP, abs=0.1)
-    legend_height = layout["height"] - figures.HEIGHT
-    assert legend_height >= 2 * figures.LEGEND_ROW  # a title and one metric
+    assert layout["legend"]["y"] * layout["height"] == pytest.approx(LEGEND_GAP, abs=0.1)
+    legend_height = layout["height"] - HEIGHT
+    assert legend_height >= 2 * LEGEND_ROW  # a title and one metric
     assert layout["margin"]["b"] == 60 + legend_height  # the plot keeps the height of the others
     exported = figures.figure_for_export(figure)
     assert exported["layout"] == layout
