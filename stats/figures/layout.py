@@ -74,8 +74,8 @@ def legend_below(layout: dict[str, Any], *, rows: int, orientation: Literal["h",
 
 def matrix_layout(*, title: str, subtitle: str, labels: Sequence[str]) -> dict[str, Any]:
     """A square-ish matrix: first row on top, labels given the room they need, taller with more rows. The
-    column labels, slanted, take room below the rows by their length: the figure grows by it (issue 34: 20
-    long metric names left the rows 13 px each, their labels crowded)."""
+    column labels, slanted, take room below the rows by their length: the figure grows by it (in a fixed
+    height, 20 long metric names left the rows 13 px each, their labels crowded)."""
     layout = plot_layout(title=title, subtitle=subtitle, x_title="", y_title="")
     layout["xaxis"].update(automargin=True, showgrid=False, tickangle=-MATRIX_TICK_ANGLE)
     layout["yaxis"].update(automargin=True, showgrid=False, autorange="reversed")

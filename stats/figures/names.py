@@ -73,7 +73,7 @@ def signature_names(document: ReportDocument, question: str) -> dict[str, Signat
                 label += " [" + ", ".join(f"{key}:{value}" for key, value in extra) + "]" if extra else ""
                 name_slug += "-" + slug("-".join(f"{key}-{value}" for key, value in extra), "variant")
             names[signature] = SignatureName(label, name_slug)
-    # The labels are the report's display names (issue 34: stats/display_names.py), the page's and every
+    # The labels are the report's display names (stats/display_names.py), the page's and every
     # export's; the slugs (figure and file names) stay what they were.
     legend = {entry["signature"]: entry["display"] for entry in document.get("metric_names") or []}
     names = {

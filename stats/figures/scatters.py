@@ -127,7 +127,7 @@ def system_scatter(
 def _label_positions(x: Sequence[float | None], y: Sequence[float | None]) -> list[str]:
     """Where each point's label goes: away from the nearer side of the plot (a label centred on a point
     at the edge ran past the axis, clipped or over the tick labels: "0.15alencoder_train"), and under its
-    point when another point sits just above it (the label ran under that point's marker, issue 34)."""
+    point when another point sits just above it (the label ran under that point's marker)."""
     return [f"{vertical} {side}" for vertical, side in zip(_label_heights(y), _label_sides(x), strict=True)]
 
 
