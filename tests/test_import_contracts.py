@@ -58,6 +58,7 @@ def _copy_of_the_cores(tmp_path: Path) -> Path:
         ("stats/human_ceiling.py", "from scoring.models import MetricScore\n"),
         ("stats/report/builder.py", "from django.conf import settings\n"),
         ("stats/figures/report.py", "from annotation.models import Study\n"),
+        ("stats/figures/report.py", "import kaleido\n"),  # the figures' data; the browser is correlation's
         ("stats/latex/report.py", "import kernel\n"),  # the statistics import no project package at all
         ("annotation/leak.py", "from scoring import models\n"),  # the layers: annotation is below scoring
         ("annotation/leak.py", "import correlation\n"),

@@ -88,7 +88,8 @@ def bundle_filename(study: Study, snapshot: ReportSnapshot) -> str:
 def _figure_files(
     study: Study, document: ReportDocument, plots: ReportPlots, progress: Progress | None
 ) -> dict[str, bytes]:
-    from stats.figures.report import figure_images, report_figures
+    from correlation.report.figure_export import figure_images
+    from stats.figures.report import report_figures
 
     specs = [
         spec

@@ -24,11 +24,12 @@ from correlation.report.cache import (
     report_retry,
 )
 from correlation.report.exports import correlation_rows_as_csv, correlation_rows_as_json, report_table_csv
+from correlation.report.figure_export import FigureExportError, figure_image
 from correlation.report.item_scores import study_item_scores_csv
 from correlation.report.served import ServedReport, served_report, stale_asked
 from correlation.selectors import studies_reportable_by, study_questions
 from scoring.selectors import system_metric_table
-from stats.figures.report import FigureExportError, figure_image, reply_texts
+from stats.figures.report import reply_texts
 from stats.figures.report import report_figures as figure_specs
 from stats.latex import report_latex
 from stats.report.csv_tables import report_table_names

@@ -1,7 +1,7 @@
 """The benchmark's heat map: metrics (rows) x studies (columns), coloured by the statistic, each cell printing
 its value as the table does (``*`` significant, "—" no value, the reason in the hover label).
 
-The figure is sized by its content, not by the page (issue 34: two studies were stretched into two thin
+The figure is sized by its content, not by the page (two studies were stretched into two thin
 columns across the card while 20 metric labels were cut on the left): a fixed width per study and height per
 metric, a left margin as wide as the longest metric label, study names wrapped over their columns, and a
 title and footnote wrapped to the figure's width. Long names are shortened on the axes only; the hover
@@ -16,7 +16,7 @@ from typing import Any
 from stats.benchmark.formats import MISSING, cell_text, shortened, significance_rule, wrapped
 from stats.benchmark.options import ACCURACIES
 from stats.benchmark.table import BenchmarkTable
-from stats.figures.report import plotly_text
+from stats.figures.layout import plotly_text
 
 COLUMN_PX = 110  # a study's column: its value ("0.912*") and its name in lines of STUDY_CHARS
 ROW_PX = 26  # a metric's row: one line of 12 px text and room around it

@@ -1,8 +1,8 @@
-"""The per-turn score curve of a conversation (seed 004, section 4.2) as a plotly figure dict.
+"""The per-turn score curve of a conversation (Sinha et al., 2020, section 4.2) as a plotly figure dict.
 
 One line per system and metric: the turn index on x, the score of the reply at that turn on y (a gap
 where a reply has no score), the reply text on hover. Strings from outside (reply texts, system and
-metric names) are escaped with :func:`stats.figures.report.plotly_text` and travel as data only, never
+metric names) are escaped with :func:`stats.figures.layout.plotly_text` and travel as data only, never
 inside the hovertemplate. Pure Python, like stats/figures/report.py: no Django.
 """
 
@@ -12,7 +12,8 @@ import math
 from collections.abc import Sequence
 from typing import Any, Protocol
 
-from stats.figures.report import HEIGHT, PALETTE, plotly_text, slug
+from stats.figures.layout import HEIGHT, PALETTE, plotly_text
+from stats.figures.names import slug
 
 HOVER_CHARACTERS = 160  # of a reply's text in its hover label
 MAX_TICKS = 12  # turn ticks on the x axis, at most
@@ -65,7 +66,7 @@ def turn_score_figure(conversations: Sequence[_Conversation]) -> dict[str, Any]:
             )
     metrics = {metric for conversation in conversations for metric in conversation.metrics}
     # Turns are whole numbers: a tick every turn, or every few turns in a long conversation. Left to plotly,
-    # the ticks of a short one fell on halves and read "1 2 2 3 3 4" with the "d" format (issue 34).
+    # the ticks of a short one fell on halves and read "1 2 2 3 3 4" with the "d" format.
     turns = [index for trace in traces for index in trace["x"]]
     step = max(1, math.ceil((max(turns) - min(turns)) / MAX_TICKS)) if turns else 1
     return {

@@ -26,7 +26,7 @@ MATRIX_LABEL_ROOM = 100  # px of a matrix's column labels that its 220 px beside
 
 
 def escaped(value: object) -> str:
-    """As stats.figures.report.plotly_text (kept here so this module imports no figure machinery)."""
+    """As stats.figures.layout.plotly_text (kept here: layout.py imports this module)."""
     return str(value).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
@@ -42,7 +42,7 @@ def unique(labels: list[str]) -> list[str]:
 
 def slanted_label_room(labels: Sequence[str], angle: float) -> int:
     """Pixels under a plot that its x tick labels take, slanted by ``angle`` degrees, with their gap to the
-    axis: a figure grows by them instead of squashing its plot into what is left (issue 34: long system and
+    axis: a figure grows by them instead of squashing its plot into what is left (long system and
     metric names left the bars of a 420 px figure 170 px high)."""
     longest = max((len(label) for label in labels), default=0)
     return round(longest * TICK_CHAR * math.sin(math.radians(abs(angle)))) + 30

@@ -1,6 +1,6 @@
 """Shared conventions of the report's plot data: the jitter of RUBER's figures and compact numbers.
 
-RUBER's Figures 4-5 (seed 000, section 4.3) add N(0, 0.25^2) noise to the discrete human scores so that
+RUBER's Figures 4-5 (Tao et al., 2018, section 4.3) add N(0, 0.25^2) noise to the discrete human scores so that
 equal scores do not hide one another; the noise is seeded so that the cloud does not move between loads,
 and it is for display only, never for statistics. Six significant digits are plenty on screen and keep
 the JSON small (the rounding of ``f"{value:.6g}"``, computed with numpy: :func:`six_digits`). Pure Python and numpy: no Django.

@@ -1,4 +1,4 @@
-"""The metric ranking figure (issue 26): each metric's ranked statistic as a bar, best first, coloured by
+"""The metric ranking figure: each metric's ranked statistic as a bar, best first, coloured by
 its significance cluster, the rank on the bar and on hover (stats/report/meta.py: Pearson's r at the
 report's grouping; the rank is the WMT-style significance cluster).
 
@@ -21,7 +21,7 @@ CLUSTER_COLOURS = ("#2d5bd7", "#e07b39", "#3a9d5d", "#b5443c", "#7a5cb8", "#8c6d
 
 
 def metric_ranking_chart(document: ReportDocument, question: str) -> dict[str, Any] | None:
-    """``None`` when the question's rows have no rank (documents from before issue 26, no permutations)."""
+    """``None`` when the question's rows have no rank (documents from before the meta-evaluation statistics, no permutations)."""
     clusters = next(
         (entry for entry in document.get("significance_clusters") or [] if entry["question"] == question),
         None,
@@ -50,7 +50,7 @@ def metric_ranking_chart(document: ReportDocument, question: str) -> dict[str, A
         f"p {comparison} {clusters['alpha']:g})"
     )
     # The names under the bars, slanted at TICK_ANGLE, take the room their length needs below the plot: the
-    # figure grows by it instead of squashing the bars (20 long names left them 170 px; issue 34).
+    # figure grows by it instead of squashing the bars (20 long names left them 170 px).
     bottom = max(BOTTOM, slanted_label_room(labels, TICK_ANGLE))
     return {
         "data": [trace],

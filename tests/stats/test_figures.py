@@ -1,33 +1,23 @@
 """The report's plotly figures (stats/figures/report.py), built from real report documents of synthetic
-studies (no database), and their PNG/SVG export through kaleido and Debian's Chromium."""
+studies (no database). Their PNG/SVG export is tests/correlation/test_figure_export.py's."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import random
 import re
 from collections.abc import Iterator, Mapping
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from typing import Any
-from xml.etree import ElementTree
 
 import plotly.graph_objects as go
 import pytest
 
 from stats.figures import report as figures
-from stats.figures.report import (
-    FigureExportError,
-    FigureSpec,
-    figure_image,
-    figure_images,
-    min_max_normalised,
-    plotly_text,
-    reply_texts,
-    report_figures,
-    slug,
-)
+from stats.figures import scatters
+from stats.figures.layout import HEIGHT, LEGEND_GAP, LEGEND_ROW, plotly_text
+from stats.figures.names import slug
+from stats.figures.report import FigureSpec, min_max_normalised, reply_texts, report_figures
 from stats.report.builder import build_report
 from stats.report.document_types import ReportDocument
 from stats.report.plot_types import QuestionPlots, ReportPlots
@@ -164,7 +154,7 @@ def test_every_figure_is_a_valid_plotly_figure_and_plain_json(specs) -> None:
         layout = spec.figure["layout"]
         assert layout["hovermode"] == "closest"
         assert 400 <= layout["height"] <= 700
-        # Horizontal, or one entry a row where the figure grows by the legend's rows (issue 34).
+        # Horizontal, or one entry a row where the figure grows by the legend's rows.
         assert layout["legend"]["orientation"] == "h" or layout["legend"].get("yref") == "container"
         legend = layout[
             "legend"
@@ -272,13 +262,13 @@ def test_above_five_thousand_replies_a_seeded_sample_is_drawn_and_the_figure_say
     again = {spec.name: spec.figure for spec in report_figures(document, plots, QUESTION, "big")}
     for name in ("scatter-bleu-2-single", "figure-4a", "figure-4b"):
         figure = built[name]
-        assert sum(len(trace["x"]) for trace in figure["data"]) == figures.SCATTER_LIMIT
+        assert sum(len(trace["x"]) for trace in figure["data"]) == scatters.SCATTER_LIMIT
         assert figure["layout"]["title"]["subtitle"]["text"] == (
             "5,000 of 6,000 replies shown; statistics use all"
         )
         assert figure == again[name]  # the same sample every time
     indices = [c[0] for trace in built["scatter-bleu-2-single"]["data"] for c in trace["customdata"]]
-    assert len(set(indices)) == figures.SCATTER_LIMIT
+    assert len(set(indices)) == scatters.SCATTER_LIMIT
     assert max(indices) > 5_500  # a sample across all replies, not the first 5,000
 
 
@@ -297,7 +287,7 @@ def test_system_scatter_has_one_labelled_point_per_system(report, specs) -> None
 
 
 def test_system_labels_point_away_from_the_plot_edges_inside_padded_ranges(report, specs) -> None:
-    """Issue 24: a label centred on a point at the edge ran past the axis ("alencoder_train") or over the
+    """a label centred on a point at the edge ran past the axis ("alencoder_train") or over the
     tick labels ("0.15alencoder_train")."""
     (trace,) = specs["system-bleu-2-single"].figure["data"]
     layout = specs["system-bleu-2-single"].figure["layout"]
@@ -311,7 +301,7 @@ def test_system_labels_point_away_from_the_plot_edges_inside_padded_ranges(repor
     span = max(trace["y"]) - min(trace["y"])
     assert bottom < min(trace["y"])
     assert top >= max(trace["y"]) + 0.2 * span - 1e-12
-    assert figures._padded_range([0.5, 0.5], low=0.1, high=0.1) == pytest.approx([0.495, 0.505])
+    assert scatters._padded_range([0.5, 0.5], low=0.1, high=0.1) == pytest.approx([0.495, 0.505])
 
 
 # --- quantiles and the number of references -----------------------------------------------------------
@@ -363,15 +353,15 @@ def test_references_curve_has_pearson_shown_spearman_one_click_away_and_sd_bands
 
 
 def test_references_curve_legend_has_room_of_its_own_and_exports_leave_out_the_click_hint(specs) -> None:
-    """Issue 24: the legend squashed the plot into a thin band, overlapped the x axis title in the PNG and
+    """the legend squashed the plot into a thin band, overlapped the x axis title in the PNG and
     was cut off, and the PNG still said "(click to show)"."""
     figure = specs["references-curve"].figure
     layout = figure["layout"]
     assert layout["legend"]["yref"] == "container"
     assert layout["legend"]["yanchor"] == "bottom"
-    assert layout["legend"]["y"] * layout["height"] == pytest.approx(figures.LEGEND_GAP, abs=0.1)
-    legend_height = layout["height"] - figures.HEIGHT
-    assert legend_height >= 2 * figures.LEGEND_ROW  # a title and one metric
+    assert layout["legend"]["y"] * layout["height"] == pytest.approx(LEGEND_GAP, abs=0.1)
+    legend_height = layout["height"] - HEIGHT
+    assert legend_height >= 2 * LEGEND_ROW  # a title and one metric
     assert layout["margin"]["b"] == 60 + legend_height  # the plot keeps the height of the others
     exported = figures.figure_for_export(figure)
     assert exported["layout"] == layout
@@ -428,7 +418,7 @@ def test_agreement_heatmap_shows_kappa_with_gaps_shared_replies_and_left_out_rat
     assert trace["x"] == trace["y"]
     assert "rater-0" in trace["x"]
     assert "%{customdata}" in trace["hovertemplate"]
-    assert trace["texttemplate"] == "%{z:.2f}"  # issue 24: the number in each cell
+    assert trace["texttemplate"] == "%{z:.2f}"  # the number in each cell
 
 
 def test_metric_comparison_matrix_colours_differences_and_stars_significant_pairs(report, specs) -> None:
@@ -505,62 +495,3 @@ def test_metric_and_rater_names_are_escaped_too() -> None:
         assert spec.filename.startswith("script-study-script-")
         for text in _strings(spec.figure):
             assert "<" not in text.replace("<br>", "").replace("<extra></extra>", ""), (spec.name, text)
-
-
-# --- image export -------------------------------------------------------------------------------------
-
-
-def test_an_unknown_image_format_is_refused_before_any_browser_starts(specs) -> None:
-    figure = specs["quantiles"].figure
-    with pytest.raises(ValueError, match="png, svg"):
-        figure_image(figure, "jpg")
-    with pytest.raises(ValueError, match="png, svg"):
-        figure_images([figure], "pdf")
-    assert figure_images([], "png") == []
-
-
-def test_a_missing_browser_is_an_export_error_naming_it(specs, monkeypatch) -> None:
-    monkeypatch.setenv("BROWSER_PATH", "/nonexistent/chromium")
-    with pytest.raises(FigureExportError, match="/nonexistent/chromium"):
-        figure_image(specs["quantiles"].figure, "png")
-
-
-def test_browser_path_prefers_the_environment(monkeypatch) -> None:
-    monkeypatch.setenv("BROWSER_PATH", "/opt/chrome/chrome")
-    assert figures.browser_path() == "/opt/chrome/chrome"
-    monkeypatch.delenv("BROWSER_PATH")
-    assert figures.browser_path() in (figures.SYSTEM_CHROMIUM, None)
-
-
-@pytest.mark.browser
-def test_a_figure_exports_as_png_through_the_system_chromium(specs) -> None:
-    figure = specs["scatter-bleu-2-single"].figure
-    image = figure_image(figure, "png")
-    assert image.startswith(b"\x89PNG\r\n\x1a\n")
-    width, height = int.from_bytes(image[16:20], "big"), int.from_bytes(image[20:24], "big")
-    # HEIGHT, and the room of its legend of systems under the plot (issue 34)
-    assert figure["layout"]["height"] > figures.HEIGHT
-    assert (width, height) == (figures.EXPORT_WIDTH, figure["layout"]["height"])
-
-
-@pytest.mark.browser
-def test_figures_export_as_svg_in_one_session_even_inside_a_running_event_loop(specs) -> None:
-    names = ("metric-comparisons", "agreement-heatmap", "figure-4b", "system-bleu-2-single")
-    chosen = [specs[name].figure for name in names]
-
-    async def from_a_coroutine() -> list[bytes]:
-        return figure_images(chosen, "svg")  # a sync caller under a running loop (ASGI, Playwright)
-
-    # The coroutine runs on a loop of its own thread: the test session's main thread may already hold one
-    # (Playwright's sync API in the browser tests), where asyncio.run itself would refuse to start.
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        images = pool.submit(asyncio.run, from_a_coroutine()).result()
-    assert len(images) == len(names)
-    for image in images:
-        assert image.startswith(b"<svg")
-    assert b"Williams" in images[0]  # each figure's own text, in the order asked
-    assert b"rater-0" in images[1]
-    assert b"flatters human agreement" in images[2]
-    shown = ElementTree.fromstring(images[3])  # the system's name is text on the image, not an element
-    assert EVIL_SYSTEM in ["".join(element.itertext()) for element in shown.iter()]
-    assert not [element for element in shown.iter() if element.tag.endswith("img")]
