@@ -28,8 +28,8 @@ def test_headings_paragraphs_lists_tables_and_code() -> None:
 
 
 def test_heading_ids_are_githubs_so_links_between_documents_land() -> None:
-    assert heading_id("Flags, comments, the item browser and adjudication") == (
-        "flags-comments-the-item-browser-and-adjudication-issue-13"
+    assert heading_id("Flags, comments and adjudication (Gupta et al., 2019)") == (
+        "flags-comments-and-adjudication-gupta-et-al-2019"
     )
     assert heading_id("`jsonl` (generic)") == "jsonl-generic"
 
