@@ -34,7 +34,10 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 STALL_SECONDS = 60.0  # no change in the watched progress for this long: the work is stuck, not slow
-CEILING_SECONDS = 900.0  # the last resort, for progress that never ends
+# The last resort, for progress that never ends. Not much longer than a slow wait on a loaded machine: a
+# worker that keeps failing keeps its log growing, which reads as progress, and a whole suite must not
+# spend a quarter of an hour finding out.
+CEILING_SECONDS = 360.0
 WAITS_ON_PROGRESS = pytest.mark.timeout(2 * CEILING_SECONDS)
 TEST_BODY_SECONDS = 300  # pyproject.toml's timeout, for the body of a test whose fixture trains a model
 TRAINING_FIXTURE_TIMEOUT = pytest.mark.timeout(TEST_BODY_SECONDS, func_only=True)
