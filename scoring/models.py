@@ -8,6 +8,7 @@ from django.db import models
 from annotation.models import DialogContext, Response, Study, System
 from scoring.metrics.signature import signature_implementation
 from scoring.metrics.tokenize import DEFAULT_TOKENIZER, WHITESPACE_TOKENIZER
+from scoring.trainers import model_kind_choices
 
 
 class MetricOrigin(models.TextChoices):
@@ -132,11 +133,9 @@ class TokenizerChoice(models.TextChoices):
     NONE = WHITESPACE_TOKENIZER, "none: whitespace split as it comes, for pre-tokenized text"
 
 
-class ModelKind(models.TextChoices):
-    RUBER = "ruber", "RUBER (word2vec + Bi-GRU s_U)"
-    BERT_RUBER = "bert-ruber", "BERT-RUBER (unreferenced factorial cells)"
-    MAUDE = "maude", "MaUde (context-aware, unreferenced; with its baselines)"
-    CROSS_RUBER = "cross-ruber", "Cross-RUBER (fine-tuned cross-encoder, context-aware; with blends)"
+# A model's kind is one of the trainer registry's (scoring.trainers.model_kind_choices, a callable: Django
+# choices are no database constraint, and a migration records the callable, not the list, so a new kind
+# needs no migration).
 
 
 class TrainedModel(models.Model):
@@ -148,7 +147,7 @@ class TrainedModel(models.Model):
     """
 
     name = models.SlugField(max_length=100, unique=True)
-    kind = models.CharField(max_length=20, choices=ModelKind.choices)
+    kind = models.CharField(max_length=20, choices=model_kind_choices)
     path = models.CharField(max_length=500, help_text="the artifact folder")
     content_hash = models.CharField(max_length=64)
     language = models.CharField(max_length=10, default="en")
@@ -198,7 +197,7 @@ class TrainingJob(models.Model):
     """
 
     name = models.SlugField(max_length=100, help_text="the name the trained model will have")
-    kind = models.CharField(max_length=20, choices=ModelKind.choices)
+    kind = models.CharField(max_length=20, choices=model_kind_choices)
     study = models.ForeignKey(
         Study,
         null=True,
@@ -251,7 +250,7 @@ class StudyModelChoice(models.Model):
     """The trained model of one kind that a study's learned metrics use (instead of the default)."""
 
     study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="model_choices")
-    kind = models.CharField(max_length=20, choices=ModelKind.choices)
+    kind = models.CharField(max_length=20, choices=model_kind_choices)
     trained_model = models.ForeignKey(TrainedModel, on_delete=models.PROTECT, related_name="study_choices")
 
     class Meta:

@@ -22,12 +22,7 @@ from django.contrib.auth.models import User
 from django.db import transaction
 
 from annotation.models import Study
-from scoring.metrics.learned_specs import (
-    BERT_RUBER_KIND,
-    DIALOG_KINDS,
-    MAUDE_KIND,
-    MODEL_KINDS,
-)
+from scoring.metrics.learned_specs import BERT_RUBER_KIND, MAUDE_KIND
 from scoring.metrics.maude.dialogs import DIALOGS_JSONL, Dialog, read_dialogs, split_dialogs
 from scoring.metrics.maude_specs import maude_variant
 from scoring.metrics.registry import metric_spec
@@ -43,7 +38,7 @@ from scoring.metrics.ruber.corpus import (
 from scoring.metrics.training_progress import ProgressCallback
 from scoring.models import ACTIVE_TRAINING_STATUSES, StudyModelChoice, TrainedModel, TrainingJob
 from scoring.selectors import trained_model_for_study, training_job_awaited
-from scoring.trainers import TrainedModelError, TrainingRequest, trainer_for
+from scoring.trainers import TrainedModelError, TrainingRequest, dialog_kinds, trainer_for, trainer_kinds
 from scoring.training.model_figures import figures_compute
 
 
@@ -70,7 +65,7 @@ def example_count(items: Sequence[Any]) -> int:
 
 def training_corpus_formats(kind: str) -> tuple[str, ...]:
     """The corpus formats a model of ``kind`` trains on (MaUde and Cross-RUBER read whole dialogs too)."""
-    if kind in DIALOG_KINDS:
+    if kind in dialog_kinds():
         return (DAILYDIALOG, DIALOGS_JSONL, PAIRS_JSONL)
     return (DAILYDIALOG, PAIRS_JSONL)
 
@@ -98,7 +93,7 @@ def training_corpus_load(
         path = path / "train"  # the corpus's root folder: train on its training split
     if max_pairs is not None and max_pairs < 2:
         raise CorpusError(f"at most {max_pairs} pairs: training needs at least 2")
-    dialogs = kind in DIALOG_KINDS
+    dialogs = kind in dialog_kinds()
 
     def read(source: Path) -> list[Any]:
         if dialogs:
@@ -178,9 +173,9 @@ def trained_model_train(
     leaves no half-written model behind. ``training_job_id``: the training job this trains for (the name
     that job holds is free for it; any other active job's name is not).
     """
-    if request.kind not in MODEL_KINDS:
+    if request.kind not in trainer_kinds():
         raise TrainedModelError(
-            f"unknown model kind {request.kind!r}; choose one of {', '.join(MODEL_KINDS)}"
+            f"unknown model kind {request.kind!r}; choose one of {', '.join(trainer_kinds())}"
         )
     if TrainedModel.objects.filter(name=request.name).exists():
         raise TrainedModelError(f"a trained model named {request.name!r} exists already; choose another name")
@@ -262,8 +257,8 @@ def trained_model_register(
 @transaction.atomic
 def study_model_choose(*, study: Study, trained_model: TrainedModel | None, kind: str) -> None:
     """Make ``trained_model`` the study's model of ``kind``; None goes back to the default."""
-    if kind not in MODEL_KINDS:
-        raise TrainedModelError(f"unknown model kind {kind!r}; choose one of {', '.join(MODEL_KINDS)}")
+    if kind not in trainer_kinds():
+        raise TrainedModelError(f"unknown model kind {kind!r}; choose one of {', '.join(trainer_kinds())}")
     if trained_model is None:
         StudyModelChoice.objects.filter(study=study, kind=kind).delete()
         return

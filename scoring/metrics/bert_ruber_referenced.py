@@ -33,6 +33,7 @@ from scoring.metrics.contextual_encoder import (
     minilm_artifact_hash,
     minilm_encoder,
 )
+from scoring.metrics.inputs import MetricInputs
 from scoring.metrics.pooling import cosine, max_min_pool
 from scoring.metrics.spec import DEFAULT_REFERENCE_AGGREGATION, MetricSpec, reference_aggregation
 
@@ -86,17 +87,11 @@ def bert_ruber_referenced_batch(
     return scores
 
 
-def bert_ruber_referenced_compute(
-    hypotheses: Sequence[str],
-    references: Sequence[Sequence[str]],
-    queries: Sequence[str],
-    language: str,
-    params: Mapping[str, str],
-) -> list[float]:
-    """The registry's compute: checks parameters and language, then :func:`bert_ruber_referenced_batch`."""
+def bert_ruber_referenced_compute(inputs: MetricInputs, params: Mapping[str, str]) -> list[float]:
+    """The registry's compute: checks parameters and inputs.language, then :func:`bert_ruber_referenced_batch`."""
     reference_aggregation(params, metric=BERT_RUBER_REFERENCED)
-    encoder = verified_encoder(params.get("encoder", DEFAULT_ENCODER), language=language)
-    return bert_ruber_referenced_batch(hypotheses, references, encoder)
+    encoder = verified_encoder(params.get("encoder", DEFAULT_ENCODER), language=inputs.language)
+    return bert_ruber_referenced_batch(inputs.hypotheses, inputs.references, encoder)
 
 
 def verified_encoder(name: str, *, language: str) -> TokenEncoder:

@@ -30,6 +30,7 @@ from collections.abc import Mapping, Sequence
 from scoring.metrics import METRICS_VERSION
 from scoring.metrics.bleu import sentence_bleu_best_batch, sentence_bleu_orders_batch
 from scoring.metrics.coco import coco_sentence_bleu_batch
+from scoring.metrics.inputs import MetricInputs
 from scoring.metrics.sacrebleu_metrics import sacrebleu_sentence_bleu_batch, sacrebleu_version
 from scoring.metrics.spec import (
     DEFAULT_REFERENCE_AGGREGATION,
@@ -55,19 +56,14 @@ SACREBLEU_SMOOTHING = ("exp", "floor", "add-k", "none")
 
 
 def bleu_family_compute(
-    names: Sequence[str],
-    hypotheses: Sequence[str],
-    references: Sequence[Sequence[str]],
-    queries: Sequence[str],
-    language: str,
-    params: Mapping[str, str],
+    names: Sequence[str], inputs: MetricInputs, params: Mapping[str, str]
 ) -> dict[str, list[float]]:
     """``{name: [score per item]}`` for the BLEU orders in ``names``, from one tokenization and counting."""
     smoothing = params.get("smooth", DEFAULT_SMOOTHING)  # checked by the bleu module
     orders = {name: BLEU_ORDERS[name] for name in names}
     tokenizer = tokenizer_choice(params)
-    hypothesis_tokens = tokenize_all(hypotheses, language, tokenizer)
-    reference_tokens = _tokenize_reference_lists(references, language, tokenizer)
+    hypothesis_tokens = tokenize_all(inputs.hypotheses, inputs.language, tokenizer)
+    reference_tokens = _tokenize_reference_lists(inputs.references, inputs.language, tokenizer)
     aggregation = reference_aggregation(params, supported=REFERENCE_AGGREGATIONS)
     if aggregation == "joint":
         rows = sentence_bleu_orders_batch(
@@ -82,33 +78,23 @@ def bleu_family_compute(
 
 
 def coco_bleu_family_compute(
-    names: Sequence[str],
-    hypotheses: Sequence[str],
-    references: Sequence[Sequence[str]],
-    queries: Sequence[str],
-    language: str,
-    params: Mapping[str, str],
+    names: Sequence[str], inputs: MetricInputs, params: Mapping[str, str]
 ) -> dict[str, list[float]]:
     """nlg-eval's BLEU orders in ``names``: pycocoevalcap's per-sentence values, references jointly."""
     orders = sorted({BLEU_ORDERS[name] for name in names})
-    rows = coco_sentence_bleu_batch(hypotheses, references, orders)
+    rows = coco_sentence_bleu_batch(inputs.hypotheses, inputs.references, orders)
     column = {order: index for index, order in enumerate(orders)}
     return {name: [row[column[BLEU_ORDERS[name]]] for row in rows] for name in names}
 
 
 def sacrebleu_bleu_family_compute(
-    names: Sequence[str],
-    hypotheses: Sequence[str],
-    references: Sequence[Sequence[str]],
-    queries: Sequence[str],
-    language: str,
-    params: Mapping[str, str],
+    names: Sequence[str], inputs: MetricInputs, params: Mapping[str, str]
 ) -> dict[str, list[float]]:
     """sacrebleu's sentence BLEU for the orders in ``names`` (0..1), with the run's sacrebleu options."""
     orders = sorted({BLEU_ORDERS[name] for name in names})
     rows = sacrebleu_sentence_bleu_batch(
-        hypotheses,
-        references,
+        inputs.hypotheses,
+        inputs.references,
         orders,
         tokenize=params.get("tok", "13a"),
         smooth=params.get("smooth", "exp"),

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from scoring.metrics import METRICS_VERSION
+from scoring.metrics.inputs import MetricInputs
 from scoring.metrics.sacrebleu_metrics import sacrebleu_sentence_chrf_batch, sacrebleu_version
 from scoring.metrics.spec import MetricFamily, MetricImplementation, MetricSpec, family_member_compute
 
@@ -19,18 +20,13 @@ _WORD_ORDER = {"chrf": 0, "chrf++": 2}
 
 
 def chrf_family_compute(
-    names: Sequence[str],
-    hypotheses: Sequence[str],
-    references: Sequence[Sequence[str]],
-    queries: Sequence[str],
-    language: str,
-    params: Mapping[str, str],
+    names: Sequence[str], inputs: MetricInputs, params: Mapping[str, str]
 ) -> dict[str, list[float]]:
     """sacrebleu's sentence chrF / chrF++ for the names asked (0..1)."""
     lowercase = params.get("case", "mixed") == "lc"
     return {
         name: sacrebleu_sentence_chrf_batch(
-            hypotheses, references, word_order=_WORD_ORDER[name], lowercase=lowercase
+            inputs.hypotheses, inputs.references, word_order=_WORD_ORDER[name], lowercase=lowercase
         )
         for name in names
     }

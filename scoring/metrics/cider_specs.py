@@ -19,10 +19,11 @@ uses ``df:lines`` and equals pycocoevalcap's ``Cider`` on the file.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 
 from scoring.metrics import METRICS_VERSION
 from scoring.metrics.coco import coco_cider_d
+from scoring.metrics.inputs import MetricInputs
 from scoring.metrics.spec import MetricImplementation, MetricSpec
 
 CIDER_D_NAME = "cider-d"
@@ -32,25 +33,19 @@ DF_CONTEXTS, DF_LINES = "contexts", "lines"
 DF_CONVENTIONS = (DF_CONTEXTS, DF_LINES)
 
 
-def cider_d_compute(
-    hypotheses: Sequence[str],
-    references: Sequence[Sequence[str]],
-    queries: Sequence[str],
-    language: str,
-    params: Mapping[str, str],
-) -> list[float]:
+def cider_d_compute(inputs: MetricInputs, params: Mapping[str, str]) -> list[float]:
     """CIDEr-D per item, document frequencies counting each context once (``df:contexts``) or each item
     (``df:lines``; see the module docstring)."""
-    stripped = [[text.strip() for text in texts] for texts in references]
+    stripped = [[text.strip() for text in texts] for texts in inputs.references]
     convention = params.get("df", DF_CONTEXTS)
     if convention not in DF_CONVENTIONS:
         raise ValueError(f"{CIDER_D_NAME}: df={convention!r} is not one of {', '.join(DF_CONVENTIONS)}")
     groups = (
-        [(query, tuple(texts)) for query, texts in zip(queries, stripped, strict=True)]
+        [(query, tuple(texts)) for query, texts in zip(inputs.queries, stripped, strict=True)]
         if convention == DF_CONTEXTS
         else None
     )
-    return coco_cider_d([text.strip() for text in hypotheses], stripped, groups=groups)
+    return coco_cider_d([text.strip() for text in inputs.hypotheses], stripped, groups=groups)
 
 
 def cider_spec() -> MetricSpec:

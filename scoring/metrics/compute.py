@@ -24,6 +24,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from scoring.metrics.contextual_encoder import encoder_heartbeat
+from scoring.metrics.inputs import MetricInputs
 from scoring.metrics.lookup import (
     MissingModelError,
     implementation_of,
@@ -48,46 +49,6 @@ from scoring.metrics.system_specs import ContextOutputs, SystemScore
 from scoring.metrics.tokenize import DEFAULT_TOKENIZER, checked_tokenizer
 
 Scores = dict[str, list[float | None]]
-
-
-@dataclass(frozen=True)
-class MetricInputs:
-    """The items a call scores: ``hypotheses[i]`` the reply, ``references[i]`` its references (empty when it
-    has none), ``queries[i]`` the last context turn, ``contexts[i]`` every turn oldest first (None: the
-    one-turn context ``[queries[i]]``), all in ``language``."""
-
-    hypotheses: Sequence[str]
-    references: Sequence[Sequence[str]]
-    queries: Sequence[str]
-    language: str
-    contexts: Sequence[Sequence[str]] | None = None
-
-    def __len__(self) -> int:
-        return len(self.hypotheses)
-
-    def check(self) -> None:
-        """A ValueError when the sequences do not describe the same items."""
-        if not len(self.hypotheses) == len(self.references) == len(self.queries):
-            raise ValueError(
-                f"hypotheses, references and queries differ in length: "
-                f"{len(self.hypotheses)}, {len(self.references)}, {len(self.queries)}"
-            )
-        if self.contexts is not None and len(self.contexts) != len(self.hypotheses):
-            raise ValueError(f"{len(self.contexts)} contexts for {len(self.hypotheses)} hypotheses")
-
-    @property
-    def context_turns(self) -> Sequence[Sequence[str]]:
-        """What a context-aware metric reads: every turn, or the one-turn context of each item."""
-        return self.contexts if self.contexts is not None else [[query] for query in self.queries]
-
-    def slice(self, start: int, end: int) -> MetricInputs:
-        return MetricInputs(
-            self.hypotheses[start:end],
-            self.references[start:end],
-            self.queries[start:end],
-            self.language,
-            None if self.contexts is None else self.contexts[start:end],
-        )
 
 
 @dataclass(frozen=True)
@@ -163,13 +124,10 @@ def _check_parameters_and_models(
 def _compute_one(
     spec: MetricSpec, implementation: MetricImplementation | None, inputs: MetricInputs, own: dict[str, str]
 ) -> list[float | None]:
-    """A metric outside any family: with every context turn when it reads them, else by its compute."""
-    if spec.context_compute is not None:
-        values = spec.context_compute(inputs.hypotheses, inputs.context_turns, inputs.language, own)
-    else:
-        compute = implementation.compute if implementation is not None else spec.compute
-        values = compute(inputs.hypotheses, inputs.references, inputs.queries, inputs.language, own)
-    return _checked_length(spec.name, values, len(inputs))
+    """A metric outside any family, by its implementation's compute (a context-aware one reads
+    ``inputs.context_turns``)."""
+    compute = implementation.compute if implementation is not None else spec.compute
+    return _checked_length(spec.name, compute(inputs, own), len(inputs))
 
 
 def _compute_family(
@@ -186,20 +144,7 @@ def _compute_family(
         implementation = implementation_of(spec, choices.implementations.get(spec.name, ""))
         family_params.update(_own_parameters(spec, choices, implementation))
     family = metric_family(family_name)
-    member_names = [spec.name for spec in members]
-    if family.context_compute is not None:
-        scores = family.context_compute(
-            member_names,
-            inputs.hypotheses,
-            inputs.references,
-            inputs.context_turns,
-            inputs.language,
-            family_params,
-        )
-    else:
-        scores = family.compute_for(implementation_name)(
-            member_names, inputs.hypotheses, inputs.references, inputs.queries, inputs.language, family_params
-        )
+    scores = family.compute_for(implementation_name)([spec.name for spec in members], inputs, family_params)
     return {spec.name: _checked_length(spec.name, scores[spec.name], len(inputs)) for spec in members}
 
 

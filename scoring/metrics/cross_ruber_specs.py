@@ -24,13 +24,12 @@ from scoring.metrics.cross_ruber.config import (
     CROSS_RUBER_REFERENCED,
     CROSS_RUBER_UNREFERENCED,
 )
+from scoring.metrics.inputs import MetricInputs
 from scoring.metrics.learned_specs import CROSS_RUBER_KIND, LEARNED_VERSION, blend_spec, trained_model
 from scoring.metrics.spec import (
     DEFAULT_REFERENCE_AGGREGATION,
     MetricFamily,
     MetricSpec,
-    one_turn_compute,
-    one_turn_family_compute,
     reference_aggregation,
 )
 
@@ -47,11 +46,11 @@ def cross_ruber_specs() -> tuple[list[MetricSpec], tuple[MetricFamily, list[Metr
             "next turn",
             needs_references=False,
             version=LEARNED_VERSION,
-            compute=one_turn_compute(_unreferenced),
+            compute=_unreferenced,
             uses_tokenizer=False,  # the encoder's own word pieces
             model_kind=CROSS_RUBER_KIND,
             prefers_gpu=True,
-            context_compute=_unreferenced,
+            reads_context=True,
             one_pass=True,  # a chunk's distinct texts and contexts through the network once, not per slice
         ),
         MetricSpec(
@@ -70,8 +69,7 @@ def cross_ruber_specs() -> tuple[list[MetricSpec], tuple[MetricFamily, list[Metr
     ]
     family = MetricFamily(
         name=CROSS_RUBER_BLENDS,
-        compute=one_turn_family_compute(_blends_with_context),
-        context_compute=_blends_with_context,
+        compute=_blends,
     )
     blends = [
         blend_spec(
@@ -94,34 +92,20 @@ def _model(params: Mapping[str, str], language: str) -> Any:
     return trained_model(params, language, load_cross_ruber, "Cross-RUBER")
 
 
-def _unreferenced(
-    hypotheses: Sequence[str],
-    contexts: Sequence[Sequence[str]],
-    language: str,
-    params: Mapping[str, str],
-) -> list[float | None]:
-    return list(_model(params, language).unreferenced(contexts, hypotheses))
+def _unreferenced(inputs: MetricInputs, params: Mapping[str, str]) -> list[float | None]:
+    return list(_model(params, inputs.language).unreferenced(inputs.context_turns, inputs.hypotheses))
 
 
-def _referenced(
-    hypotheses: Sequence[str],
-    references: Sequence[Sequence[str]],
-    queries: Sequence[str],
-    language: str,
-    params: Mapping[str, str],
-) -> list[float | None]:
+def _referenced(inputs: MetricInputs, params: Mapping[str, str]) -> list[float | None]:
     reference_aggregation(params, metric=CROSS_RUBER_REFERENCED)
-    return list(_model(params, language).referenced(hypotheses, references))
+    return list(_model(params, inputs.language).referenced(inputs.hypotheses, inputs.references))
 
 
-def _blends_with_context(
-    names: Sequence[str],
-    hypotheses: Sequence[str],
-    references: Sequence[Sequence[str]],
-    contexts: Sequence[Sequence[str]],
-    language: str,
-    params: Mapping[str, str],
+def _blends(
+    names: Sequence[str], inputs: MetricInputs, params: Mapping[str, str]
 ) -> dict[str, list[float | None]]:
+    """The blends of one pass of the model, which reads every context turn."""
     reference_aggregation(params, metric=CROSS_RUBER_BLENDS)
-    found = _model(params, language).scores(hypotheses, contexts, references).blends
+    model = _model(params, inputs.language)
+    found = model.scores(inputs.hypotheses, inputs.context_turns, inputs.references).blends
     return {name: list(found[name]) for name in names}

@@ -48,6 +48,7 @@ from scoring.metrics.embedding import (
     VECTOR_EXTREMA,
     embedding_scores_batch,
 )
+from scoring.metrics.inputs import MetricInputs
 from scoring.metrics.spec import (
     DEFAULT_REFERENCE_AGGREGATION,
     NO_VECTOR,
@@ -102,34 +103,29 @@ _VECTORS = {
 
 
 def embedding_family_compute(
-    names: Sequence[str],
-    hypotheses: Sequence[str],
-    references: Sequence[Sequence[str]],
-    queries: Sequence[str],
-    language: str,
-    params: Mapping[str, str],
+    names: Sequence[str], inputs: MetricInputs, params: Mapping[str, str]
 ) -> dict[str, list[float]]:
     """``{name: [score per item]}`` for the embedding metrics in ``names``, from one tokenization."""
     tokenizer = tokenizer_choice(params)
     return _embedding_scores(
-        names, hypotheses, references, language, params, lambda text: tokenize(text, language, tokenizer)
+        names,
+        inputs.hypotheses,
+        inputs.references,
+        inputs.language,
+        params,
+        lambda text: tokenize(text, inputs.language, tokenizer),
     )
 
 
 def nlg_eval_embedding_family_compute(
-    names: Sequence[str],
-    hypotheses: Sequence[str],
-    references: Sequence[Sequence[str]],
-    queries: Sequence[str],
-    language: str,
-    params: Mapping[str, str],
+    names: Sequence[str], inputs: MetricInputs, params: Mapping[str, str]
 ) -> dict[str, list[float]]:
     """The embedding metrics as nlg-eval's ``eval_emb_metrics`` computes them (see the module docstring)."""
     return _embedding_scores(
         names,
-        hypotheses,
-        references,
-        language,
+        inputs.hypotheses,
+        inputs.references,
+        inputs.language,
         params,
         lambda text: nltk_word_tokens(text.strip()),
         "nlg-eval",

@@ -30,6 +30,7 @@ from scoring.metrics.bert_ruber_referenced import (
     DEFAULT_ENCODER,
     bert_ruber_referenced_compute,
 )
+from scoring.metrics.inputs import MetricInputs
 from scoring.metrics.ruber.blends import BLENDS, ruber_blends
 from scoring.metrics.spec import (
     DEFAULT_REFERENCE_AGGREGATION,
@@ -231,49 +232,30 @@ def check_language(model_language: str, language: str, what: str) -> None:
         )
 
 
-def _ruber_referenced(
-    hypotheses: Sequence[str],
-    references: Sequence[Sequence[str]],
-    queries: Sequence[str],
-    language: str,
-    params: Mapping[str, str],
-) -> list[float | None]:
+def _ruber_referenced(inputs: MetricInputs, params: Mapping[str, str]) -> list[float | None]:
     reference_aggregation(params, metric=RUBER_REFERENCED)
-    result: list[float | None] = _ruber_model(params, language).referenced(hypotheses, references)
+    result: list[float | None] = _ruber_model(params, inputs.language).referenced(
+        inputs.hypotheses, inputs.references
+    )
     return result
 
 
-def _vector_pool_unreferenced(
-    hypotheses: Sequence[str],
-    references: Sequence[Sequence[str]],
-    queries: Sequence[str],
-    language: str,
-    params: Mapping[str, str],
-) -> list[float | None]:
-    result: list[float | None] = _ruber_model(params, language).vector_pool_unreferenced(queries, hypotheses)
+def _vector_pool_unreferenced(inputs: MetricInputs, params: Mapping[str, str]) -> list[float | None]:
+    result: list[float | None] = _ruber_model(params, inputs.language).vector_pool_unreferenced(
+        inputs.queries, inputs.hypotheses
+    )
     return result
 
 
-def _ruber_unreferenced(
-    hypotheses: Sequence[str],
-    references: Sequence[Sequence[str]],
-    queries: Sequence[str],
-    language: str,
-    params: Mapping[str, str],
-) -> list[float | None]:
-    return list(_ruber_model(params, language).unreferenced(queries, hypotheses))
+def _ruber_unreferenced(inputs: MetricInputs, params: Mapping[str, str]) -> list[float | None]:
+    return list(_ruber_model(params, inputs.language).unreferenced(inputs.queries, inputs.hypotheses))
 
 
 def _ruber_blends(
-    names: Sequence[str],
-    hypotheses: Sequence[str],
-    references: Sequence[Sequence[str]],
-    queries: Sequence[str],
-    language: str,
-    params: Mapping[str, str],
+    names: Sequence[str], inputs: MetricInputs, params: Mapping[str, str]
 ) -> dict[str, list[float | None]]:
-    referenced = _ruber_referenced(hypotheses, references, queries, language, params)
-    unreferenced = _ruber_unreferenced(hypotheses, references, queries, language, params)
+    referenced = _ruber_referenced(inputs, params)
+    unreferenced = _ruber_unreferenced(inputs, params)
     return _named_blends(names, "ruber", referenced, unreferenced)
 
 
@@ -284,41 +266,28 @@ def _bert_ruber_model(params: Mapping[str, str], language: str) -> Any:
 
 
 def _bert_ruber_unreferenced(
-    hypotheses: Sequence[str],
-    references: Sequence[Sequence[str]],
-    queries: Sequence[str],
-    language: str,
-    params: Mapping[str, str],
-    *,
-    cell: str,
+    inputs: MetricInputs, params: Mapping[str, str], *, cell: str
 ) -> list[float | None]:
     if params.get("cell", cell) != cell:
         raise ValueError(f"this metric is cell {cell}; name the cell in the metric instead of a parameter")
-    return list(_bert_ruber_model(params, language).unreferenced(queries, hypotheses, cell=cell))
+    model = _bert_ruber_model(params, inputs.language)
+    return list(model.unreferenced(inputs.queries, inputs.hypotheses, cell=cell))
 
 
 def _bert_ruber_blends(
-    names: Sequence[str],
-    hypotheses: Sequence[str],
-    references: Sequence[Sequence[str]],
-    queries: Sequence[str],
-    language: str,
-    params: Mapping[str, str],
+    names: Sequence[str], inputs: MetricInputs, params: Mapping[str, str]
 ) -> dict[str, list[float | None]]:
     cell = params.get("cell", DEFAULT_CELL)
     referenced: list[float | None] = list(
         bert_ruber_referenced_compute(
-            hypotheses,
-            references,
-            queries,
-            language,
+            inputs,
             {
                 "encoder": params.get("encoder", DEFAULT_ENCODER),
                 "refagg": params.get("refagg", DEFAULT_REFERENCE_AGGREGATION),
             },
         )
     )
-    unreferenced = _bert_ruber_unreferenced(hypotheses, references, queries, language, params, cell=cell)
+    unreferenced = _bert_ruber_unreferenced(inputs, params, cell=cell)
     return _named_blends(names, "bert-ruber", referenced, unreferenced)
 
 

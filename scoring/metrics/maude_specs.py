@@ -8,20 +8,21 @@ passed in as the ``model`` parameter (``manage.py train_metric maude``).
   trained in the same artifact with the same NCE loss (where the artifact has them; ``train_metric maude
   --variants``).
 
-All are context-aware (``MetricSpec.context_compute``): a scoring run passes every turn of each context.
+All are context-aware (``MetricSpec.reads_context``): a scoring run passes every turn of each context.
 The model is loaded inside the compute call (cached per process), so importing the registry imports no
 torch.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from functools import partial
 
 from scoring.metrics.bert_ruber_referenced import DEFAULT_ENCODER
+from scoring.metrics.inputs import MetricInputs
 from scoring.metrics.learned_specs import LEARNED_VERSION, MAUDE_KIND, trained_model
 from scoring.metrics.maude.variants import BERT_NLI, DESCRIPTIONS, ENCODER_VARIANTS, INFERSENT, MAUDE, RUBER
-from scoring.metrics.spec import MetricSpec, one_turn_compute
+from scoring.metrics.spec import MetricSpec
 
 MAUDE_METRIC = "maude"
 ALL_TURNS = "all"
@@ -54,7 +55,6 @@ def maude_variant(name: str) -> str | None:
 
 
 def _spec(name: str, variant: str, turns: str, description: str) -> MetricSpec:
-    context_compute = partial(_maude_compute, variant=variant)
     parameters = {"turns": turns}
     if variant in ENCODER_VARIANTS:
         parameters["encoder"] = DEFAULT_ENCODER
@@ -63,13 +63,13 @@ def _spec(name: str, variant: str, turns: str, description: str) -> MetricSpec:
         description=description,
         needs_references=False,
         version=LEARNED_VERSION,
-        compute=one_turn_compute(context_compute),
+        compute=partial(_maude_compute, variant=variant),
         parameters=parameters,
         uses_tokenizer=variant not in ENCODER_VARIANTS,
         model_kind=MAUDE_KIND,
         prefers_gpu=True,
         one_pass=True,
-        context_compute=context_compute,
+        reads_context=True,
     )
 
 
@@ -82,16 +82,9 @@ def turns_parameter(value: str) -> int | None:
     return int(value)
 
 
-def _maude_compute(
-    hypotheses: Sequence[str],
-    contexts: Sequence[Sequence[str]],
-    language: str,
-    params: Mapping[str, str],
-    *,
-    variant: str,
-) -> list[float | None]:
+def _maude_compute(inputs: MetricInputs, params: Mapping[str, str], *, variant: str) -> list[float | None]:
     from scoring.metrics.maude import load_maude
 
-    model = trained_model(params, language, load_maude, "MaUde")
+    model = trained_model(params, inputs.language, load_maude, "MaUde")
     turns = turns_parameter(params.get("turns", ALL_TURNS))
-    return list(model.score(contexts, hypotheses, variant=variant, turns=turns))
+    return list(model.score(inputs.context_turns, inputs.hypotheses, variant=variant, turns=turns))

@@ -31,6 +31,7 @@ from collections.abc import Mapping, Sequence
 
 from scoring.metrics import METRICS_VERSION
 from scoring.metrics.coco import coco_rouge_l_batch
+from scoring.metrics.inputs import MetricInputs
 from scoring.metrics.meteor import meteor_batch
 from scoring.metrics.meteor15 import meteor15_batch, meteor15_version
 from scoring.metrics.rouge import rouge_l_batch
@@ -61,88 +62,57 @@ _ROUGE_MEMBERS = {
 }
 
 
-def rouge_l_compute(
-    hypotheses: Sequence[str],
-    references: Sequence[Sequence[str]],
-    queries: Sequence[str],
-    language: str,
-    params: Mapping[str, str],
-) -> list[float]:
+def rouge_l_compute(inputs: MetricInputs, params: Mapping[str, str]) -> list[float]:
     """ROUGE-L F1 per item against its closest reference (0.0 for items without one)."""
     reference_aggregation(params)
     hypothesis_tokens, reference_tokens = _tokenize_batch(
-        hypotheses, references, language, tokenizer_choice(params)
+        inputs.hypotheses, inputs.references, inputs.language, tokenizer_choice(params)
     )
     return rouge_l_batch(hypothesis_tokens, reference_tokens)
 
 
 def rouge_nltk_family_compute(
-    names: Sequence[str],
-    hypotheses: Sequence[str],
-    references: Sequence[Sequence[str]],
-    queries: Sequence[str],
-    language: str,
-    params: Mapping[str, str],
+    names: Sequence[str], inputs: MetricInputs, params: Mapping[str, str]
 ) -> dict[str, list[float]]:
     """The nltk implementation of the family: ROUGE-L F1 only (its sole member)."""
-    return {name: rouge_l_compute(hypotheses, references, queries, language, params) for name in names}
+    return {name: rouge_l_compute(inputs, params) for name in names}
 
 
 def rouge_coco_family_compute(
-    names: Sequence[str],
-    hypotheses: Sequence[str],
-    references: Sequence[Sequence[str]],
-    queries: Sequence[str],
-    language: str,
-    params: Mapping[str, str],
+    names: Sequence[str], inputs: MetricInputs, params: Mapping[str, str]
 ) -> dict[str, list[float]]:
     """nlg-eval's ROUGE-L (pycocoevalcap, beta 1.2) precision, recall and F of the stripped texts."""
     rows = coco_rouge_l_batch(
-        [text.strip() for text in hypotheses],
-        [[text.strip() for text in texts] for texts in references],
+        [text.strip() for text in inputs.hypotheses],
+        [[text.strip() for text in texts] for texts in inputs.references],
         beta=float(params.get("beta", "1.2")),
     )
     return {name: [row[_ROUGE_MEMBERS[name][1]] for row in rows] for name in names}
 
 
 def rouge_score_family_compute(
-    names: Sequence[str],
-    hypotheses: Sequence[str],
-    references: Sequence[Sequence[str]],
-    queries: Sequence[str],
-    language: str,
-    params: Mapping[str, str],
+    names: Sequence[str], inputs: MetricInputs, params: Mapping[str, str]
 ) -> dict[str, list[float]]:
     """Google's rouge-score for the members in ``names`` (ROUGE-L and ROUGE-Lsum; P, R or F)."""
     types = sorted({_ROUGE_MEMBERS[name][0] for name in names})
-    scores = rouge_score_batch(hypotheses, references, types, use_stemmer=params.get("stem", "no") == "yes")
+    scores = rouge_score_batch(
+        inputs.hypotheses, inputs.references, types, use_stemmer=params.get("stem", "no") == "yes"
+    )
     return {name: [row[_ROUGE_MEMBERS[name][1]] for row in scores[_ROUGE_MEMBERS[name][0]]] for name in names}
 
 
-def meteor15_compute(
-    hypotheses: Sequence[str],
-    references: Sequence[Sequence[str]],
-    queries: Sequence[str],
-    language: str,
-    params: Mapping[str, str],
-) -> list[float]:
+def meteor15_compute(inputs: MetricInputs, params: Mapping[str, str]) -> list[float]:
     """METEOR 1.5 as nlg-eval runs it (the jar takes the best of every reference itself)."""
     return meteor15_batch(
-        [text.strip() for text in hypotheses], [[t.strip() for t in ts] for ts in references]
+        [text.strip() for text in inputs.hypotheses], [[t.strip() for t in ts] for ts in inputs.references]
     )
 
 
-def meteor_compute(
-    hypotheses: Sequence[str],
-    references: Sequence[Sequence[str]],
-    queries: Sequence[str],
-    language: str,
-    params: Mapping[str, str],
-) -> list[float]:
+def meteor_compute(inputs: MetricInputs, params: Mapping[str, str]) -> list[float]:
     """nltk METEOR per item against its closest reference; raises MetricDataMissingError without WordNet."""
     reference_aggregation(params)
     hypothesis_tokens, reference_tokens = _tokenize_batch(
-        hypotheses, references, language, tokenizer_choice(params)
+        inputs.hypotheses, inputs.references, inputs.language, tokenizer_choice(params)
     )
     return meteor_batch(hypothesis_tokens, reference_tokens)
 

@@ -6,9 +6,13 @@ A package registers metrics by naming, in its ``pyproject.toml``::
     reply-length = "my_package.metrics:reply_length_spec"
 
 The object an entry point names is either a :class:`~scoring.metrics.spec.MetricSpec`, or a callable that
-takes no argument and returns one ``MetricSpec`` or an iterable of them. A spec's ``compute`` has the
-built-in metrics' batch-first signature (:class:`~scoring.metrics.spec.BatchCompute`). Plugin metrics
-stand alone: no ``family`` and no ``model_kind`` (the trained-model kinds are the app's own).
+takes no argument and returns one ``MetricSpec`` or an iterable of them. A spec's ``compute`` takes the
+built-in metrics' ``(inputs, params)`` (:class:`~scoring.metrics.spec.MetricCompute`: one
+:class:`~scoring.metrics.inputs.MetricInputs`), or the fixed argument list ``(hypotheses, references,
+queries, language, params)`` of the protocol before it (:class:`~scoring.metrics.spec.BatchCompute`), which
+the loader adapts (:func:`plugin_compute`), so that plugins written for it score unchanged; a plugin that is
+type-checked wraps such a function in :func:`batch_compute` itself. Plugin metrics stand alone: no
+``family`` and no ``model_kind`` (the trained-model kinds are the app's own).
 
 Loading a plugin never stops the app: an entry point that fails to import, returns something else, or
 names a metric that is already registered is skipped, with a logged warning that names it, and listed as
@@ -21,12 +25,15 @@ Pure Python: no Django here (import-linter contract).
 from __future__ import annotations
 
 import importlib
+import inspect
 import logging
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from importlib.metadata import EntryPoint, entry_points
+from typing import Any
 
-from scoring.metrics.spec import MetricSpec
+from scoring.metrics.inputs import MetricInputs
+from scoring.metrics.spec import BatchCompute, MetricCompute, MetricSpec
 
 ENTRY_POINT_GROUP = "dialeval.metrics"
 logger = logging.getLogger(__name__)
@@ -81,7 +88,51 @@ def plugin_load(entry_point: EntryPoint) -> MetricPlugin:
         return replace(plugin, error=f"could not be loaded: {type(error).__name__}: {error}")
     if not specs:
         return replace(plugin, error="gave no metric")
-    return replace(plugin, specs=specs)
+    return replace(plugin, specs=tuple(_adapted(spec) for spec in specs))
+
+
+def batch_compute(compute: BatchCompute) -> MetricCompute:
+    """A compute of the fixed argument list ``(hypotheses, references, queries, language, params)`` as the
+    registry calls a metric: with one :class:`~scoring.metrics.inputs.MetricInputs` and the parameters."""
+
+    def adapted(inputs: MetricInputs, params: Mapping[str, str]) -> Sequence[float | None]:
+        return compute(inputs.hypotheses, inputs.references, inputs.queries, inputs.language, params)
+
+    return adapted
+
+
+def plugin_compute(compute: Any) -> MetricCompute:
+    """A plugin spec's ``compute`` as the registry calls it: one that takes the five arguments of
+    :class:`~scoring.metrics.spec.BatchCompute` is adapted by :func:`batch_compute`; any other is taken to
+    be a :class:`~scoring.metrics.spec.MetricCompute` already."""
+    return batch_compute(compute) if _positional_arguments(compute) == _BATCH_ARGUMENTS else compute
+
+
+_BATCH_ARGUMENTS = 5
+
+
+def _positional_arguments(compute: Any) -> int:
+    """How many positional arguments ``compute`` requires (-1 when it takes ``*args`` or cannot be read)."""
+    try:
+        parameters = inspect.signature(compute).parameters.values()
+    except (TypeError, ValueError):  # a builtin or an object without a readable signature
+        return -1
+    if any(parameter.kind is inspect.Parameter.VAR_POSITIONAL for parameter in parameters):
+        return -1
+    positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    return sum(
+        1
+        for parameter in parameters
+        if parameter.kind in positional and parameter.default is inspect.Parameter.empty
+    )
+
+
+def _adapted(spec: MetricSpec) -> MetricSpec:
+    """``spec`` with its compute adapted (:func:`plugin_compute`); a spec without a callable compute is
+    left for :func:`spec_problem` to name."""
+    if not callable(spec.compute):
+        return spec
+    return replace(spec, compute=plugin_compute(spec.compute))
 
 
 def specs_from(target: object) -> tuple[MetricSpec, ...]:

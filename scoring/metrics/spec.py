@@ -1,10 +1,12 @@
 """What the registry knows about a metric: its name, what it needs, and how to compute it in batches.
 
-Metric code is batch-first: ``hypotheses[i]`` is the reply to score, ``references[i]`` every reference
-for item ``i`` (empty for items without one; reference-based metrics are only given items that have at
-least one), ``queries[i]`` the last context turn (for reference-free metrics such as RUBER's unreferenced
-score, Tao et al. (2018) section 3.2). Metrics that share work (BLEU-1..4 share tokenization and n-gram counts)
-belong to one :class:`MetricFamily`, whose compute returns several metrics at once.
+Metric code is batch-first: a spec's compute takes one :class:`~scoring.metrics.inputs.MetricInputs`
+(``hypotheses[i]`` the reply to score, ``references[i]`` every reference for item ``i``, empty for items
+without one, since reference-based metrics are only given items that have at least one; ``queries[i]``
+the last context turn, for reference-free metrics such as RUBER's unreferenced score, Tao et al. (2018)
+section 3.2; ``context_turns[i]`` every turn) and its parameters, and reads only what it uses
+(:class:`MetricCompute`). Metrics that share work (BLEU-1..4 share tokenization and n-gram counts) belong to
+one :class:`MetricFamily`, whose compute returns several metrics at once (:class:`FamilyCompute`).
 
 A score is a float, or ``None`` where the metric has no defined value for the item (RUBER's s_R when the
 reply has no word with a vector); callers store nothing for it and count it.
@@ -19,9 +21,9 @@ Metrics that tokenize with the project tokenizers (``uses_tokenizer`` and no ``m
 tokenizer chosen for the call (``scoring.metrics.tokenize.TOKENIZERS``) as the parameter
 :data:`TOKENIZER_PARAMETER`; learned metrics tokenize as their trained model was trained.
 
-Context-aware metrics (MaUde, Sinha et al. (2020)) read every turn of the context, not only the last: they have a
-``context_compute`` (:class:`ContextCompute`), called with ``contexts[i]``, the turns of item ``i``
-oldest first. Their plain ``compute`` scores with the one-turn context ``[queries[i]]``.
+Context-aware metrics (MaUde, Sinha et al. (2020)) read every turn of the context, not only the last:
+they are ``reads_context`` and read ``inputs.context_turns`` (each item's turns oldest first; the one-turn
+context ``[queries[i]]`` when the caller has no more).
 
 Implementations. The word-overlap and embedding baselines exist in several published tools
 that give different numbers for "the same" metric (tokenizer, smoothing, ROUGE's beta, METEOR's version):
@@ -38,52 +40,36 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from scoring.metrics.inputs import MetricInputs
 from scoring.metrics.tokenize import DEFAULT_TOKENIZER, tokenizer_name
 
 
-class BatchCompute(Protocol):
-    def __call__(
-        self,
-        hypotheses: Sequence[str],
-        references: Sequence[Sequence[str]],
-        queries: Sequence[str],
-        language: str,
-        params: Mapping[str, str],
-    ) -> Sequence[float | None]: ...
+class MetricCompute(Protocol):
+    """A metric's compute: its value per item of ``inputs`` (``None`` where it has none)."""
+
+    def __call__(self, inputs: MetricInputs, params: Mapping[str, str]) -> Sequence[float | None]: ...
 
 
 class FamilyCompute(Protocol):
+    """A family's compute: ``{name: [value per item]}`` for the members ``names`` asked for."""
+
+    def __call__(
+        self, names: Sequence[str], inputs: MetricInputs, params: Mapping[str, str]
+    ) -> Mapping[str, Sequence[float | None]]: ...
+
+
+class BatchCompute(Protocol):
+    """The compute protocol of before :class:`MetricCompute`: a fixed argument list, most of it unused by
+    most metrics. Plugins (:mod:`scoring.metrics.plugins`) may still give it; the loader adapts it."""
+
     def __call__(
         self,
-        names: Sequence[str],
         hypotheses: Sequence[str],
         references: Sequence[Sequence[str]],
         queries: Sequence[str],
         language: str,
         params: Mapping[str, str],
-    ) -> Mapping[str, Sequence[float | None]]: ...
-
-
-class ContextCompute(Protocol):
-    def __call__(
-        self,
-        hypotheses: Sequence[str],
-        contexts: Sequence[Sequence[str]],
-        language: str,
-        params: Mapping[str, str],
     ) -> Sequence[float | None]: ...
-
-
-class FamilyContextCompute(Protocol):
-    def __call__(
-        self,
-        names: Sequence[str],
-        hypotheses: Sequence[str],
-        references: Sequence[Sequence[str]],
-        contexts: Sequence[Sequence[str]],
-        language: str,
-        params: Mapping[str, str],
-    ) -> Mapping[str, Sequence[float | None]]: ...
 
 
 @dataclass(frozen=True)
@@ -91,15 +77,13 @@ class MetricFamily:
     """Metrics computed together; ``compute(names, ...)`` returns ``{name: scores}`` for the names asked.
 
     ``implementations`` gives the family compute of each implementation other than the default one
-    (``compute``); the registry calls the one its members were asked with. ``context_compute``: the
-    family reads every context turn (Cross-RUBER's blends): the registry calls it, with each item's turns
-    oldest first, instead of ``compute``.
+    (``compute``); the registry calls the one its members were asked with. A family that reads every
+    context turn (Cross-RUBER's blends) reads ``inputs.context_turns``.
     """
 
     name: str
     compute: FamilyCompute
     implementations: Mapping[str, FamilyCompute] = field(default_factory=dict)
-    context_compute: FamilyContextCompute | None = None
 
     def compute_for(self, implementation: str) -> FamilyCompute:
         return self.implementations.get(implementation, self.compute)
@@ -150,7 +134,7 @@ class MetricImplementation:
     """
 
     name: str
-    compute: BatchCompute
+    compute: MetricCompute
     version: str
     description: str = ""
     parameters: Mapping[str, str] = field(default_factory=dict)
@@ -169,7 +153,7 @@ class MetricSpec:
     description: str
     needs_references: bool
     version: str  # part of the signature; bump it when a change can change scores
-    compute: BatchCompute
+    compute: MetricCompute
     family: str = ""  # the MetricFamily that computes it together with its siblings, if any
     parameters: Mapping[str, str] = field(default_factory=dict)  # defaults; all go into the signature
     uses_tokenizer: bool = True  # the tokenizer's name goes into the signature (see the module docstring)
@@ -186,8 +170,9 @@ class MetricSpec:
     # ``{component: [value per item]}`` over the whole set, the metric's values. Scoring runs use it to
     # blend the stored raw scores instead of running the model a second time.
     combine: Callable[[Mapping[str, Sequence[float | None]]], Sequence[float | None]] | None = None
-    # A context-aware metric (MaUde): given every turn of each item's context (oldest first), its values.
-    context_compute: ContextCompute | None = None
+    # A context-aware metric (MaUde): its compute reads every turn of each item's context (oldest first,
+    # ``MetricInputs.context_turns``), which a scoring run then passes.
+    reads_context: bool = False
     # The tools that compute it, by name (see the module docstring); empty: computed one way only.
     implementations: Mapping[str, MetricImplementation] = field(default_factory=dict)
     # It reads word vectors: a run may give it other vectors (``compute_metrics(vectors=...)``).
@@ -197,10 +182,6 @@ class MetricSpec:
     implementation_group: str = ""
     # When the metric has no value for an item (``None``): the cause, named in run notes and the report.
     undefined_when: str = UNDEFINED_WHEN
-
-    @property
-    def reads_context(self) -> bool:
-        return self.context_compute is not None
 
     @property
     def group_name(self) -> str:
@@ -270,51 +251,11 @@ def tokenizer_choice(params: Mapping[str, str]) -> str:
     return params.get(TOKENIZER_PARAMETER, DEFAULT_TOKENIZER)
 
 
-def family_member_compute(family_compute: FamilyCompute, name: str) -> BatchCompute:
+def family_member_compute(family_compute: FamilyCompute, name: str) -> MetricCompute:
     """The compute of one member of a family, for calling that metric on its own."""
 
-    def compute(
-        hypotheses: Sequence[str],
-        references: Sequence[Sequence[str]],
-        queries: Sequence[str],
-        language: str,
-        params: Mapping[str, str],
-    ) -> Sequence[float | None]:
-        return family_compute([name], hypotheses, references, queries, language, params)[name]
-
-    return compute
-
-
-def one_turn_compute(context_compute: ContextCompute) -> BatchCompute:
-    """A context-aware metric's plain compute: each item's context is its one turn ``[queries[i]]`` (what
-    a caller without every turn, or a metric asked on its own, gives it)."""
-
-    def compute(
-        hypotheses: Sequence[str],
-        references: Sequence[Sequence[str]],
-        queries: Sequence[str],
-        language: str,
-        params: Mapping[str, str],
-    ) -> Sequence[float | None]:
-        return list(context_compute(hypotheses, [[query] for query in queries], language, params))
-
-    return compute
-
-
-def one_turn_family_compute(context_compute: FamilyContextCompute) -> FamilyCompute:
-    """:func:`one_turn_compute` for a family that reads every context turn (Cross-RUBER's blends)."""
-
-    def compute(
-        names: Sequence[str],
-        hypotheses: Sequence[str],
-        references: Sequence[Sequence[str]],
-        queries: Sequence[str],
-        language: str,
-        params: Mapping[str, str],
-    ) -> Mapping[str, Sequence[float | None]]:
-        return context_compute(
-            names, hypotheses, references, [[query] for query in queries], language, params
-        )
+    def compute(inputs: MetricInputs, params: Mapping[str, str]) -> Sequence[float | None]:
+        return family_compute([name], inputs, params)[name]
 
     return compute
 

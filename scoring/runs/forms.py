@@ -8,7 +8,6 @@ from typing import Any
 from django import forms
 
 from annotation.models import Study
-from scoring.metrics.learned_specs import MODEL_KINDS
 from scoring.metrics.registry import (
     available_metric_names,
     available_system_metric_names,
@@ -18,6 +17,7 @@ from scoring.metrics.registry import (
 from scoring.metrics.spec import DEFAULT_IMPLEMENTATION
 from scoring.models import ReferencesMode, TokenizerChoice, TrainedModel
 from scoring.selectors import metrics_available_for_study, trained_models_all, word_vectors_choices
+from scoring.trainers import trainer_kinds
 
 
 def _model_field_name(kind: str) -> str:
@@ -105,7 +105,7 @@ class ScoringRunForm(forms.Form):
             *(metrics_available_for_study(study=study) if study is not None else available_metric_names()),
             *system_names,
         ]
-        for kind in MODEL_KINDS:
+        for kind in trainer_kinds():
             self.fields[_model_field_name(kind)] = forms.ModelChoiceField(
                 queryset=trained_models_all().filter(kind=kind),
                 required=False,
@@ -136,11 +136,11 @@ class ScoringRunForm(forms.Form):
 
     def model_names(self) -> list[str]:
         """The trained models chosen explicitly, by name (empty: the study's choice or the default)."""
-        chosen = [self.cleaned_data.get(_model_field_name(kind)) for kind in MODEL_KINDS]
+        chosen = [self.cleaned_data.get(_model_field_name(kind)) for kind in trainer_kinds()]
         return [model.name for model in chosen if isinstance(model, TrainedModel)]
 
     def model_fields(self) -> list[forms.BoundField]:
-        return [self[_model_field_name(kind)] for kind in MODEL_KINDS]
+        return [self[_model_field_name(kind)] for kind in trainer_kinds()]
 
 
 class StudyModelChoiceForm(forms.Form):
@@ -156,7 +156,7 @@ class StudyModelChoiceForm(forms.Form):
             choice.kind: choice.trained_model.name
             for choice in study.model_choices.select_related("trained_model")
         }
-        for kind in MODEL_KINDS:
+        for kind in trainer_kinds():
             self.fields[_model_field_name(kind)] = forms.ModelChoiceField(
                 queryset=trained_models_all().filter(kind=kind, language=study.language),
                 required=False,
@@ -167,7 +167,7 @@ class StudyModelChoiceForm(forms.Form):
             )
 
     def choices(self) -> dict[str, TrainedModel | None]:
-        return {kind: self.cleaned_data.get(_model_field_name(kind)) for kind in MODEL_KINDS}
+        return {kind: self.cleaned_data.get(_model_field_name(kind)) for kind in trainer_kinds()}
 
 
 def _metric_label(name: str) -> str:

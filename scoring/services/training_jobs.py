@@ -42,16 +42,7 @@ from django.utils import timezone
 
 from annotation.models import Study
 from kernel.lease import Lease, LeaseTerms, RecoveryReport, lease_claim
-from scoring.metrics.bert_ruber.cells import ALL_CELLS, BERT, FAST_CELLS, parse_cell
-from scoring.metrics.learned_specs import (
-    BERT_RUBER_KIND,
-    CROSS_RUBER_KIND,
-    DIALOG_KINDS,
-    MAUDE_KIND,
-    MODEL_KINDS,
-)
 from scoring.metrics.maude.dialogs import DIALOGS_JSONL
-from scoring.metrics.maude.variants import ALL_VARIANTS, DEFAULT_VARIANTS, ENCODER_VARIANTS
 from scoring.metrics.ruber.corpus import DAILYDIALOG, PAIRS_JSONL, CorpusError
 from scoring.metrics.training_progress import EPOCH_STAGE, TrainingCancelled, TrainingReport
 from scoring.models import ACTIVE_TRAINING_STATUSES, TrainedModel, TrainingJob, TrainingStatus
@@ -68,6 +59,7 @@ from scoring.trained_model_services import (
     training_corpus_formats,
     training_corpus_load,
 )
+from scoring.trainers import dialog_kinds, kind_trainer, kind_trainers, trainer_kinds
 
 logger = logging.getLogger(__name__)
 
@@ -79,7 +71,8 @@ FORMAT_CHOICES = (DAILYDIALOG, GENERIC_FORMAT)
 PROGRESS_WRITE_SECONDS = 1.0  # the latest report and the heartbeat are written at most this often
 MAX_EPOCHS = 100
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9_-]{1,80}$")
-PARAMETERS = ("epochs", "max_pairs", "cells", "variants", "threads", "language")
+_COMMON_PARAMETERS = ("epochs", "max_pairs")
+_RUN_PARAMETERS = ("threads", "language")
 BROKER_DOWN_NOTE = (
     "not queued yet: the task broker (Redis) is unreachable; the job starts once it is back (the periodic "
     "recovery sends it)"
@@ -134,8 +127,10 @@ def training_job_create(
     ``DIALEVAL_CORPUS_UPLOAD_DIR``. ``corpus_format``: "dailydialog", "generic" (``{"query", "reply"}``
     lines; for MaUde and Cross-RUBER ``{"turns": [...]}`` lines) or a loader's own name (pairs-jsonl, dialogs-jsonl).
     ``parameters``: epochs, max_pairs, cells (BERT-RUBER), variants (MaUde), threads, language."""
-    if kind not in MODEL_KINDS:
-        raise TrainingJobError("kind", f"unknown model kind {kind!r}; choose one of {', '.join(MODEL_KINDS)}")
+    if kind not in trainer_kinds():
+        raise TrainingJobError(
+            "kind", f"unknown model kind {kind!r}; choose one of {', '.join(trainer_kinds())}"
+        )
     name = (name or "").strip()
     _check_name(name)
     checked = _checked_parameters(kind=kind, parameters=parameters or {}, study=study)
@@ -465,7 +460,7 @@ def _check_name(name: str) -> None:
 
 def _loader_format(kind: str, corpus_format: str) -> str:
     if corpus_format == GENERIC_FORMAT:
-        return DIALOGS_JSONL if kind in DIALOG_KINDS else PAIRS_JSONL
+        return DIALOGS_JSONL if kind in dialog_kinds() else PAIRS_JSONL
     if corpus_format not in training_corpus_formats(kind):
         known = ", ".join([DAILYDIALOG, GENERIC_FORMAT, *training_corpus_formats(kind)[1:]])
         raise TrainingJobError(
@@ -517,9 +512,10 @@ def _remove_upload(saved: Path | None) -> None:
 
 
 def _checked_parameters(*, kind: str, parameters: Mapping[str, Any], study: Study | None) -> dict[str, Any]:
-    unknown = sorted(set(parameters) - set(PARAMETERS))
+    known = training_parameters()
+    unknown = sorted(set(parameters) - set(known))
     if unknown:
-        raise TrainingJobError(unknown[0], f"unknown parameter; known: {', '.join(PARAMETERS)}")
+        raise TrainingJobError(unknown[0], f"unknown parameter; known: {', '.join(known)}")
     checked: dict[str, Any] = {}
     for key, low, high in (("epochs", 1, MAX_EPOCHS), ("max_pairs", 2, None), ("threads", 1, 256)):
         value = parameters.get(key)
@@ -536,46 +532,37 @@ def _checked_parameters(*, kind: str, parameters: Mapping[str, Any], study: Stud
     if language not in ("en", "zh"):
         raise TrainingJobError("language", f"unknown language {language!r}; choose en or zh")
     checked["language"] = language
-    cells = _names(parameters.get("cells"), "cells")
-    variants = _names(parameters.get("variants"), "variants")
-    if kind == BERT_RUBER_KIND:
-        cells = cells or list(FAST_CELLS)
-        unknown_cells = [cell for cell in cells if cell not in ALL_CELLS]
-        if unknown_cells:
-            raise TrainingJobError(
-                "cells", f"unknown cell(s) {', '.join(unknown_cells)}; known: {', '.join(ALL_CELLS)}"
-            )
-        bert = [cell for cell in cells if parse_cell(cell).embedding == BERT]
-        if bert and language != "en":
-            raise TrainingJobError(
-                "cells",
-                f"{', '.join(bert)} read all-MiniLM-L6-v2, which covers English only; "
-                f"choose word2vec cells for a {language!r} corpus",
-            )
-        checked["cells"] = [cell for cell in ALL_CELLS if cell in cells]
-    elif cells:
-        raise TrainingJobError("cells", f"cells are BERT-RUBER's; a {kind} model has none")
-    if kind == MAUDE_KIND:
-        variants = variants or list(DEFAULT_VARIANTS)
-        unknown_variants = [name for name in variants if name not in ALL_VARIANTS]
-        if unknown_variants:
-            raise TrainingJobError(
-                "variants",
-                f"unknown variant(s) {', '.join(unknown_variants)}; known: {', '.join(ALL_VARIANTS)}",
-            )
-        encoder = [name for name in variants if name in ENCODER_VARIANTS]
-        if encoder and language != "en":
-            raise TrainingJobError(
-                "variants", f"{', '.join(encoder)} read an English-only encoder; choose infersent or ruber"
-            )
-        checked["variants"] = [name for name in ALL_VARIANTS if name in variants]
-    elif variants:
-        raise TrainingJobError("variants", f"variants are MaUde's; a {kind} model has none")
-    if kind == CROSS_RUBER_KIND and language != "en":
-        raise TrainingJobError(
-            "language",
-            f"Cross-RUBER fine-tunes all-MiniLM-L6-v2, which covers English only, not {language!r}",
-        )
+    checked.update(_checked_name_lists(kind, parameters, language))
+    check_language = kind_trainer(kind).check_language
+    if check_language is not None:
+        try:
+            check_language(language)
+        except ValueError as error:
+            raise TrainingJobError("language", str(error)) from None
+    return checked
+
+
+def training_parameters() -> tuple[str, ...]:
+    """The parameters a training job takes: epochs, max_pairs, every kind's name lists (cells, variants:
+    :mod:`scoring.trainers`), threads and language."""
+    lists = [names.key for trainer in kind_trainers() for names in trainer.name_lists]
+    return (*_COMMON_PARAMETERS, *lists, *_RUN_PARAMETERS)
+
+
+def _checked_name_lists(kind: str, parameters: Mapping[str, Any], language: str) -> dict[str, list[str]]:
+    """The name lists of ``kind``'s training, checked by its trainer; a list of another kind is refused."""
+    own = {names.key: names for names in kind_trainer(kind).name_lists}
+    checked: dict[str, list[str]] = {}
+    for trainer in kind_trainers():
+        for names in trainer.name_lists:
+            given = _names(parameters.get(names.key), names.key)
+            if names.key in own:
+                try:
+                    checked[names.key] = own[names.key].checked(given, language)
+                except ValueError as error:
+                    raise TrainingJobError(names.key, str(error)) from None
+            elif given:
+                raise TrainingJobError(names.key, f"{names.key} are {names.owner}; a {kind} model has none")
     return checked
 
 

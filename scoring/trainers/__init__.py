@@ -1,34 +1,33 @@
 """The trainers of the learned metrics, by model kind: a new learned metric is its trainer module here and
 one line in :data:`_BUILTIN` (its specs name the same ``model_kind``); nothing else dispatches on kinds.
 
-Each trainer (:class:`~scoring.trainers.base.Trainer`) reads the options of its kind from the request and
-calls the pure metric core's training (``scoring.metrics.<kind>.training``), imported only when a model of
-that kind is trained (torch and the encoders load on demand).
+Each kind's module declares a :class:`~scoring.trainers.base.KindTrainer`: how it trains (reading the
+options of its kind from the request and calling the pure metric core's training,
+``scoring.metrics.<kind>.training``, imported only when a model of that kind is trained: torch and the
+encoders load on demand), the label the forms offer, the name lists its training takes (the checks of the
+training service and the boxes of the training form), its language check, whether it trains on dialogs,
+and the cell whose figures the model list shows. The model kind's choices of the models, forms and API are
+:func:`model_kind_choices`: a choice list that is no database constraint, so adding a kind needs no
+migration.
 """
 
 from __future__ import annotations
 
-from scoring.metrics.learned_specs import BERT_RUBER_KIND, CROSS_RUBER_KIND, MAUDE_KIND, RUBER_KIND
-from scoring.trainers.base import TrainedModelError, Trainer, TrainingRequest
-from scoring.trainers.bert_ruber import bert_ruber_train
-from scoring.trainers.cross_ruber import cross_ruber_train
-from scoring.trainers.maude import maude_train
-from scoring.trainers.ruber import ruber_train
+from scoring.trainers.base import KindTrainer, NameList, TrainedModelError, Trainer, TrainingRequest
+from scoring.trainers.bert_ruber import BERT_RUBER_TRAINER
+from scoring.trainers.cross_ruber import CROSS_RUBER_TRAINER
+from scoring.trainers.maude import MAUDE_TRAINER
+from scoring.trainers.ruber import RUBER_TRAINER
 
-_BUILTIN: dict[str, Trainer] = {
-    RUBER_KIND: ruber_train,
-    BERT_RUBER_KIND: bert_ruber_train,
-    MAUDE_KIND: maude_train,
-    CROSS_RUBER_KIND: cross_ruber_train,
-}
-_TRAINERS: dict[str, Trainer] = dict(_BUILTIN)
+_BUILTIN: tuple[KindTrainer, ...] = (RUBER_TRAINER, BERT_RUBER_TRAINER, MAUDE_TRAINER, CROSS_RUBER_TRAINER)
+_TRAINERS: dict[str, KindTrainer] = {trainer.kind: trainer for trainer in _BUILTIN}
 
 
-def register_trainer(kind: str, trainer: Trainer) -> None:
-    """Make ``trainer`` the trainer of models of ``kind`` (one per kind)."""
-    if kind in _TRAINERS:
-        raise ValueError(f"a trainer of {kind!r} models is already registered")
-    _TRAINERS[kind] = trainer
+def register_trainer(trainer: KindTrainer) -> None:
+    """Make ``trainer`` the trainer of models of its kind (one per kind)."""
+    if trainer.kind in _TRAINERS:
+        raise ValueError(f"a trainer of {trainer.kind!r} models is already registered")
+    _TRAINERS[trainer.kind] = trainer
 
 
 def trainer_kinds() -> list[str]:
@@ -36,7 +35,12 @@ def trainer_kinds() -> list[str]:
     return list(_TRAINERS)
 
 
-def trainer_for(kind: str) -> Trainer:
+def kind_trainers() -> list[KindTrainer]:
+    """Every registered kind's trainer, in registration order."""
+    return list(_TRAINERS.values())
+
+
+def kind_trainer(kind: str) -> KindTrainer:
     """The trainer of ``kind``; a TrainedModelError naming the kinds there are otherwise."""
     try:
         return _TRAINERS[kind]
@@ -46,10 +50,31 @@ def trainer_for(kind: str) -> Trainer:
         ) from None
 
 
+def trainer_for(kind: str) -> Trainer:
+    """The function that trains a model of ``kind`` (see :func:`kind_trainer`)."""
+    return kind_trainer(kind).train
+
+
+def model_kind_choices() -> list[tuple[str, str]]:
+    """``(kind, label)`` of every registered kind: the choices of the model kind fields, forms and API."""
+    return [(trainer.kind, trainer.label) for trainer in _TRAINERS.values()]
+
+
+def dialog_kinds() -> tuple[str, ...]:
+    """The kinds trained on whole dialogs (context, reply) rather than on (query, reply) pairs."""
+    return tuple(trainer.kind for trainer in _TRAINERS.values() if trainer.trains_on_dialogs)
+
+
 __all__ = [
+    "KindTrainer",
+    "NameList",
     "TrainedModelError",
     "Trainer",
     "TrainingRequest",
+    "dialog_kinds",
+    "kind_trainer",
+    "kind_trainers",
+    "model_kind_choices",
     "register_trainer",
     "trainer_for",
     "trainer_kinds",

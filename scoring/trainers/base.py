@@ -7,7 +7,7 @@ request carries every kind's options; each trainer reads the ones of its kind.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -54,6 +54,42 @@ class Trainer(Protocol):
         progress: bool,
         on_progress: ProgressCallback | None,
     ) -> TrainedArtifact: ...
+
+
+@dataclass(frozen=True)
+class NameList:
+    """A list of names the training of one kind takes (BERT-RUBER's cells, MaUde's variants): its request
+    parameter ``key``, the training form's boxes (``choices``, ``initial`` ticked, ``label``, ``help_text``,
+    the error ``none_ticked``), and ``checked``: given the names asked (empty: none named) and the corpus
+    language, the names to train in their canonical order, or a ValueError saying what is wrong. ``owner``
+    names the kind in the error of a request that gives the list to another kind ("cells are
+    BERT-RUBER's")."""
+
+    key: str
+    owner: str
+    label: str
+    choices: tuple[str, ...]
+    initial: tuple[str, ...]
+    none_ticked: str
+    checked: Callable[[list[str], str], list[str]]
+    help_text: str = ""
+
+
+@dataclass(frozen=True)
+class KindTrainer:
+    """Everything that differs between model kinds outside the metric core, declared by the kind's module:
+    ``train`` the model, the ``label`` the forms offer, the ``name_lists`` its training takes, a check of
+    the corpus language (``check_language`` raises a ValueError for one it cannot learn), whether it trains
+    on whole dialogs rather than (query, reply) pairs, and the cell (variant) its metric scores with, whose
+    figures the model list shows (``scoring_cell``; "" for a model of one scorer)."""
+
+    kind: str
+    label: str
+    train: Trainer
+    name_lists: tuple[NameList, ...] = ()
+    check_language: Callable[[str], None] | None = None
+    trains_on_dialogs: bool = False
+    scoring_cell: str = ""
 
 
 def common_overrides(request: TrainingRequest) -> dict[str, Any]:

@@ -7,8 +7,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from scoring.metrics.bert_ruber.cells import ALL_CELLS, BERT, DEFAULT_CELL, FAST_CELLS, parse_cell
+from scoring.metrics.learned_specs import BERT_RUBER_KIND, FACTORIAL_CELLS
 from scoring.metrics.training_progress import ProgressCallback
-from scoring.trainers.base import TrainedArtifact, TrainingRequest, torch_overrides
+from scoring.trainers.base import KindTrainer, NameList, TrainedArtifact, TrainingRequest, torch_overrides
 
 
 def bert_ruber_train(
@@ -33,3 +35,39 @@ def bert_ruber_train(
         on_progress=on_progress,
     )
     return bert.config, bert.curve, bert.content_hash
+
+
+def checked_cells(cells: list[str], language: str) -> list[str]:
+    """The cells to train (the fast ones when none is named), in :data:`ALL_CELLS` order; the BERT cells
+    read all-MiniLM-L6-v2, which covers English only."""
+    cells = cells or list(FAST_CELLS)
+    unknown = [cell for cell in cells if cell not in ALL_CELLS]
+    if unknown:
+        raise ValueError(f"unknown cell(s) {', '.join(unknown)}; known: {', '.join(ALL_CELLS)}")
+    bert = [cell for cell in cells if parse_cell(cell).embedding == BERT]
+    if bert and language != "en":
+        raise ValueError(
+            f"{', '.join(bert)} read all-MiniLM-L6-v2, which covers English only; "
+            f"choose word2vec cells for a {language!r} corpus"
+        )
+    return [cell for cell in ALL_CELLS if cell in cells]
+
+
+BERT_RUBER_TRAINER = KindTrainer(
+    kind=BERT_RUBER_KIND,
+    label="BERT-RUBER (unreferenced factorial cells)",
+    train=bert_ruber_train,
+    name_lists=(
+        NameList(
+            key="cells",
+            owner="BERT-RUBER's",
+            label="BERT-RUBER cells",
+            choices=FACTORIAL_CELLS,
+            initial=FAST_CELLS,
+            none_ticked="tick at least one cell to train",
+            checked=checked_cells,
+            help_text="the pooling cells train in minutes; the Bi-GRU (rnn) cells take hours on a CPU",
+        ),
+    ),
+    scoring_cell=DEFAULT_CELL,
+)

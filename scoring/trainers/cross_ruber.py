@@ -12,7 +12,13 @@ from django.conf import settings
 
 from scoring.metrics.learned_specs import CROSS_RUBER_KIND
 from scoring.metrics.training_progress import ProgressCallback
-from scoring.trainers.base import TrainedArtifact, TrainedModelError, TrainingRequest, torch_overrides
+from scoring.trainers.base import (
+    KindTrainer,
+    TrainedArtifact,
+    TrainedModelError,
+    TrainingRequest,
+    torch_overrides,
+)
 
 
 def cross_ruber_train(
@@ -52,3 +58,20 @@ def cross_ruber_train(
         on_progress=on_progress,
     )
     return artifact.config, artifact.curve, artifact.content_hash
+
+
+def check_language(language: str) -> None:
+    """Cross-RUBER fine-tunes an English-only encoder."""
+    if language != "en":
+        raise ValueError(
+            f"Cross-RUBER fine-tunes all-MiniLM-L6-v2, which covers English only, not {language!r}"
+        )
+
+
+CROSS_RUBER_TRAINER = KindTrainer(
+    kind=CROSS_RUBER_KIND,
+    label="Cross-RUBER (fine-tuned cross-encoder, context-aware; with blends)",
+    train=cross_ruber_train,
+    check_language=check_language,
+    trains_on_dialogs=True,
+)

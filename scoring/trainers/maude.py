@@ -6,8 +6,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from scoring.metrics.learned_specs import MAUDE_KIND
+from scoring.metrics.maude.variants import ALL_VARIANTS, DEFAULT_VARIANTS, ENCODER_VARIANTS, MAUDE
 from scoring.metrics.training_progress import ProgressCallback
-from scoring.trainers.base import TrainedArtifact, TrainingRequest, torch_overrides
+from scoring.trainers.base import KindTrainer, NameList, TrainedArtifact, TrainingRequest, torch_overrides
 
 
 def maude_train(
@@ -37,3 +39,36 @@ def maude_train(
         on_progress=on_progress,
     )
     return maude.config, maude.curve, maude.content_hash
+
+
+def checked_variants(variants: list[str], language: str) -> list[str]:
+    """The variants to train (the default ones when none is named), in :data:`ALL_VARIANTS` order; those
+    that read the encoder's vectors need English text."""
+    variants = variants or list(DEFAULT_VARIANTS)
+    unknown = [name for name in variants if name not in ALL_VARIANTS]
+    if unknown:
+        raise ValueError(f"unknown variant(s) {', '.join(unknown)}; known: {', '.join(ALL_VARIANTS)}")
+    encoder = [name for name in variants if name in ENCODER_VARIANTS]
+    if encoder and language != "en":
+        raise ValueError(f"{', '.join(encoder)} read an English-only encoder; choose infersent or ruber")
+    return [name for name in ALL_VARIANTS if name in variants]
+
+
+MAUDE_TRAINER = KindTrainer(
+    kind=MAUDE_KIND,
+    label="MaUde (context-aware, unreferenced; with its baselines)",
+    train=maude_train,
+    name_lists=(
+        NameList(
+            key="variants",
+            owner="MaUde's",
+            label="MaUde variants",
+            choices=ALL_VARIANTS,
+            initial=DEFAULT_VARIANTS,
+            none_ticked="tick at least one variant to train",
+            checked=checked_variants,
+        ),
+    ),
+    trains_on_dialogs=True,
+    scoring_cell=MAUDE,
+)

@@ -6,8 +6,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from scoring.metrics.learned_specs import RUBER_KIND
 from scoring.metrics.training_progress import ProgressCallback
-from scoring.trainers.base import TrainedArtifact, TrainingRequest, common_overrides
+from scoring.trainers.base import KindTrainer, TrainedArtifact, TrainingRequest, common_overrides
 
 
 def ruber_train(
@@ -32,3 +33,6 @@ def ruber_train(
         on_progress=on_progress,
     )
     return ruber.config, ruber.curve, ruber.content_hash
+
+
+RUBER_TRAINER = KindTrainer(kind=RUBER_KIND, label="RUBER (word2vec + Bi-GRU s_U)", train=ruber_train)

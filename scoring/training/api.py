@@ -24,7 +24,7 @@ from kernel.http.api_input import StrictInputSerializer
 from kernel.permissions import IsResearcher, authenticated_user
 from scoring.metrics.bert_ruber.cells import FAST_CELLS
 from scoring.metrics.maude.variants import DEFAULT_VARIANTS
-from scoring.models import ModelKind, TrainedModel, TrainingJob
+from scoring.models import TrainedModel, TrainingJob
 from scoring.selectors import (
     trained_model_figures,
     trained_models_all,
@@ -38,6 +38,7 @@ from scoring.services.training_jobs import (
     training_job_cancel,
     training_job_create,
 )
+from scoring.trainers import model_kind_choices
 from scoring.training.model_figures import ModelFigures
 
 
@@ -144,7 +145,7 @@ class TrainingJobSerializer(serializers.ModelSerializer):
 
 
 class TrainingJobCreateSerializer(StrictInputSerializer):
-    kind = serializers.ChoiceField(choices=ModelKind.choices)
+    kind = serializers.ChoiceField(choices=model_kind_choices())
     name = serializers.CharField(max_length=80, help_text="the model's name: letters, digits, - and _")
     corpus_path = serializers.CharField(
         required=False, default="", allow_blank=True, help_text="a corpus file or folder on the server"

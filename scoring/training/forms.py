@@ -1,4 +1,5 @@
-"""The study page's form that starts a training job."""
+"""The study page's form that starts a training job: its kinds and each kind's name lists (BERT-RUBER's
+cells, MaUde's variants) are the trainer registry's (:mod:`scoring.trainers`)."""
 
 from __future__ import annotations
 
@@ -6,19 +7,18 @@ from typing import Any
 
 from django import forms
 
-from scoring.metrics.bert_ruber.cells import FAST_CELLS
-from scoring.metrics.learned_specs import FACTORIAL_CELLS
-from scoring.metrics.maude.variants import ALL_VARIANTS, DEFAULT_VARIANTS
+from scoring.metrics.learned_specs import RUBER_KIND
 from scoring.metrics.ruber.corpus import DAILYDIALOG
-from scoring.models import ModelKind
 from scoring.services.training_jobs import GENERIC_FORMAT, MAX_EPOCHS, corpora_known
+from scoring.trainers import NameList, kind_trainer, kind_trainers, model_kind_choices
 
 
 class TrainingJobForm(forms.Form):
     """Train a learned metric's model from the study page: kind, name, corpus (one the server
-    knows, or an upload), format, epochs, BERT-RUBER's cells (the fast ones ticked), MaUde's variants."""
+    knows, or an upload), format, epochs, and the boxes of each kind's name lists (BERT-RUBER's cells, the
+    fast ones ticked; MaUde's variants), added after the epochs from the trainer registry."""
 
-    kind = forms.ChoiceField(choices=ModelKind.choices, initial=ModelKind.RUBER)
+    kind = forms.ChoiceField(choices=model_kind_choices, initial=RUBER_KIND)
     name = forms.CharField(
         max_length=80, help_text="letters, digits, - and _; the model is listed and chosen by it"
     )
@@ -54,21 +54,6 @@ class TrainingJobForm(forms.Form):
     max_pairs = forms.IntegerField(
         required=False, min_value=2, label="At most this many pairs", help_text="blank: the whole corpus"
     )
-    cells = forms.MultipleChoiceField(
-        required=False,
-        choices=[(cell, cell) for cell in FACTORIAL_CELLS],
-        initial=list(FAST_CELLS),
-        widget=forms.CheckboxSelectMultiple,
-        label="BERT-RUBER cells",
-        help_text="the pooling cells train in minutes; the Bi-GRU (rnn) cells take hours on a CPU",
-    )
-    variants = forms.MultipleChoiceField(
-        required=False,
-        choices=[(name, name) for name in ALL_VARIANTS],
-        initial=list(DEFAULT_VARIANTS),
-        widget=forms.CheckboxSelectMultiple,
-        label="MaUde variants",
-    )
     make_default = forms.BooleanField(
         required=False, label="Make it the default model of its kind (for studies that choose none)"
     )
@@ -76,6 +61,7 @@ class TrainingJobForm(forms.Form):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         kwargs.setdefault("auto_id", "train-%s")  # unique ids beside the run form on the same page
         super().__init__(*args, **kwargs)
+        self._add_name_lists()
         corpus_field = self.fields["corpus"]
         assert isinstance(corpus_field, forms.ChoiceField)
         known = corpora_known()
@@ -87,21 +73,40 @@ class TrainingJobForm(forms.Form):
         cleaned = super().clean() or {}
         if not cleaned.get("corpus") and not cleaned.get("corpus_file"):
             self.add_error("corpus", "choose a corpus on the server or upload one")
-        kind = cleaned.get("kind")
-        if kind == ModelKind.BERT_RUBER and not cleaned.get("cells") and "cells" not in self.errors:
-            self.add_error("cells", "tick at least one cell to train")
-        if kind == ModelKind.MAUDE and not cleaned.get("variants") and "variants" not in self.errors:
-            self.add_error("variants", "tick at least one variant to train")
+        for names in self._name_lists(cleaned.get("kind")):
+            if not cleaned.get(names.key) and names.key not in self.errors:
+                self.add_error(names.key, names.none_ticked)
         return cleaned
 
     def parameters(self) -> dict[str, Any]:
-        """The job's parameters: only those of the chosen kind (the cells' boxes are posted for every kind)."""
-        kind = self.cleaned_data["kind"]
+        """The job's parameters: only those of the chosen kind (every kind's boxes are posted)."""
         parameters: dict[str, Any] = {
             key: self.cleaned_data[key] for key in ("epochs", "max_pairs") if self.cleaned_data.get(key)
         }
-        if kind == ModelKind.BERT_RUBER:
-            parameters["cells"] = list(self.cleaned_data["cells"])
-        if kind == ModelKind.MAUDE:
-            parameters["variants"] = list(self.cleaned_data["variants"])
+        for names in self._name_lists(self.cleaned_data["kind"]):
+            parameters[names.key] = list(self.cleaned_data[names.key])
         return parameters
+
+    def _add_name_lists(self) -> None:
+        """One box per name of each kind's name lists, placed before ``make_default``."""
+        make_default = self.fields.pop("make_default")
+        for trainer in kind_trainers():
+            for names in trainer.name_lists:
+                self.fields[names.key] = forms.MultipleChoiceField(
+                    required=False,
+                    choices=[(name, name) for name in names.choices],
+                    initial=list(names.initial),
+                    widget=forms.CheckboxSelectMultiple(attrs={"data-kind": trainer.kind}),
+                    label=names.label,
+                    help_text=names.help_text,
+                )
+        self.fields["make_default"] = make_default
+
+    @staticmethod
+    def _name_lists(kind: object) -> tuple[NameList, ...]:
+        """The name lists of ``kind`` (none for an invalid kind, which the field reports)."""
+        return (
+            kind_trainer(kind).name_lists
+            if isinstance(kind, str) and kind in dict(model_kind_choices())
+            else ()
+        )

@@ -21,14 +21,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from scoring.metrics.bert_ruber.cells import DEFAULT_CELL
-from scoring.metrics.learned_specs import BERT_RUBER_KIND, DIALOG_KINDS, MAUDE_KIND
-from scoring.metrics.maude.variants import MAUDE
+from scoring.trainers import dialog_kinds, kind_trainers
 
 TIMINGS_FILE = "timings.json"  # MaUde's timings name its (context, reply) examples
 CHANCE = 0.5  # ranking accuracy of a scorer that guesses
 NEAR_CHANCE_MARGIN = 0.05
-SCORING_CELLS = {BERT_RUBER_KIND: DEFAULT_CELL, MAUDE_KIND: MAUDE}
 
 
 @dataclass(frozen=True)
@@ -73,12 +70,13 @@ def figures_compute(
     cell = _scoring_cell(kind, config, curve)
     rows = _cell_rows(curve, cell)
     kept_epoch, accuracy = _kept(config, cell, rows)
-    dialogs = _dialogs(config) if kind in DIALOG_KINDS else None
+    on_dialogs = kind in dialog_kinds()
+    dialogs = _dialogs(config) if on_dialogs else None
     if accuracy is None and cell == "":
         accuracy = _best_accuracy(config, curve)  # a model of several cells without the scoring one
     epochs = config.get("epochs")
     return ModelFigures(
-        pairs=None if kind in DIALOG_KINDS else _pairs(config, folder, pairs),
+        pairs=None if on_dialogs else _pairs(config, folder, pairs),
         epochs=len(rows) if rows else _longest(curve),
         cells=tuple(str(cell) for cell in config.get("cells", ()) or ()),
         validation_accuracy=accuracy,
@@ -111,6 +109,11 @@ def training_summary(figures: ModelFigures) -> str:
     return text
 
 
+def scoring_cells() -> dict[str, str]:
+    """The cell each kind's metric scores with, as its trainer declares it (kinds of one scorer: none)."""
+    return {trainer.kind: trainer.scoring_cell for trainer in kind_trainers() if trainer.scoring_cell}
+
+
 def folder_size(folder: Path) -> int | None:
     """Bytes of the files under ``folder``; None when it is missing (a model whose folder was removed)."""
     if not folder.is_dir():
@@ -129,7 +132,7 @@ def _curves(curve: Any) -> list[list[Mapping[str, Any]]]:
 
 def _scoring_cell(kind: str, config: Mapping[str, Any], curve: Any) -> str:
     """The cell the kind's metric scores with, when the model has it; "" for a single model or without."""
-    cell = SCORING_CELLS.get(kind, "")
+    cell = scoring_cells().get(kind, "")
     trained = set(curve) if isinstance(curve, Mapping) else set()
     results = config.get("results")
     if isinstance(results, Mapping):

@@ -161,13 +161,16 @@
     if (row.dataset.finished !== "1") poll(row, showJobRow);
   });
 
-  // The training form: show the cells for BERT-RUBER only and the variants for MaUde only.
+  // The training form: show each kind's name lists (BERT-RUBER's cells, MaUde's variants) for that kind
+  // only; their boxes name the kind (data-kind, from the trainer registry).
   const form = document.getElementById("training-form");
   if (form) {
     const kind = form.querySelector("select[name=kind]");
     const toggle = () => {
-      form.querySelectorAll(".training-cells").forEach((box) => (box.hidden = kind.value !== "bert-ruber"));
-      form.querySelectorAll(".training-variants").forEach((box) => (box.hidden = kind.value !== "maude"));
+      form.querySelectorAll("fieldset").forEach((box) => {
+        const owner = box.querySelector("input[data-kind]");
+        if (owner) box.hidden = kind.value !== owner.dataset.kind;
+      });
     };
     kind.addEventListener("change", toggle);
     toggle();

@@ -217,7 +217,7 @@ def test_a_metric_undefined_on_every_reply_is_listed_with_the_count(
         description="never has a value",
         needs_references=False,
         version="1",
-        compute=lambda hypotheses, references, queries, language, params: [None] * len(hypotheses),
+        compute=lambda inputs, params: [None] * len(inputs),
         uses_tokenizer=False,
         undefined_when="it never has one",
     )

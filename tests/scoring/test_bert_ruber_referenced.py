@@ -17,6 +17,7 @@ from scoring.metrics.bert_ruber_referenced import (
     bert_ruber_referenced_spec,
 )
 from scoring.metrics.contextual_encoder import ContextualEncoder, minilm_artifact_hash, minilm_encoder
+from scoring.metrics.inputs import MetricInputs
 from scoring.metrics.pooling import pooled_cosine
 
 pytest.importorskip("transformers")
@@ -109,18 +110,22 @@ def test_spec_and_compute() -> None:
     assert dict(spec.parameters) == {"encoder": "all-minilm-l6-v2", "refagg": "max"}
     assert spec.artifact_hash == minilm_artifact_hash()
     assert len(spec.artifact_hash) == 64
-    [score] = spec.compute(["Good morning ."], [["Good morning ."]], ["Hi ."], "en", spec.parameters)
+    [score] = spec.compute(
+        MetricInputs(["Good morning ."], [["Good morning ."]], ["Hi ."], "en"), spec.parameters
+    )
     assert score == pytest.approx(1.0, abs=1e-9)
 
 
 def test_refuses_chinese_and_unknown_parameters() -> None:
     params = {"encoder": "all-minilm-l6-v2", "refagg": "max"}
     with pytest.raises(ValueError, match="'en' text only, not 'zh'"):
-        bert_ruber_referenced_compute(["你好"], [["你好"]], [""], "zh", params)
+        bert_ruber_referenced_compute(MetricInputs(["你好"], [["你好"]], [""], "zh"), params)
     with pytest.raises(ValueError, match="unknown contextual encoder"):
-        bert_ruber_referenced_compute(["a"], [["a"]], [""], "en", {**params, "encoder": "bert-base"})
+        bert_ruber_referenced_compute(
+            MetricInputs(["a"], [["a"]], [""], "en"), {**params, "encoder": "bert-base"}
+        )
     with pytest.raises(ValueError, match="unknown reference aggregation"):
-        bert_ruber_referenced_compute(["a"], [["a"]], [""], "en", {**params, "refagg": "mean"})
+        bert_ruber_referenced_compute(MetricInputs(["a"], [["a"]], [""], "en"), {**params, "refagg": "mean"})
 
 
 def test_building_the_spec_does_not_import_torch() -> None:

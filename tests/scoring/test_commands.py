@@ -164,7 +164,7 @@ def test_score_study_prints_warnings_of_a_succeeded_run(study) -> None:
 
 
 def test_score_study_exits_with_the_error_of_a_failed_run(study, monkeypatch: pytest.MonkeyPatch) -> None:
-    def broken(hypotheses, references, queries, language, params):
+    def broken(inputs, params):
         raise ValueError("the model is missing")
 
     spec = MetricSpec(

@@ -25,6 +25,7 @@ from scoring.metrics.embedding import (
     embedding_scores_batch,
 )
 from scoring.metrics.embedding_specs import embedding_family_compute, embedding_specs, verified_vectors
+from scoring.metrics.inputs import MetricInputs
 from scoring.metrics.word_vectors import WordVectors, glove_6b_50d
 from tests.scoring.metric_batches import MetricBatch
 from tests.scoring.metric_tester import MetricTester
@@ -220,10 +221,7 @@ def test_family_tokenizes_and_scores_with_named_vectors(tiny_vectors_named: str)
     # "A C" tokenizes (lowercased) to (a, c); "a, b!" to (a, ",", b, "!") whose punctuation is OOV.
     result = embedding_family_compute(
         list(EMBEDDING_METRICS),
-        ["A C", "a, b!"],
-        [["b", "a"], ["C"]],
-        ["", ""],
-        "en",
+        MetricInputs(["A C", "a, b!"], [["b", "a"], ["C"]], ["", ""], "en"),
         {"vectors": tiny_vectors_named, "refagg": "max"},
     )
     # (a, c) vs (b): average cos((1, 0.5), (0, 1)) = 0.447214; vs (a): cos((1, 0.5), (1, 0)) = 0.894427
@@ -239,10 +237,7 @@ def test_family_logs_one_warning_with_the_count_of_empty_items(
     with caplog.at_level(logging.WARNING, logger="scoring.metrics"):
         result = embedding_family_compute(
             [VECTOR_EXTREMA],
-            ["qqq ?", "a", "a"],
-            [["a"], ["zzz"], ["a"]],
-            ["", "", ""],
-            "en",
+            MetricInputs(["qqq ?", "a", "a"], [["a"], ["zzz"], ["a"]], ["", "", ""], "en"),
             {"vectors": tiny_vectors_named},
         )
     assert result == {VECTOR_EXTREMA: [0.0, 0.0, pytest.approx(1.0)]}
@@ -261,13 +256,13 @@ def test_family_refuses_vectors_that_do_not_match_their_recorded_hash(tiny_vecto
 
 
 def test_family_refuses_unknown_vectors_other_languages_and_aggregations() -> None:
-    args = (["hello"], [["hello"]], [""])
+    english = MetricInputs(["hello"], [["hello"]], [""], "en")
     with pytest.raises(ValueError, match="unknown word vectors"):
-        embedding_family_compute([EMBEDDING_AVERAGE], *args, "en", {"vectors": "word2vec-nope"})
+        embedding_family_compute([EMBEDDING_AVERAGE], english, {"vectors": "word2vec-nope"})
     with pytest.raises(ValueError, match="cannot score 'zh'"):
-        embedding_family_compute([EMBEDDING_AVERAGE], *args, "zh", {})
+        embedding_family_compute([EMBEDDING_AVERAGE], MetricInputs(["hello"], [["hello"]], [""], "zh"), {})
     with pytest.raises(ValueError, match="aggregation"):
-        embedding_family_compute([EMBEDDING_AVERAGE], *args, "en", {"refagg": "joint"})
+        embedding_family_compute([EMBEDDING_AVERAGE], english, {"refagg": "joint"})
 
 
 def test_specs() -> None:
@@ -294,16 +289,17 @@ def test_glove_family_on_real_sentences() -> None:
         ["How much does this cost ?"],
         ["whatever"],
     ]
-    family = embedding_family_compute(list(EMBEDDING_METRICS), hypotheses, references, [""] * 3, "en", {})
+    inputs = MetricInputs(hypotheses, references, [""] * 3, "en")
+    family = embedding_family_compute(list(EMBEDDING_METRICS), inputs, {})
     for name in EMBEDDING_METRICS:
         values = family[name]
         assert all(math.isfinite(v) and -1.0 <= v <= 1.0 for v in values)
         assert values[0] > values[1]  # a paraphrase is closer than an unrelated reply
         assert values[2] == 0.0  # no GloVe word in the reply
         # The single-metric compute (what the registry calls for a lone metric) agrees with the family.
-        assert by_name[name].compute(hypotheses, references, [""] * 3, "en", {}) == values
+        assert by_name[name].compute(inputs, {}) == values
     identical = embedding_family_compute(
-        list(EMBEDDING_METRICS), ["see you tomorrow !"], [["See you tomorrow!"]], [""], "en", {}
+        list(EMBEDDING_METRICS), MetricInputs(["see you tomorrow !"], [["See you tomorrow!"]], [""], "en"), {}
     )
     for name in EMBEDDING_METRICS:
         assert identical[name][0] == pytest.approx(1.0, abs=TOLERANCE)

@@ -15,6 +15,7 @@ os.environ.setdefault("NLTK_DATA", str(NLTK_DATA))
 
 from nltk.corpus.reader.wordnet import WordNetCorpusReader  # noqa: E402
 
+from scoring.metrics.inputs import MetricInputs  # noqa: E402
 from scoring.metrics.meteor import (  # noqa: E402
     MetricDataMissingError,
     load_wordnet,
@@ -287,6 +288,8 @@ def test_spec_tokenizes_and_records_the_nltk_version(wordnet: WordNetCorpusReade
     hypotheses = ["The film was GREAT !", "no idea"]
     references = [["the movie was great .", "bad"], ["I have no idea at all"]]
     scores = meteor_tester(wordnet).check(MetricBatch.of(hypotheses, references))
-    assert scores == meteor_spec.compute(hypotheses, references, ["", ""], "en", {"refagg": "max"})
+    assert scores == meteor_spec.compute(
+        MetricInputs(hypotheses, references, ["", ""], "en"), {"refagg": "max"}
+    )
     with pytest.raises(ValueError, match="reference aggregation"):
-        meteor_spec.compute(hypotheses, references, ["", ""], "en", {"refagg": "nltk"})
+        meteor_spec.compute(MetricInputs(hypotheses, references, ["", ""], "en"), {"refagg": "nltk"})

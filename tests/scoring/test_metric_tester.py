@@ -9,6 +9,7 @@ from collections.abc import Mapping, Sequence
 import pytest
 
 from scoring.metrics import registry
+from scoring.metrics.inputs import MetricInputs
 from scoring.metrics.spec import MetricSpec
 from tests.scoring.metric_batches import DIALOG_SAMPLE, MetricBatch
 from tests.scoring.metric_tester import MetricTester, SystemMetricTester, assert_values_close
@@ -34,20 +35,14 @@ def _register(monkeypatch: pytest.MonkeyPatch, compute: object, *, whole_set: bo
     monkeypatch.setitem(registry._SPECS, FAKE, spec)
 
 
-def _per_item(
-    hypotheses: Sequence[str], references: Sequence[Sequence[str]], queries: Sequence[str], language: str,
-    params: Mapping[str, str],
-) -> list[float | None]:  # fmt: skip
-    return [float(len(text)) for text in hypotheses]
+def _per_item(inputs: MetricInputs, params: Mapping[str, str]) -> list[float | None]:
+    return [float(len(text)) for text in inputs.hypotheses]
 
 
-def _batch_mean(
-    hypotheses: Sequence[str], references: Sequence[Sequence[str]], queries: Sequence[str], language: str,
-    params: Mapping[str, str],
-) -> list[float | None]:  # fmt: skip
+def _batch_mean(inputs: MetricInputs, params: Mapping[str, str]) -> list[float | None]:
     """Each length over the mean length of the call: right on one batch, wrong on any slice of it."""
-    mean = sum(len(text) for text in hypotheses) / len(hypotheses)
-    return [len(text) / mean for text in hypotheses]
+    mean = sum(len(text) for text in inputs.hypotheses) / len(inputs)
+    return [len(text) / mean for text in inputs.hypotheses]
 
 
 def test_a_metric_equal_to_its_reference_passes() -> None:

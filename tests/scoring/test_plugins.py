@@ -115,6 +115,34 @@ def test_a_run_scores_the_plugin_metric_and_its_signature_names_the_plugin(examp
     assert values == {reply.pk: float(len(text.split())) for reply, text in zip(replies, texts, strict=True)}
 
 
+def test_a_plugin_of_the_fixed_argument_list_of_before_scores_unchanged(
+    tmp_path: Path, on_path: list[Path]
+) -> None:
+    """A plugin written for ``compute(hypotheses, references, queries, language, params)`` (the protocol
+    before ``MetricInputs``) is adapted by the loader and scores as it did."""
+    site = tmp_path / "site-packages"
+    (site / "broken_old_protocol").mkdir(parents=True)  # "broken_": the fixture unloads it afterwards
+    (site / "broken_old_protocol" / "__init__.py").write_text(
+        "from scoring.metrics.spec import MetricSpec\n"
+        "def overlap(hypotheses, references, queries, language, params):\n"
+        "    return [float(len(set(h.split()) & set(q.split()))) for h, q in zip(hypotheses, queries)]\n"
+        "def spec():\n"
+        "    return MetricSpec(name='query-overlap', description='words shared with the query',\n"
+        "                      needs_references=False, version='1.0', compute=overlap,\n"
+        "                      uses_tokenizer=False)\n",
+        encoding="utf-8",
+    )
+    write_dist_info(site, name="old-plugin", version="1.0", entry_points={"old": "broken_old_protocol:spec"})
+    sys.path.insert(0, str(site))
+    on_path.append(site)
+    plugins = {plugin.entry_point: plugin for plugin in registry.metric_plugins_reload()}
+    assert plugins["old"].loaded, plugins["old"].error
+    scores = registry.compute_metrics(
+        ["query-overlap"], ["a b c", "x"], [[], []], ["b c d", "y"], "en", contexts=[["z", "b c d"], ["y"]]
+    )
+    assert scores == {"query-overlap": [2.0, 0.0]}
+
+
 def test_a_plugin_that_fails_to_load_is_skipped_and_listed_as_broken(
     tmp_path: Path, on_path: list[Path], caplog: pytest.LogCaptureFixture
 ) -> None:

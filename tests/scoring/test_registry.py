@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 
 import pytest
 
 from scoring.metrics import METRICS_VERSION, registry
+from scoring.metrics.inputs import MetricInputs
 from scoring.metrics.registry import (
     UnknownMetricError,
     available_metric_names,
@@ -74,7 +75,7 @@ def test_family_computes_each_requested_order() -> None:
 
 def test_single_spec_compute_equals_family_compute() -> None:
     spec = metric_spec("bleu-3")
-    single = spec.compute(HYPOTHESES, REFERENCES, QUERIES, "en", spec.parameters)
+    single = spec.compute(MetricInputs(HYPOTHESES, REFERENCES, QUERIES, "en"), spec.parameters)
     assert single == compute_metrics(["bleu-3"], HYPOTHESES, REFERENCES, QUERIES, "en")["bleu-3"]
 
 
@@ -202,20 +203,14 @@ def test_only_metrics_that_tokenize_without_a_model_are_given_the_tokenizer(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     from scoring.metrics import registry
-    from scoring.metrics.spec import BatchCompute, MetricSpec
+    from scoring.metrics.spec import MetricCompute, MetricSpec
 
     received: dict[str, dict[str, str]] = {}
 
-    def recording(name: str) -> BatchCompute:
-        def compute(
-            hypotheses: Sequence[str],
-            references: Sequence[Sequence[str]],
-            queries: Sequence[str],
-            language: str,
-            params: Mapping[str, str],
-        ) -> list[float | None]:
+    def recording(name: str) -> MetricCompute:
+        def compute(inputs: MetricInputs, params: Mapping[str, str]) -> list[float | None]:
             received[name] = dict(params)
-            return [0.0] * len(hypotheses)
+            return [0.0] * len(inputs)
 
         return compute
 

@@ -9,6 +9,7 @@ import pytest
 from rouge_score.rouge_scorer import _lcs_table
 
 from scoring.metrics import METRICS_VERSION
+from scoring.metrics.inputs import MetricInputs
 from scoring.metrics.overlap_specs import rouge_specs
 from scoring.metrics.rouge import lcs_length, rouge_l, rouge_l_batch
 from tests.scoring.metric_batches import MetricBatch
@@ -140,10 +141,12 @@ def test_spec_tokenizes_and_scores_against_the_closest_reference() -> None:
     references = [["I am fine , thank you .", "fine thanks"], ["sure how much ?", "how much is it ?"]]
     batch = MetricBatch.of(hypotheses, references)
     scores = MetricTester("rouge-l", rouge_score_on_tokens_reference(), TOLERANCE).check(batch)
-    assert scores == rouge_spec.compute(hypotheses, references, ["", ""], "en", {"refagg": "max"})
+    assert scores == rouge_spec.compute(
+        MetricInputs(hypotheses, references, ["", ""], "en"), {"refagg": "max"}
+    )
     assert scores[1] == pytest.approx(2 * 1 * 4 / 5 / (1 + 4 / 5))  # "sure , how much ?" vs "sure how much ?"
 
 
 def test_spec_rejects_an_unknown_aggregation() -> None:
     with pytest.raises(ValueError, match="reference aggregation"):
-        spec("rouge-l").compute(["a"], [["a"]], [""], "en", {"refagg": "joint"})
+        spec("rouge-l").compute(MetricInputs(["a"], [["a"]], [""], "en"), {"refagg": "joint"})

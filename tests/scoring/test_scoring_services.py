@@ -222,10 +222,10 @@ def test_the_same_request_twice_is_one_run_and_a_finished_one_does_not_block_the
 def test_a_metric_raising_on_one_reply_records_it_and_scores_the_rest(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    def fragile(hypotheses, references, queries, language, params):
-        if any("boom" in text for text in hypotheses):
+    def fragile(inputs, params):
+        if any("boom" in text for text in inputs.hypotheses):
             raise RuntimeError("cannot score a reply that says boom")
-        return [float(len(text)) for text in hypotheses]
+        return [float(len(text)) for text in inputs.hypotheses]
 
     spec = MetricSpec(
         name="fragile", description="test", needs_references=False, version="0", compute=fragile
@@ -255,7 +255,7 @@ def test_a_metric_raising_on_one_reply_records_it_and_scores_the_rest(
 
 
 def test_a_failing_run_stores_a_readable_error_naming_the_reply(monkeypatch: pytest.MonkeyPatch) -> None:
-    def broken(hypotheses, references, queries, language, params):
+    def broken(inputs, params):
         raise OSError("the model file is missing")
 
     spec = MetricSpec(name="broken", description="test", needs_references=False, version="0", compute=broken)
@@ -280,8 +280,8 @@ def test_a_failing_run_stores_a_readable_error_naming_the_reply(monkeypatch: pyt
 def test_a_metric_returning_nan_is_recorded_naming_the_metric_and_reply(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    def not_a_number(hypotheses, references, queries, language, params):
-        return [math.nan for _ in hypotheses]
+    def not_a_number(inputs, params):
+        return [math.nan for _ in inputs.hypotheses]
 
     spec = MetricSpec(
         name="nan-metric", description="test", needs_references=False, version="0", compute=not_a_number

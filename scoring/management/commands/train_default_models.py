@@ -23,9 +23,10 @@ from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 
 from scoring.metrics.bert_ruber.cells import FAST_CELLS
-from scoring.metrics.learned_specs import BERT_RUBER_KIND, DEFAULT_MODEL_KINDS, MODEL_KINDS
+from scoring.metrics.learned_specs import BERT_RUBER_KIND, DEFAULT_MODEL_KINDS
 from scoring.models import TrainedModel
 from scoring.torch_threads import threads_argument
+from scoring.trainers import trainer_kinds
 
 DEFAULT_BERT_RUBER_CELLS = list(FAST_CELLS)  # train_metric's default too; the Bi-GRU cells on request
 
@@ -37,7 +38,7 @@ class Command(BaseCommand):
         parser.add_argument(
             "--kinds",
             default=",".join(DEFAULT_MODEL_KINDS),
-            help=f"comma-separated among {','.join(MODEL_KINDS)} (default {','.join(DEFAULT_MODEL_KINDS)})",
+            help=f"comma-separated among {','.join(trainer_kinds())} (default {','.join(DEFAULT_MODEL_KINDS)})",
         )
         parser.add_argument("--force", action="store_true", help="train even if a default model exists")
         parser.add_argument("--max-pairs", type=int, help="train on the first N pairs only")
@@ -55,9 +56,11 @@ class Command(BaseCommand):
                 "corpus with `manage.py train_metric`"
             )
         kinds = [kind.strip() for kind in options["kinds"].split(",") if kind.strip()]
-        unknown = [kind for kind in kinds if kind not in MODEL_KINDS]
+        unknown = [kind for kind in kinds if kind not in trainer_kinds()]
         if unknown:
-            raise CommandError(f"unknown kind(s) {', '.join(unknown)}; choose from {', '.join(MODEL_KINDS)}")
+            raise CommandError(
+                f"unknown kind(s) {', '.join(unknown)}; choose from {', '.join(trainer_kinds())}"
+            )
         for kind in kinds:
             if not options["force"] and TrainedModel.objects.filter(kind=kind, is_default=True).exists():
                 self.stdout.write(f"{kind}: a default model exists already; skipped (--force trains another)")

@@ -33,14 +33,7 @@ from django.core.management.base import BaseCommand, CommandError
 from scoring.metrics.bert_ruber.cells import FAST_CELLS
 from scoring.metrics.cross_ruber.config import INTERACTIONS
 from scoring.metrics.cross_ruber.config import NEGATIVE_KINDS as CROSS_RUBER_NEGATIVES
-from scoring.metrics.learned_specs import (
-    BERT_RUBER_KIND,
-    CROSS_RUBER_KIND,
-    DIALOG_KINDS,
-    FACTORIAL_CELLS,
-    MAUDE_KIND,
-    MODEL_KINDS,
-)
+from scoring.metrics.learned_specs import BERT_RUBER_KIND, CROSS_RUBER_KIND, FACTORIAL_CELLS, MAUDE_KIND
 from scoring.metrics.maude.dialogs import DIALOG_FORMATS, DIALOGS_JSONL
 from scoring.metrics.maude.inputs import POOLINGS
 from scoring.metrics.maude.training import NEGATIVE_KINDS
@@ -59,6 +52,7 @@ from scoring.trained_model_services import (
     trained_model_train,
     training_corpus_load,
 )
+from scoring.trainers import dialog_kinds, trainer_kinds
 from scoring.training.model_figures import training_summary
 
 
@@ -66,7 +60,7 @@ class Command(BaseCommand):
     help = __doc__
 
     def add_arguments(self, parser: Any) -> None:
-        parser.add_argument("kind", choices=MODEL_KINDS)
+        parser.add_argument("kind", choices=trainer_kinds())
         parser.add_argument("--corpus", required=True, type=Path, help="a corpus file or folder")
         parser.add_argument("--format", required=True, choices=DIALOG_FORMATS, dest="corpus_format")
         parser.add_argument("--name", required=True, help="the model's name (letters, digits, - and _)")
@@ -144,7 +138,7 @@ class Command(BaseCommand):
             threads = torch_threads_apply(options["threads"] or torch_threads_default())
             source = "--threads" if options["threads"] else torch_threads_source()
             self.stdout.write(f"torch threads: {threads} ({source})")
-            unit = "dialogs" if options["kind"] in DIALOG_KINDS else "pairs"
+            unit = "dialogs" if options["kind"] in dialog_kinds() else "pairs"
             self.stdout.write(
                 f"training {options['kind']} on {len(pairs)} {unit} ({len(validation)} for validation): {description}"
             )
@@ -196,7 +190,7 @@ class Command(BaseCommand):
         variants = [name.strip() for name in (options["variants"] or "").split(",") if name.strip()]
         for flags, kinds in (
             ((("--variants", "variants"), ("--pooling", "pooling")), (MAUDE_KIND,)),
-            ((("--context-turns", "context_turns"), ("--negatives", "negatives")), DIALOG_KINDS),
+            ((("--context-turns", "context_turns"), ("--negatives", "negatives")), dialog_kinds()),
             ((("--frozen-layers", "frozen_layers"), ("--interaction", "interaction")), (CROSS_RUBER_KIND,)),
         ):
             given = [flag for flag, key in flags if options[key] is not None]
@@ -204,7 +198,7 @@ class Command(BaseCommand):
                 raise CommandError(
                     f"{', '.join(given)} appl{'ies' if len(given) == 1 else 'y'} to {' and '.join(kinds)} only"
                 )
-        if options["kind"] not in DIALOG_KINDS and options["corpus_format"] == DIALOGS_JSONL:
+        if options["kind"] not in dialog_kinds() and options["corpus_format"] == DIALOGS_JSONL:
             raise CommandError(
                 f"--format {DIALOGS_JSONL} is MaUde's and Cross-RUBER's; {options['kind']} trains on pairs"
             )

@@ -1,25 +1,23 @@
 """A metric plugin for dialeval: ``reply-length``, the number of whitespace-separated words of a reply.
 
 The entry point (pyproject.toml, group ``dialeval.metrics``) names :func:`reply_length_spec`, a callable
-that returns the metric's spec; ``compute`` has the built-in metrics' batch-first signature.
+that returns the metric's spec; ``compute`` takes the built-in metrics' ``(inputs, params)``: one
+``MetricInputs``, of which it reads the replies alone. (A plugin written for the fixed argument list
+``(hypotheses, references, queries, language, params)`` of before scores unchanged: the loader adapts it;
+tests/scoring/test_plugins.py installs one.)
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 
+from scoring.metrics.inputs import MetricInputs
 from scoring.metrics.spec import MetricSpec
 
 
-def reply_length(
-    hypotheses: Sequence[str],
-    references: Sequence[Sequence[str]],
-    queries: Sequence[str],
-    language: str,
-    params: Mapping[str, str],
-) -> list[float | None]:
+def reply_length(inputs: MetricInputs, params: Mapping[str, str]) -> list[float | None]:
     """Words per reply; no value for an empty reply."""
-    return [float(len(text.split())) if text.split() else None for text in hypotheses]
+    return [float(len(text.split())) if text.split() else None for text in inputs.hypotheses]
 
 
 def reply_length_spec() -> MetricSpec:
