@@ -7,7 +7,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("scoring", "0012_word_vectors_lease"),
+        ("scoring", "0013_help_texts_cite_papers"),
     ]
 
     operations = [
