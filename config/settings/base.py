@@ -186,7 +186,7 @@ SPECTACULAR_SETTINGS = {
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
     # Several components have a "kind" field with different choices: name the trained-model kind's enum.
-    "ENUM_NAME_OVERRIDES": {"ModelKindEnum": "scoring.models.ModelKind"},
+    "ENUM_NAME_OVERRIDES": {"ModelKindEnum": "scoring.trainers.model_kind_choices"},
     # <id:...> (kernel/url_converters.py): an integer up to 2**63 - 1; larger ones are a 404.
     "PATH_CONVERTER_OVERRIDES": {
         "id": {"type": "integer", "format": "int64", "minimum": 0, "maximum": 2**63 - 1}
