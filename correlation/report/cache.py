@@ -96,7 +96,10 @@ def report_for_display(*, study: Study, options: ReportOptions) -> ReportView:
         # A small one nobody asked to compute (a client without JavaScript) goes to a worker in the end.
         current = _requeue_if_lost(current)
         small = current.status == SnapshotStatus.PENDING and report_is_small(study=study)
-    return ReportView(version, current, _latest_ready(study, options), computed_here=small)
+    shown = _latest_ready(study, options)
+    if shown is not None and shown.pk == current.pk:  # it became ready between the two reads: say so once
+        return ReportView(version, shown, shown)
+    return ReportView(version, current, shown, computed_here=small)
 
 
 def report_is_small(*, study: Study) -> bool:
