@@ -318,3 +318,37 @@ def _use_broker(app: Any, url: str) -> None:
     app.conf.broker_url = url
     app._pool = None
     app.amqp._producer_pool = None
+
+
+GUNICORN = Path(sys.executable).parent / "gunicorn"
+
+
+@contextmanager
+def gunicorn_server(
+    arguments: list[str], *, port: int, env: dict[str, str], log: Path, ready_path: str = "/accounts/login/"
+) -> Iterator[str]:
+    """gunicorn serving ``config.wsgi:application`` with ``arguments`` (its bind on ``port``), its output in
+    ``log``; yields the base URL once ``ready_path`` gets an answer below 500, and stops its process group."""
+    import requests
+
+    with log.open("ab") as output:
+        process = subprocess.Popen(
+            [str(GUNICORN), *arguments, "config.wsgi:application"],
+            cwd=REPO_ROOT, env=env, stdout=output, stderr=subprocess.STDOUT, start_new_session=True,
+        )  # fmt: skip
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            if requests.get(f"{base}{ready_path}", timeout=5, allow_redirects=False).status_code < 500:
+                break
+        except requests.ConnectionError:
+            pass
+        if process.poll() is not None or time.monotonic() > deadline:
+            _stop_process_group(process)
+            pytest.fail(f"gunicorn did not start:\n{log_tail(log)}")
+        time.sleep(0.3)
+    try:
+        yield base
+    finally:
+        _stop_process_group(process)

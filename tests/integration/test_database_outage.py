@@ -23,7 +23,6 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,10 +31,9 @@ import psycopg
 import pytest
 import requests
 
-from tests.live_services import REPO_ROOT, _stop_process_group, free_port, log_tail
+from tests.live_services import REPO_ROOT, free_port, gunicorn_server
 
 pytestmark = pytest.mark.integration
-GUNICORN = Path(sys.executable).parent / "gunicorn"
 
 
 def _pg_bin() -> Path:
@@ -120,27 +118,9 @@ def app(cluster: Cluster, tmp_path_factory: pytest.TempPathFactory) -> Iterator[
     assert token is not None, done.stdout
     port = free_port()
     log = Path(tmp_path_factory.mktemp("gunicorn")) / "web.log"
-    with log.open("ab") as output:
-        process = subprocess.Popen(
-            [str(GUNICORN), "config.wsgi:application", "--bind", f"127.0.0.1:{port}", "--workers", "1",
-             "--timeout", "30"],
-            cwd=REPO_ROOT, env=env, stdout=output, stderr=subprocess.STDOUT, start_new_session=True,
-        )  # fmt: skip
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            if requests.get(f"{base}/accounts/login/", timeout=5).status_code == 200:
-                break
-        except requests.ConnectionError:
-            pass
-        if process.poll() is not None or time.monotonic() > deadline:
-            pytest.fail(f"gunicorn did not start:\n{log_tail(log)}")
-        time.sleep(0.3)
-    try:
+    arguments = ["--bind", f"127.0.0.1:{port}", "--workers", "1", "--timeout", "30"]
+    with gunicorn_server(arguments, port=port, env=env, log=log) as base:
         yield Server(base, token.group(1))
-    finally:
-        _stop_process_group(process)
 
 
 def _logged_in(base: str) -> requests.Session:

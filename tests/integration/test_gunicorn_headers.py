@@ -7,20 +7,16 @@ from __future__ import annotations
 
 import os
 import socket
-import subprocess
-import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import requests
 
-from tests.live_services import _stop_process_group, free_port, log_tail
+from tests.live_services import free_port, gunicorn_server
 
 pytestmark = pytest.mark.integration
 REPO = Path(__file__).resolve().parent.parent.parent
-GUNICORN = Path(sys.executable).parent / "gunicorn"
 
 
 @pytest.fixture(scope="module")
@@ -34,26 +30,10 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         "PYTHONPATH": str(REPO),
     }
     log = tmp_path_factory.mktemp("gunicorn") / "web.log"
-    with log.open("ab") as output:
-        process = subprocess.Popen(
-            [str(GUNICORN), "-c", "python:config.gunicorn_conf", "config.wsgi:application"],
-            cwd=REPO, env=env, stdout=output, stderr=subprocess.STDOUT, start_new_session=True,
-        )  # fmt: skip
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            requests.get(f"{base}/favicon.ico", timeout=5, allow_redirects=False)
-            break
-        except requests.ConnectionError:
-            pass
-        if process.poll() is not None or time.monotonic() > deadline:
-            pytest.fail(f"gunicorn did not start:\n{log_tail(log)}")
-        time.sleep(0.3)
-    try:
+    with gunicorn_server(
+        ["-c", "python:config.gunicorn_conf"], port=port, env=env, log=log, ready_path="/favicon.ico"
+    ) as base:
         yield base
-    finally:
-        _stop_process_group(process)
 
 
 @pytest.mark.parametrize("path", ["/favicon.ico", "/no-such-page/", "/api/studies/"])

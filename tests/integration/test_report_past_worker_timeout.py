@@ -15,8 +15,6 @@ timeout (``WORKER TIMEOUT`` in its log) and the client got an HTML 500 or a clos
 from __future__ import annotations
 
 import random
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -30,11 +28,10 @@ from annotation.models import Annotator, DialogContext, Rating, Response, Study,
 from scoring.models import MetricScore
 from tests.correlation.builders import bump_data_version, signature
 from tests.factories import QuestionFactory, StudyFactory
-from tests.live_services import REPO_ROOT, CeleryWorkerProcess, _stop_process_group, free_port, log_tail
+from tests.live_services import CeleryWorkerProcess, free_port, gunicorn_server, log_tail
 
 pytestmark = pytest.mark.integration
 
-GUNICORN = Path(sys.executable).parent / "gunicorn"
 WORKER_TIMEOUT_SECONDS = 1  # gunicorn's --timeout: a request longer than this has its worker killed
 BUILD_DEADLINE = 240.0
 REPLIES = 3000
@@ -88,28 +85,9 @@ def web(celery_worker_process: CeleryWorkerProcess, tmp_path: Path) -> Iterator[
     """gunicorn on the test database and the worker's broker; yields its base URL and its log."""
     log = tmp_path / "web.log"
     port = free_port()
-    with log.open("ab") as output:
-        process = subprocess.Popen(
-            [str(GUNICORN), "config.wsgi:application", "--bind", f"127.0.0.1:{port}", "--workers", "1",
-             "--timeout", str(WORKER_TIMEOUT_SECONDS)],
-            cwd=REPO_ROOT, env=celery_worker_process.env, stdout=output, stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )  # fmt: skip
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            if requests.get(f"{base}/accounts/login/", timeout=5).status_code == 200:
-                break
-        except requests.ConnectionError:
-            pass
-        if process.poll() is not None or time.monotonic() > deadline:
-            pytest.fail(f"gunicorn did not start:\n{log_tail(log)}")
-        time.sleep(0.3)
-    try:
+    arguments = ["--bind", f"127.0.0.1:{port}", "--workers", "1", "--timeout", str(WORKER_TIMEOUT_SECONDS)]
+    with gunicorn_server(arguments, port=port, env=celery_worker_process.env, log=log) as base:
         yield base, log
-    finally:
-        _stop_process_group(process)
 
 
 def test_a_report_longer_than_the_web_workers_timeout_is_answered_202_then_served(
