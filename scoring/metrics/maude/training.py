@@ -49,6 +49,8 @@ from scoring.metrics.maude.dialogs import ContextReply, Dialog, dialogs_provenan
 from scoring.metrics.maude.inputs import TextIndex, context_texts, encoder_vectors, example_arrays
 from scoring.metrics.maude.negatives import (
     DEFAULT_DROP_FRACTION,
+    NEGATIVE_KINDS,
+    RANDOM_UTTERANCE,
     SYNTACTIC_KINDS,
     random_other_indices,
     syntactic_negative,
@@ -77,8 +79,6 @@ if TYPE_CHECKING:
     from scoring.metrics.maude.scorers import Scorer
 
 ARTIFACT_FORMAT = 1
-RANDOM_UTTERANCE = "utterance"
-NEGATIVE_KINDS = (RANDOM_UTTERANCE, *SYNTACTIC_KINDS)
 
 
 @dataclass(frozen=True)
