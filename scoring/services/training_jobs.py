@@ -59,7 +59,7 @@ from scoring.trained_model_services import (
     training_corpus_formats,
     training_corpus_load,
 )
-from scoring.trainers import dialog_kinds, kind_trainer, kind_trainers, trainer_kinds
+from scoring.trainers import dialog_kinds, kind_trainer, kind_trainers, name_list_keys, trainer_kinds
 
 logger = logging.getLogger(__name__)
 
@@ -545,8 +545,7 @@ def _checked_parameters(*, kind: str, parameters: Mapping[str, Any], study: Stud
 def training_parameters() -> tuple[str, ...]:
     """The parameters a training job takes: epochs, max_pairs, every kind's name lists (cells, variants:
     :mod:`scoring.trainers`), threads and language."""
-    lists = [names.key for trainer in kind_trainers() for names in trainer.name_lists]
-    return (*_COMMON_PARAMETERS, *lists, *_RUN_PARAMETERS)
+    return (*_COMMON_PARAMETERS, *name_list_keys(), *_RUN_PARAMETERS)
 
 
 def _checked_name_lists(kind: str, parameters: Mapping[str, Any], language: str) -> dict[str, list[str]]:

@@ -5,10 +5,12 @@ Each kind's module declares a :class:`~scoring.trainers.base.KindTrainer`: how i
 options of its kind from the request and calling the pure metric core's training,
 ``scoring.metrics.<kind>.training``, imported only when a model of that kind is trained: torch and the
 encoders load on demand), the label the forms offer, the name lists its training takes (the checks of the
-training service and the boxes of the training form), its language check, whether it trains on dialogs,
-and the cell whose figures the model list shows. The model kind's choices of the models, forms and API are
-:func:`model_kind_choices`: a choice list that is no database constraint, so adding a kind needs no
-migration.
+training service and the boxes of the training form), the other options it reads and the negatives it
+knows (the checks of ``manage.py train_metric``), its language check, whether it trains on dialogs, the
+cell whose figures the model list shows, whether ``manage.py train_default_models`` trains it, and the
+check that a chosen model has the cells (variants) a run's metrics read. The model kind's choices of the
+models, forms and API are :func:`model_kind_choices`: a choice list that is no database constraint, so
+adding a kind needs no migration.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from scoring.trainers.cross_ruber import CROSS_RUBER_TRAINER
 from scoring.trainers.maude import MAUDE_TRAINER
 from scoring.trainers.ruber import RUBER_TRAINER
 
+# registration order is the order of the forms' choices and of train_default_models' training
 _BUILTIN: tuple[KindTrainer, ...] = (RUBER_TRAINER, BERT_RUBER_TRAINER, MAUDE_TRAINER, CROSS_RUBER_TRAINER)
 _TRAINERS: dict[str, KindTrainer] = {trainer.kind: trainer for trainer in _BUILTIN}
 
@@ -65,16 +68,34 @@ def dialog_kinds() -> tuple[str, ...]:
     return tuple(trainer.kind for trainer in _TRAINERS.values() if trainer.trains_on_dialogs)
 
 
+def default_kinds() -> tuple[str, ...]:
+    """The kinds ``manage.py train_default_models`` trains unless told otherwise, in registration order."""
+    return tuple(trainer.kind for trainer in _TRAINERS.values() if trainer.trained_by_default)
+
+
+def name_list_keys() -> list[str]:
+    """The keys of every kind's name lists ("cells", "variants"), in registration order."""
+    return [names.key for trainer in _TRAINERS.values() for names in trainer.name_lists]
+
+
+def kinds_taking(option: str) -> tuple[str, ...]:
+    """The kinds whose training reads the request field ``option`` (a name list or another option)."""
+    return tuple(trainer.kind for trainer in _TRAINERS.values() if trainer.takes(option))
+
+
 __all__ = [
     "KindTrainer",
     "NameList",
     "TrainedModelError",
     "Trainer",
     "TrainingRequest",
+    "default_kinds",
     "dialog_kinds",
     "kind_trainer",
     "kind_trainers",
+    "kinds_taking",
     "model_kind_choices",
+    "name_list_keys",
     "register_trainer",
     "trainer_for",
     "trainer_kinds",

@@ -2,12 +2,13 @@
 
 A trainer turns a :class:`TrainingRequest` and its corpus into an artifact folder; the services around it
 (:mod:`scoring.trained_model_services`) choose the folder, move it into place and register the model. The
-request carries every kind's options; each trainer reads the ones of its kind.
+request carries every kind's options; each trainer reads the ones of its kind and declares which
+(:attr:`KindTrainer.options`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -75,21 +76,63 @@ class NameList:
     help_text: str = ""
 
 
+# (the metrics a run asks for, the chosen model's name, its configuration): raises a TrainedModelError for a
+# metric that needs a part of the model (a cell, a variant) the model was not trained with
+TrainedCheck = Callable[[Sequence[str], str, Mapping[str, Any]], None]
+
+
 @dataclass(frozen=True)
 class KindTrainer:
     """Everything that differs between model kinds outside the metric core, declared by the kind's module:
-    ``train`` the model, the ``label`` the forms offer, the ``name_lists`` its training takes, a check of
-    the corpus language (``check_language`` raises a ValueError for one it cannot learn), whether it trains
-    on whole dialogs rather than (query, reply) pairs, and the cell (variant) its metric scores with, whose
-    figures the model list shows (``scoring_cell``; "" for a model of one scorer)."""
+    ``train`` the model, the ``label`` the forms offer and the kind's name in prose (``display_name``,
+    "MaUde"), the ``name_lists`` its training takes, the other :class:`TrainingRequest` fields of its own
+    it reads (``options``: "pooling", "negatives", ...; ``train_metric`` refuses their flags for a kind
+    that reads none) and the synthetic ``negatives`` it knows, a check of the corpus language
+    (``check_language`` raises a ValueError for one it cannot learn), whether it trains on whole dialogs
+    rather than (query, reply) pairs, the cell (variant) its metric scores with, whose figures the model
+    list shows (``scoring_cell``; "" for a model of one scorer), whether ``train_default_models`` trains
+    it unless told otherwise (``trained_by_default``, with the ``train_metric`` arguments
+    ``default_model_arguments``), and ``trained_check``, the check that a chosen model has the parts the
+    run's metrics read."""
 
     kind: str
     label: str
     train: Trainer
+    display_name: str
     name_lists: tuple[NameList, ...] = ()
+    options: tuple[str, ...] = ()
+    negatives: tuple[str, ...] = ()
     check_language: Callable[[str], None] | None = None
     trains_on_dialogs: bool = False
     scoring_cell: str = ""
+    trained_by_default: bool = False
+    default_model_arguments: tuple[str, ...] = ()
+    trained_check: TrainedCheck | None = None
+
+    def takes(self, option: str) -> bool:
+        """Whether its training reads the request field ``option`` (one of its options or name lists)."""
+        return option in self.options or any(names.key == option for names in self.name_lists)
+
+
+def untrained_part_check(
+    *, kind: str, key: str, noun: str, needed: Callable[[str], str | None]
+) -> TrainedCheck:
+    """A :data:`TrainedCheck` for a model whose configuration lists its trained parts under ``key``
+    (BERT-RUBER's "cells", MaUde's "variants"): a metric whose part (``needed``: the part it reads, or None)
+    the model lacks is refused, with the ``train_metric`` command that trains it."""
+
+    def check(metrics: Sequence[str], model_name: str, config: Mapping[str, Any]) -> None:
+        trained = list(config.get(key, []))
+        for metric in metrics:
+            part = needed(metric)
+            if part and part not in trained:
+                raise TrainedModelError(
+                    f"{metric} needs the {noun} {part}, which the {model_name} model was not trained with "
+                    f"(its {key}: {', '.join(trained) or 'none'}); train it with `manage.py train_metric "
+                    f"{kind} --{key} {part} ...`"
+                )
+
+    return check
 
 
 def common_overrides(request: TrainingRequest) -> dict[str, Any]:

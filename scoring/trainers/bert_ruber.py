@@ -9,8 +9,16 @@ from typing import Any
 
 from scoring.metrics.bert_ruber.cells import ALL_CELLS, BERT, DEFAULT_CELL, FAST_CELLS, parse_cell
 from scoring.metrics.learned_specs import BERT_RUBER_KIND, FACTORIAL_CELLS
+from scoring.metrics.registry import metric_spec
 from scoring.metrics.training_progress import ProgressCallback
-from scoring.trainers.base import KindTrainer, NameList, TrainedArtifact, TrainingRequest, torch_overrides
+from scoring.trainers.base import (
+    KindTrainer,
+    NameList,
+    TrainedArtifact,
+    TrainingRequest,
+    torch_overrides,
+    untrained_part_check,
+)
 
 
 def bert_ruber_train(
@@ -53,10 +61,17 @@ def checked_cells(cells: list[str], language: str) -> list[str]:
     return [cell for cell in ALL_CELLS if cell in cells]
 
 
+def needed_cell(metric: str) -> str | None:
+    """The factorial cell a BERT-RUBER metric reads (its default cell for the blends), else None."""
+    spec = metric_spec(metric)
+    return spec.parameters.get("cell") if spec.model_kind == BERT_RUBER_KIND else None
+
+
 BERT_RUBER_TRAINER = KindTrainer(
     kind=BERT_RUBER_KIND,
     label="BERT-RUBER (unreferenced factorial cells)",
     train=bert_ruber_train,
+    display_name="BERT-RUBER",
     name_lists=(
         NameList(
             key="cells",
@@ -70,4 +85,8 @@ BERT_RUBER_TRAINER = KindTrainer(
         ),
     ),
     scoring_cell=DEFAULT_CELL,
+    trained_by_default=True,
+    # the pooling cells, train_metric's default too (the Bi-GRU cells take hours on a CPU: on request)
+    default_model_arguments=("--cells", ",".join(FAST_CELLS)),
+    trained_check=untrained_part_check(kind=BERT_RUBER_KIND, key="cells", noun="cell", needed=needed_cell),
 )

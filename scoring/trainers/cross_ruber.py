@@ -10,6 +10,7 @@ from typing import Any
 
 from django.conf import settings
 
+from scoring.metrics.cross_ruber.config import NEGATIVE_KINDS
 from scoring.metrics.learned_specs import CROSS_RUBER_KIND
 from scoring.metrics.training_progress import ProgressCallback
 from scoring.trainers.base import (
@@ -72,6 +73,12 @@ CROSS_RUBER_TRAINER = KindTrainer(
     kind=CROSS_RUBER_KIND,
     label="Cross-RUBER (fine-tuned cross-encoder, context-aware; with blends)",
     train=cross_ruber_train,
+    display_name="Cross-RUBER",
+    options=("context_turns", "negatives", "frozen_layers", "interaction"),
+    negatives=NEGATIVE_KINDS,
     check_language=check_language,
     trains_on_dialogs=True,
+    # last of the defaults: the longest to train (about 40 minutes on one core), and the best of them on
+    # both shared sets (docs/benchmarks.md "Cross-RUBER")
+    trained_by_default=True,
 )

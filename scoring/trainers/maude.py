@@ -7,9 +7,18 @@ from pathlib import Path
 from typing import Any
 
 from scoring.metrics.learned_specs import MAUDE_KIND
+from scoring.metrics.maude.negatives import NEGATIVE_KINDS
 from scoring.metrics.maude.variants import ALL_VARIANTS, DEFAULT_VARIANTS, ENCODER_VARIANTS, MAUDE
+from scoring.metrics.maude_specs import maude_variant
 from scoring.metrics.training_progress import ProgressCallback
-from scoring.trainers.base import KindTrainer, NameList, TrainedArtifact, TrainingRequest, torch_overrides
+from scoring.trainers.base import (
+    KindTrainer,
+    NameList,
+    TrainedArtifact,
+    TrainingRequest,
+    torch_overrides,
+    untrained_part_check,
+)
 
 
 def maude_train(
@@ -58,6 +67,7 @@ MAUDE_TRAINER = KindTrainer(
     kind=MAUDE_KIND,
     label="MaUde (context-aware, unreferenced; with its baselines)",
     train=maude_train,
+    display_name="MaUde",
     name_lists=(
         NameList(
             key="variants",
@@ -69,6 +79,10 @@ MAUDE_TRAINER = KindTrainer(
             checked=checked_variants,
         ),
     ),
+    options=("context_turns", "pooling", "negatives"),
+    negatives=NEGATIVE_KINDS,
     trains_on_dialogs=True,
     scoring_cell=MAUDE,
+    trained_by_default=True,
+    trained_check=untrained_part_check(kind=MAUDE_KIND, key="variants", noun="variant", needed=maude_variant),
 )

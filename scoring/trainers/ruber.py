@@ -35,4 +35,10 @@ def ruber_train(
     return ruber.config, ruber.curve, ruber.content_hash
 
 
-RUBER_TRAINER = KindTrainer(kind=RUBER_KIND, label="RUBER (word2vec + Bi-GRU s_U)", train=ruber_train)
+RUBER_TRAINER = KindTrainer(
+    kind=RUBER_KIND,
+    label="RUBER (word2vec + Bi-GRU s_U)",
+    train=ruber_train,
+    display_name="RUBER",
+    trained_by_default=True,
+)
