@@ -25,6 +25,7 @@ may use; give 1 on a machine busy with other work).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -33,10 +34,10 @@ from django.core.management.base import BaseCommand, CommandError
 from scoring.metrics.bert_ruber.cells import FAST_CELLS
 from scoring.metrics.cross_ruber.config import INTERACTIONS
 from scoring.metrics.cross_ruber.config import NEGATIVE_KINDS as CROSS_RUBER_NEGATIVES
-from scoring.metrics.learned_specs import BERT_RUBER_KIND, CROSS_RUBER_KIND, FACTORIAL_CELLS, MAUDE_KIND
+from scoring.metrics.learned_specs import FACTORIAL_CELLS
 from scoring.metrics.maude.dialogs import DIALOG_FORMATS, DIALOGS_JSONL
 from scoring.metrics.maude.inputs import POOLINGS
-from scoring.metrics.maude.training import NEGATIVE_KINDS
+from scoring.metrics.maude.negatives import NEGATIVE_KINDS
 from scoring.metrics.maude.variants import ALL_VARIANTS, DEFAULT_VARIANTS
 from scoring.metrics.ruber.corpus import CorpusError
 from scoring.selectors import trained_model_figures
@@ -52,8 +53,19 @@ from scoring.trained_model_services import (
     trained_model_train,
     training_corpus_load,
 )
-from scoring.trainers import dialog_kinds, trainer_kinds
+from scoring.trainers import NameList, dialog_kinds, kind_trainer, kind_trainers, kinds_taking, trainer_kinds
 from scoring.training.model_figures import training_summary
+
+# the flags of the options only some kinds take (the kinds whose trainers read them: scoring.trainers), with
+# the request field each sets, in the order they are checked; --cells and --all-cells are checked apart
+KIND_FLAGS = (
+    ("--variants", "variants"),
+    ("--pooling", "pooling"),
+    ("--context-turns", "context_turns"),
+    ("--negatives", "negatives"),
+    ("--frozen-layers", "frozen_layers"),
+    ("--interaction", "interaction"),
+)
 
 
 class Command(BaseCommand):
@@ -122,19 +134,7 @@ class Command(BaseCommand):
         try:
             variants, negatives = self._variants(options), self._negatives(options)
             pairs, validation, description = self._corpus(options)
-            cells = [cell.strip() for cell in (options["cells"] or "").split(",") if cell.strip()]
-            unknown = [cell for cell in cells if cell not in FACTORIAL_CELLS]
-            if unknown:
-                raise CommandError(
-                    f"unknown cell(s) {', '.join(unknown)}; known: {', '.join(FACTORIAL_CELLS)}"
-                )
-            if (cells or options["all_cells"]) and options["kind"] != BERT_RUBER_KIND:
-                raise CommandError("--cells and --all-cells apply to bert-ruber only")
-            if cells and options["all_cells"]:
-                raise CommandError("give --cells or --all-cells, not both")
-            if options["kind"] == BERT_RUBER_KIND and not cells:
-                cells = list(FACTORIAL_CELLS if options["all_cells"] else FAST_CELLS)
-                self.stdout.write(f"cells: {','.join(cells)}")
+            cells = self._cells(options)
             threads = torch_threads_apply(options["threads"] or torch_threads_default())
             source = "--threads" if options["threads"] else torch_threads_source()
             self.stdout.write(f"torch threads: {threads} ({source})")
@@ -176,35 +176,49 @@ class Command(BaseCommand):
         if summary:  # early stopping and the epoch kept, and a validation accuracy near chance, said aloud
             self.stdout.write(self.style.WARNING(summary) if figures.near_chance else summary)
 
+    def _cells(self, options: dict[str, Any]) -> list[str]:
+        """The cells to train, for the kinds whose training takes cells: --cells, or every cell with
+        --all-cells, else the kind's default cells (said aloud)."""
+        lists = _name_lists("cells")
+        cells = _names(options["cells"])
+        _refuse_unknown(cells, [cell for names in lists.values() for cell in names.choices], "cell")
+        if (cells or options["all_cells"]) and options["kind"] not in lists:
+            raise CommandError(f"--cells and --all-cells apply to {' and '.join(lists)} only")
+        if cells and options["all_cells"]:
+            raise CommandError("give --cells or --all-cells, not both")
+        own = lists.get(options["kind"])
+        if own is not None and not cells:
+            cells = list(own.choices if options["all_cells"] else own.initial)
+            self.stdout.write(f"cells: {','.join(cells)}")
+        return cells
+
     @staticmethod
     def _negatives(options: dict[str, Any]) -> list[str]:
-        negatives = [name.strip() for name in (options["negatives"] or "").split(",") if name.strip()]
-        known = CROSS_RUBER_NEGATIVES if options["kind"] == CROSS_RUBER_KIND else NEGATIVE_KINDS
-        unknown = [name for name in negatives if name not in known]
-        if unknown:
-            raise CommandError(f"unknown negative(s) {', '.join(unknown)}; known: {', '.join(known)}")
+        negatives = _names(options["negatives"])
+        _refuse_unknown(negatives, kind_trainer(options["kind"]).negatives, "negative")
         return negatives
 
     @staticmethod
     def _variants(options: dict[str, Any]) -> list[str]:
-        variants = [name.strip() for name in (options["variants"] or "").split(",") if name.strip()]
-        for flags, kinds in (
-            ((("--variants", "variants"), ("--pooling", "pooling")), (MAUDE_KIND,)),
-            ((("--context-turns", "context_turns"), ("--negatives", "negatives")), dialog_kinds()),
-            ((("--frozen-layers", "frozen_layers"), ("--interaction", "interaction")), (CROSS_RUBER_KIND,)),
-        ):
-            given = [flag for flag, key in flags if options[key] is not None]
-            if given and options["kind"] not in kinds:
+        """The --variants asked, once the flags of options the kind's training does not read, and a corpus
+        of dialogs for a kind that trains on pairs, are refused."""
+        variants = _names(options["variants"])
+        given_by_kinds: dict[tuple[str, ...], list[str]] = {}
+        for flag, key in KIND_FLAGS:
+            if options[key] is not None:
+                given_by_kinds.setdefault(kinds_taking(key), []).append(flag)
+        for kinds, given in given_by_kinds.items():
+            if options["kind"] not in kinds:
                 raise CommandError(
                     f"{', '.join(given)} appl{'ies' if len(given) == 1 else 'y'} to {' and '.join(kinds)} only"
                 )
         if options["kind"] not in dialog_kinds() and options["corpus_format"] == DIALOGS_JSONL:
-            raise CommandError(
-                f"--format {DIALOGS_JSONL} is MaUde's and Cross-RUBER's; {options['kind']} trains on pairs"
+            owners = " and ".join(
+                f"{trainer.display_name}'s" for trainer in kind_trainers() if trainer.trains_on_dialogs
             )
-        unknown = [name for name in variants if name not in ALL_VARIANTS]
-        if unknown:
-            raise CommandError(f"unknown variant(s) {', '.join(unknown)}; known: {', '.join(ALL_VARIANTS)}")
+            raise CommandError(f"--format {DIALOGS_JSONL} is {owners}; {options['kind']} trains on pairs")
+        own = _name_lists("variants").get(options["kind"])
+        _refuse_unknown(variants, own.choices if own else (), "variant")
         if options["context_turns"] is not None and options["context_turns"] < 1:
             raise CommandError("--context-turns must be at least 1")
         return variants
@@ -222,3 +236,21 @@ class Command(BaseCommand):
             max_pairs=options["max_pairs"],
         )
         return corpus.training, corpus.validation, corpus.description
+
+
+def _names(value: str | None) -> list[str]:
+    """The names of a comma-separated option."""
+    return [name.strip() for name in (value or "").split(",") if name.strip()]
+
+
+def _refuse_unknown(names: list[str], known: Sequence[str], noun: str) -> None:
+    unknown = [name for name in names if name not in known]
+    if unknown:
+        raise CommandError(f"unknown {noun}(s) {', '.join(unknown)}; known: {', '.join(known)}")
+
+
+def _name_lists(key: str) -> dict[str, NameList]:
+    """The name list ``key`` (cells, variants) of every kind whose training takes one, by kind."""
+    return {
+        trainer.kind: names for trainer in kind_trainers() for names in trainer.name_lists if names.key == key
+    }
