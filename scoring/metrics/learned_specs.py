@@ -42,15 +42,12 @@ from scoring.metrics.spec import (
     reference_aggregation,
 )
 
+# the model kinds the specs name (MetricSpec.model_kind); which kinds train on dialogs, and which are
+# trained by default, their trainers declare (scoring.trainers, one module per kind)
 RUBER_KIND = "ruber"
 BERT_RUBER_KIND = "bert-ruber"
 MAUDE_KIND = "maude"  # its specs: scoring.metrics.maude_specs
 CROSS_RUBER_KIND = "cross-ruber"  # its specs: scoring.metrics.cross_ruber_specs
-MODEL_KINDS = (RUBER_KIND, BERT_RUBER_KIND, MAUDE_KIND, CROSS_RUBER_KIND)
-DIALOG_KINDS = (MAUDE_KIND, CROSS_RUBER_KIND)  # trained on whole dialogs (context, reply), not on pairs
-# what train_default_models trains unless told otherwise; Cross-RUBER last (the longest, about 40 minutes on
-# one core) since it beat the others on both shared sets (docs/benchmarks.md "Cross-RUBER")
-DEFAULT_MODEL_KINDS = (RUBER_KIND, BERT_RUBER_KIND, MAUDE_KIND, CROSS_RUBER_KIND)
 
 LEARNED_VERSION = "1.0.0"
 

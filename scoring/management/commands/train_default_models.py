@@ -22,13 +22,9 @@ from django.conf import settings
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 
-from scoring.metrics.bert_ruber.cells import FAST_CELLS
-from scoring.metrics.learned_specs import BERT_RUBER_KIND, DEFAULT_MODEL_KINDS
 from scoring.models import TrainedModel
 from scoring.torch_threads import threads_argument
-from scoring.trainers import trainer_kinds
-
-DEFAULT_BERT_RUBER_CELLS = list(FAST_CELLS)  # train_metric's default too; the Bi-GRU cells on request
+from scoring.trainers import default_kinds, kind_trainer, trainer_kinds
 
 
 class Command(BaseCommand):
@@ -37,8 +33,8 @@ class Command(BaseCommand):
     def add_arguments(self, parser: Any) -> None:
         parser.add_argument(
             "--kinds",
-            default=",".join(DEFAULT_MODEL_KINDS),
-            help=f"comma-separated among {','.join(trainer_kinds())} (default {','.join(DEFAULT_MODEL_KINDS)})",
+            default=",".join(default_kinds()),
+            help=f"comma-separated among {','.join(trainer_kinds())} (default {','.join(default_kinds())})",
         )
         parser.add_argument("--force", action="store_true", help="train even if a default model exists")
         parser.add_argument("--max-pairs", type=int, help="train on the first N pairs only")
@@ -80,6 +76,5 @@ class Command(BaseCommand):
                 arguments += ["--max-pairs", str(options["max_pairs"])]
             if options["threads"]:
                 arguments += ["--threads", str(options["threads"])]
-            if kind == BERT_RUBER_KIND:
-                arguments += ["--cells", ",".join(DEFAULT_BERT_RUBER_CELLS)]
+            arguments += kind_trainer(kind).default_model_arguments
             call_command("train_metric", *arguments, stdout=self.stdout, stderr=self.stderr)
