@@ -22,10 +22,7 @@ from django.contrib.auth.models import User
 from django.db import transaction
 
 from annotation.models import Study
-from scoring.metrics.learned_specs import BERT_RUBER_KIND, MAUDE_KIND
 from scoring.metrics.maude.dialogs import DIALOGS_JSONL, Dialog, read_dialogs, split_dialogs
-from scoring.metrics.maude_specs import maude_variant
-from scoring.metrics.registry import metric_spec
 from scoring.metrics.ruber.artifact import HASH_FILE
 from scoring.metrics.ruber.corpus import (
     DAILYDIALOG,
@@ -38,7 +35,15 @@ from scoring.metrics.ruber.corpus import (
 from scoring.metrics.training_progress import ProgressCallback
 from scoring.models import ACTIVE_TRAINING_STATUSES, StudyModelChoice, TrainedModel, TrainingJob
 from scoring.selectors import trained_model_for_study, training_job_awaited
-from scoring.trainers import TrainedModelError, TrainingRequest, dialog_kinds, trainer_for, trainer_kinds
+from scoring.trainers import (
+    TrainedModelError,
+    TrainingRequest,
+    dialog_kinds,
+    kind_trainers,
+    name_list_keys,
+    trainer_for,
+    trainer_kinds,
+)
 from scoring.training.model_figures import figures_compute
 
 
@@ -342,41 +347,22 @@ def scoring_models_resolve_or_wait(
 
 
 def training_job_planned_model(job: TrainingJob) -> TrainedModel:
-    """An unsaved model standing for what ``job`` will register: its name, kind and the cells (BERT-RUBER)
-    or variants (MaUde) it trains, for :func:`trained_cells_check` before the model exists."""
+    """An unsaved model standing for what ``job`` will register: its name, kind and the name lists it
+    trains (BERT-RUBER's cells, MaUde's variants), each under its key and all of them under "cells" as its
+    artifact lists its trained scorers, for :func:`trained_cells_check` before the model exists."""
     parameters = job.parameters or {}
-    variants = list(parameters.get("variants") or ())
-    cells = list(parameters.get("cells") or variants)
-    return TrainedModel(name=job.name, kind=job.kind, config={"cells": cells, "variants": variants})
+    lists = {key: list(parameters.get(key) or ()) for key in name_list_keys()}
+    scorers = [name for names in lists.values() for name in names]
+    return TrainedModel(name=job.name, kind=job.kind, config={**lists, "cells": scorers})
 
 
 def trained_cells_check(*, metrics: Sequence[str], trained: Mapping[str, TrainedModel]) -> None:
-    """Refuse BERT-RUBER metrics whose factorial cell, and MaUde metrics whose variant, the chosen model
-    was not trained with."""
-    maude = trained.get(MAUDE_KIND)
-    if maude is not None:
-        variants = list(maude.config.get("variants", []))
-        for name in metrics:
-            variant = maude_variant(name)
-            if variant and variant not in variants:
-                raise TrainedModelError(
-                    f"{name} needs the variant {variant}, which the {maude.name} model was not trained with "
-                    f"(its variants: {', '.join(variants) or 'none'}); train it with `manage.py train_metric "
-                    f"maude --variants {variant} ...`"
-                )
-    model = trained.get(BERT_RUBER_KIND)
-    if model is None:
-        return
-    cells = list(model.config.get("cells", []))
-    for name in metrics:
-        spec = metric_spec(name)
-        cell = spec.parameters.get("cell") if spec.model_kind == BERT_RUBER_KIND else None
-        if cell and cell not in cells:
-            raise TrainedModelError(
-                f"{name} needs the cell {cell}, which the {model.name} model was not trained with "
-                f"(its cells: {', '.join(cells) or 'none'}); train it with `manage.py train_metric bert-ruber "
-                f"--cells {cell} ...`"
-            )
+    """Refuse a metric that reads a part of its model (BERT-RUBER's factorial cell, MaUde's variant) the
+    chosen model was not trained with: the check of each kind's trainer, over its chosen model."""
+    for trainer in kind_trainers():
+        model = trained.get(trainer.kind)
+        if model is not None and trainer.trained_check is not None:
+            trainer.trained_check(metrics, model.name, model.config)
 
 
 def run_model_record(model: TrainedModel) -> dict[str, Any]:
