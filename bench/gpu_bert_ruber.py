@@ -325,7 +325,7 @@ def _agreement(
     table = encoder_table(
         texts, gpu_model.encoder, max_length=gpu_model.max_length, with_tokens=not parsed.pooled
     )
-    head = gpu_model.heads[parsed.name]
+    head = gpu_model.scorers[parsed.name]
     batch = gpu_model.settings.scorer_batch_size
     heads: dict[str, list[float]] = {}
     for dtype in (None, "bfloat16"):

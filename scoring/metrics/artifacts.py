@@ -13,7 +13,9 @@ names.
 
 Loading (:func:`verified_artifact`) re-hashes the files and refuses a folder that no longer matches
 ``hash.txt``, then reads the config and word2vec; :func:`loaded_weights` puts a weights file into its
-module on the device; :class:`ModelCache` keeps one loaded model per path, device and encoder per process.
+module on the device. An :class:`ArtifactLoader` is one kind's loader: the description of a saved folder
+and its models, loaded once per process per path, device and encoder; a :class:`CellsLoader` loads a
+folder of scorers under ``cells/`` (BERT-RUBER's, MaUde's), given how the kind builds each scorer.
 """
 
 from __future__ import annotations
@@ -174,6 +176,31 @@ class VerifiedArtifact:
     vectors: WordVectors
 
 
+def weights_artifact_hash(
+    path: Path | str, names: Sequence[str], *, weights_file: str, kind: str, error: type[ArtifactError]
+) -> str:
+    """The content hash of a folder with one weights file (RUBER's, Cross-RUBER's): the files ``names``
+    in that order, ``weights_file`` digested over its tensors. ``kind`` names the artifact in errors,
+    raised as ``error``."""
+    path = Path(path)
+    missing = missing_files(path, names)
+    if missing:
+        raise error(f"{path}: not a {kind} artifact, missing {', '.join(missing)}")
+    return files_hash(path, names, weights=lambda name: name == weights_file)
+
+
+def checked_content_hash(
+    path: Path, *, content_hash: Callable[[Path], str], error: type[ArtifactError]
+) -> str:
+    """The folder's content hash by its kind's ``content_hash``, after checking that it matches
+    ``hash.txt`` (a mismatch raises ``error``)."""
+    found = content_hash(path)
+    recorded = (path / HASH_FILE).read_text(encoding="utf-8").strip() if (path / HASH_FILE).is_file() else ""
+    if recorded != found:
+        raise error(f"{path}: files do not match {HASH_FILE} ({recorded[:12] or 'none'} != {found[:12]})")
+    return found
+
+
 def verified_artifact(
     path: Path,
     *,
@@ -183,10 +210,7 @@ def verified_artifact(
 ) -> VerifiedArtifact:
     """The content hash, config and word2vec of the folder ``path``, after re-hashing its files with its
     kind's ``content_hash`` and checking them against ``hash.txt`` (every learned metric's loader)."""
-    found = content_hash(path)
-    recorded = (path / HASH_FILE).read_text(encoding="utf-8").strip() if (path / HASH_FILE).is_file() else ""
-    if recorded != found:
-        raise error(f"{path}: files do not match {HASH_FILE} ({recorded[:12] or 'none'} != {found[:12]})")
+    found = checked_content_hash(path, content_hash=content_hash, error=error)
     words = read_json(path / VOCABULARY_FILE)
     vectors = WordVectors(
         {word: row for row, word in enumerate(words)},
@@ -264,18 +288,38 @@ def checked_artifact_encoder(
     return encoder
 
 
-class ModelCache(Generic[ModelT]):
-    """Loaded models per (resolved path, device, encoder object), loaded once per process.
+LoadUncached = Callable[[Path, str | None, TokenEncoder | None], ModelT]
+
+
+class ArtifactLoader(Generic[ArtifactT, ModelT]):
+    """The loader of one kind of learned-metric artifact: the description of a saved folder (:meth:`read`)
+    and its models, each loaded by ``load`` (path, device name, encoder) once per process per (resolved path,
+    device, encoder object).
 
     Keyed by the encoder's identity: the cached model keeps the encoder alive, so its id is not reused.
     """
 
-    def __init__(self, load: Callable[[Path, str | None, TokenEncoder | None], ModelT]) -> None:
+    def __init__(self, artifact: type[ArtifactT], load: LoadUncached[ModelT]) -> None:
+        self.artifact = artifact
         self._load = load
         self._models: dict[tuple[str, str | None, int | None], ModelT] = {}
         self._lock = threading.Lock()
 
-    def get(self, path: Path | str, device: str | None, encoder: TokenEncoder | None) -> ModelT:
+    def load(self, path: Path | str, *, device: str | None = None) -> ModelT:
+        """The model saved in ``path``, loaded once per process per (resolved path, device); the files are
+        re-hashed on load and must match ``hash.txt``."""
+        return self._cached(path, device, None)
+
+    def clear(self) -> None:
+        """Forget every model loaded in this process (e.g. after an artifact was replaced in place)."""
+        with self._lock:
+            self._models.clear()
+
+    def read(self, path: Path | str) -> ArtifactT:
+        """The description of a saved artifact (config, curve, recorded hash), without loading weights."""
+        return artifact_description(path, self.artifact)
+
+    def _cached(self, path: Path | str, device: str | None, encoder: TokenEncoder | None) -> ModelT:
         key = (str(Path(path).resolve()), device, None if encoder is None else id(encoder))
         with self._lock:
             model = self._models.get(key)
@@ -283,6 +327,83 @@ class ModelCache(Generic[ModelT]):
                 model = self._models[key] = self._load(Path(key[0]), device, encoder)
         return model
 
-    def clear(self) -> None:
-        with self._lock:
-            self._models.clear()
+
+class CellsArtifact(TrainedArtifact[dict[str, list[dict[str, float]]]]):
+    """A trained folder of scorers under ``cells/``: path, content hash, config, and each cell's curve."""
+
+
+class CellsModel(LoadedModel):
+    """A loaded folder of scorers under ``cells/``: each trained scorer by its cell's name, on the device,
+    and the encoder that the scorers over encoder vectors read (None when no cell does)."""
+
+    def __init__(
+        self,
+        path: Path,
+        verified: VerifiedArtifact,
+        device: Any,
+        *,
+        scorers: dict[str, Any],
+        encoder: TokenEncoder | None,
+    ) -> None:
+        super().__init__(path, verified, device)
+        self.scorers = scorers
+        self.encoder = encoder
+
+
+CellsArtifactT = TypeVar("CellsArtifactT", bound=CellsArtifact)
+CellsModelT = TypeVar("CellsModelT", bound=CellsModel)
+
+
+class CellsLoader(ArtifactLoader[CellsArtifactT, CellsModelT]):
+    """The loader of a kind whose folder holds one weights file per trained scorer under ``cells/``,
+    listed as ``cells`` in ``config.json`` (BERT-RUBER's cells, MaUde's variants): what differs between
+    such kinds is how a scorer is built (``build``: its module, given its cell's name and the verified folder, before its
+    weights are put in) and which scorers read the encoder's vectors (``over_encoder``), whose encoder
+    must then be the one recorded at training (:func:`checked_artifact_encoder`)."""
+
+    def __init__(
+        self,
+        *,
+        name: str,
+        artifact: type[CellsArtifactT],
+        model: type[CellsModelT],
+        error: type[ArtifactError],
+        vectors_name: str,
+        build: Callable[[str, VerifiedArtifact], torch.nn.Module],
+        over_encoder: Callable[[str], bool],
+    ) -> None:
+        super().__init__(artifact, self._load_cells)
+        self.name = name
+        self.model = model
+        self.error = error
+        self.vectors_name = vectors_name
+        self.build = build
+        self.over_encoder = over_encoder
+
+    def load(
+        self, path: Path | str, *, device: str | None = None, encoder: TokenEncoder | None = None
+    ) -> CellsModelT:
+        """The model saved in ``path``, loaded once per process per (resolved path, device, encoder
+        object). The files are re-hashed on load and must match ``hash.txt``; when a scorer reads encoder
+        vectors, the encoder (``encoder``, else all-MiniLM-L6-v2) must have the content hash recorded at
+        training."""
+        return self._cached(path, device, encoder)
+
+    def content_hash(self, path: Path) -> str:
+        """The content hash of the folder ``path``, computed from its files (:func:`cells_artifact_hash`)."""
+        return cells_artifact_hash(path, kind=self.name, error=self.error)
+
+    def _load_cells(self, path: Path, device_name: str | None, encoder: TokenEncoder | None) -> CellsModelT:
+        verified = verified_artifact(
+            path, content_hash=self.content_hash, error=self.error, vectors_name=self.vectors_name
+        )
+        config = verified.config
+        device = model_device(device_name)
+        cells = [str(cell) for cell in config["cells"]]
+        if any(self.over_encoder(cell) for cell in cells):
+            encoder = checked_artifact_encoder(path, config.get("encoder") or {}, encoder, device_name)
+        scorers = {
+            cell: loaded_weights(self.build(cell, verified), path / cell_weights_file(cell), device)
+            for cell in cells
+        }
+        return self.model(path, verified, device, scorers=scorers, encoder=encoder)

@@ -19,6 +19,7 @@ uses ``df:lines`` and equals pycocoevalcap's ``Cider`` on the file.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 
 from scoring.metrics import METRICS_VERSION
@@ -31,11 +32,12 @@ CIDER_VERSION = f"{METRICS_VERSION}+pycocoevalcap-1.2"
 # Who counts as a document for the idf: each context of the study once, or each item (line) as pycocoevalcap.
 DF_CONTEXTS, DF_LINES = "contexts", "lines"
 DF_CONVENTIONS = (DF_CONTEXTS, DF_LINES)
+SIGMA = "6"  # the Gaussian length penalty's sigma of CIDEr-D (Vedantam et al., 2015)
 
 
 def cider_d_compute(inputs: MetricInputs, params: Mapping[str, str]) -> list[float]:
     """CIDEr-D per item, document frequencies counting each context once (``df:contexts``) or each item
-    (``df:lines``; see the module docstring)."""
+    (``df:lines``; see the module docstring), with the length penalty's ``sigma``."""
     stripped = [[text.strip() for text in texts] for texts in inputs.references]
     convention = params.get("df", DF_CONTEXTS)
     if convention not in DF_CONVENTIONS:
@@ -45,11 +47,26 @@ def cider_d_compute(inputs: MetricInputs, params: Mapping[str, str]) -> list[flo
         if convention == DF_CONTEXTS
         else None
     )
-    return coco_cider_d([text.strip() for text in inputs.hypotheses], stripped, groups=groups)
+    return coco_cider_d(
+        [text.strip() for text in inputs.hypotheses],
+        stripped,
+        groups=groups,
+        sigma=_sigma(params.get("sigma", SIGMA)),
+    )
+
+
+def _sigma(text: str) -> float:
+    try:
+        sigma = float(text)
+    except ValueError:
+        sigma = math.nan
+    if not sigma > 0 or math.isinf(sigma):
+        raise ValueError(f"{CIDER_D_NAME}: sigma={text!r} is not a positive number")
+    return sigma
 
 
 def cider_spec() -> MetricSpec:
-    parameters = {"tok": "split", "case": "mixed", "sigma": "6", "df": DF_CONTEXTS, "refagg": "mean"}
+    parameters = {"tok": "split", "case": "mixed", "sigma": SIGMA, "df": DF_CONTEXTS, "refagg": "mean"}
     implementation = MetricImplementation(
         name="nlg-eval",
         compute=cider_d_compute,

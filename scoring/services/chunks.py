@@ -1,10 +1,12 @@
 """Computing a claimed chunk: read its items, compute its metrics by the chunk's kind, store the outcome.
 
-The walk of a chunk (:func:`chunk_execute`): the chunk's kind picks the strategy: replies (each metric
-family of the chunk over its replies, computed by the metric engine, ``scoring.metrics.compute``),
-systems (one value per system), whole set (blends from their stored components, or a metric over every
-reply of the study), and the report's per-reference and diversity chunks; then
-:func:`~scoring.services.chunk_storage.chunk_store` writes the outcome fenced by the chunk's attempt.
+The walk of a chunk (:func:`chunk_execute`): the chunk's kind picks its computer from
+:data:`CHUNK_COMPUTERS`, each called alike (chunk, run, fence) and returning a ``ChunkOutcome``: replies
+(each metric family of the chunk over its replies, computed by the metric engine,
+``scoring.metrics.compute``), systems (one value per system), whole set (blends from their stored
+components, or a metric over every reply of the study), and the report's per-reference and diversity
+chunks (``scoring.services.report_chunks``); then :func:`~scoring.services.chunk_storage.chunk_store`
+writes the outcome fenced by the chunk's attempt.
 Claiming is :mod:`scoring.services.chunk_claims`'s, reading :mod:`scoring.services.chunk_reads`'s,
 finishing the run :mod:`scoring.services.run_finish`'s; their names are importable from here too.
 
@@ -104,29 +106,20 @@ def chunk_execute(*, claimed: ClaimedChunk, progress: Callable[[int], None] | No
     ``progress`` gets the chunk's units done at each heartbeat (a report waiting for the run shows them).
     """
     chunk = claimed.chunk
-    fence = _Fence(chunk=chunk, attempt=claimed.attempt, progress=progress)
+    fence = ChunkFence(chunk=chunk, attempt=claimed.attempt, progress=progress)
     run = ScoringRun.objects.select_related("study").get(pk=chunk.run_id)
     try:
-        if chunk.kind == ChunkKind.REPLIES:
-            outcome = _compute_replies(chunk, run, fence)
-        elif chunk.kind == ChunkKind.SYSTEMS:
-            outcome = _compute_systems(chunk, run)
-        elif chunk.kind == ChunkKind.PER_REFERENCE:
-            outcome = ChunkOutcome(per_reference_rows=per_reference_chunk_rows(chunk, run, fence.beat))
-        elif chunk.kind == ChunkKind.DIVERSITY:
-            outcome = ChunkOutcome(context_rows=diversity_chunk_rows(chunk, run, fence.beat))
-        else:
-            outcome = _compute_whole_set(chunk, run)
+        outcome = CHUNK_COMPUTERS[ChunkKind(chunk.kind)](chunk, run, fence)
     except (ChunkLostError, SoftTimeLimitExceeded):
         raise
     except Exception as error:
         logger.exception("chunk %s of scoring run %s failed", chunk.index, chunk.run_id)
         chunk_fail(claimed=claimed, error=error)
-        return
-    chunk_store(claimed, run, outcome)
+    else:
+        chunk_store(claimed, run, outcome)
 
 
-class _Fence:
+class ChunkFence:
     """Heartbeats of one chunk attempt, at most every few seconds; raises ChunkLostError when it lost it."""
 
     def __init__(
@@ -185,7 +178,7 @@ def _run_compute(
     return compute
 
 
-def _compute_replies(chunk: ScoringChunk, run: ScoringRun, fence: _Fence) -> ChunkOutcome:
+def _compute_replies(chunk: ScoringChunk, run: ScoringRun, fence: ChunkFence) -> ChunkOutcome:
     """Every metric family of the chunk over its replies, read once for all of them (planning puts the
     families that score the same replies on the same queue into one chunk); each family is computed on
     its own, so a family that fails on some replies loses only its own scores for them."""
@@ -206,7 +199,7 @@ def _compute_family(
     names: list[str],
     items: list[ReplyItem],
     references: list[list[str]],
-    fence: _Fence,
+    fence: ChunkFence,
     outcome: ChunkOutcome,
 ) -> None:
     started = time.perf_counter()
@@ -246,7 +239,7 @@ def _compute_one_by_one(
     items: Sequence[ReplyItem],
     names: Sequence[str],
     compute: Callable[[Sequence[int], Callable[[int], None] | None], dict[str, list[float | None]]],
-    fence: _Fence,
+    fence: ChunkFence,
     outcome: ChunkOutcome,
 ) -> tuple[dict[str, list[float | None]], list[int]]:
     """Each reply on its own: the scores of those that work, and a failure record for each that does not."""
@@ -269,7 +262,7 @@ def _compute_one_by_one(
     return scores, ok
 
 
-def _compute_systems(chunk: ScoringChunk, run: ScoringRun) -> ChunkOutcome:
+def _compute_systems(chunk: ScoringChunk, run: ScoringRun, fence: ChunkFence) -> ChunkOutcome:
     """One value per system and metric, from the system's outputs grouped by context."""
     per_system: dict[int, dict[int, list[str]]] = {}
     references: dict[int, list[str]] = {}
@@ -317,7 +310,7 @@ def _compute_systems(chunk: ScoringChunk, run: ScoringRun) -> ChunkOutcome:
     return outcome
 
 
-def _compute_whole_set(chunk: ScoringChunk, run: ScoringRun) -> ChunkOutcome:
+def _compute_whole_set(chunk: ScoringChunk, run: ScoringRun, fence: ChunkFence) -> ChunkOutcome:
     """Whole-set metrics: RUBER's blends (normalised over the scored set) from the stored raw components of
     every reply of the study that has a reference, with no second model pass; and metrics whose values
     depend on every item scored together (nlg-eval's CIDEr-D: document frequencies over the contexts),
@@ -379,6 +372,29 @@ def _compute_whole_set_metric(
             outcome.failures.append(failure_record(name, item.pk, f"the metric gave the value {value!r}"))
 
 
+def _compute_per_reference(chunk: ScoringChunk, run: ScoringRun, fence: ChunkFence) -> ChunkOutcome:
+    """The report's per-reference values of the chunk's replies (``report_chunks``)."""
+    return ChunkOutcome(per_reference_rows=per_reference_chunk_rows(chunk, run, fence.beat))
+
+
+def _compute_diversity(chunk: ScoringChunk, run: ScoringRun, fence: ChunkFence) -> ChunkOutcome:
+    """The report's diversity values of the chunk's (system, context) pairs (``report_chunks``)."""
+    return ChunkOutcome(context_rows=diversity_chunk_rows(chunk, run, fence.beat))
+
+
+ChunkComputer = Callable[[ScoringChunk, ScoringRun, ChunkFence], ChunkOutcome]
+# What computes a chunk, by its kind: each takes the chunk, its run and the fence (whose beat writes the
+# heartbeat; the systems and whole-set computations are short enough to need none) and returns what
+# chunk_store writes.
+CHUNK_COMPUTERS: dict[ChunkKind, ChunkComputer] = {
+    ChunkKind.REPLIES: _compute_replies,
+    ChunkKind.SYSTEMS: _compute_systems,
+    ChunkKind.WHOLE_SET: _compute_whole_set,
+    ChunkKind.PER_REFERENCE: _compute_per_reference,
+    ChunkKind.DIVERSITY: _compute_diversity,
+}
+
+
 def _signatures(run: ScoringRun, names: Sequence[str]) -> dict[str, MetricSignature]:
     ids = {name: int(run.signatures[name]) for name in names}
     by_id = MetricSignature.objects.in_bulk(list(ids.values()))
@@ -386,8 +402,11 @@ def _signatures(run: ScoringRun, names: Sequence[str]) -> dict[str, MetricSignat
 
 
 __all__ = [
+    "CHUNK_COMPUTERS",
     "CHUNK_LEASE",
     "ChunkComputeError",
+    "ChunkComputer",
+    "ChunkFence",
     "ChunkLostError",
     "ClaimedChunk",
     "RunChunksState",

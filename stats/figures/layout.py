@@ -6,10 +6,9 @@ height of the others and nothing overlaps or is cut off in an export of the same
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any, Literal
-
-from stats.figures.pairwise import MATRIX_LABEL_ROOM, slanted_label_room
 
 PALETTE = (
     "#2d5bd7",
@@ -27,6 +26,11 @@ HEIGHT = 420
 LEGEND_ROW = 20  # pixels per legend row (11 px text)
 LEGEND_GAP = 8  # pixels between a legend below the plot and the figure's bottom edge
 MATRIX_TICK_ANGLE = 40  # degrees a matrix's column labels are slanted
+MATRIX_LABEL_ROOM = 100  # px of a matrix's column labels that its 220 px besides the rows hold
+TICK_CHAR = 7  # px per character of a 12 px tick label, a little over the average
+# How a repeated category label is numbered: "name #2" (the report's signatures), "name (2)" (the bar
+# charts' systems and metrics).
+NUMBERED, PARENTHESISED = "{label} #{count}", "{label} ({count})"
 
 
 def plotly_text(value: object) -> str:
@@ -70,6 +74,14 @@ def legend_below(layout: dict[str, Any], *, rows: int, orientation: Literal["h",
     }
     layout["margin"]["b"] = 60 + legend_height
     layout["height"] = height
+
+
+def slanted_label_room(labels: Sequence[str], angle: float) -> int:
+    """Pixels under a plot that its x tick labels take, slanted by ``angle`` degrees, with their gap to the
+    axis: a figure grows by them instead of squashing its plot into what is left (long system and
+    metric names left the bars of a 420 px figure 170 px high)."""
+    longest = max((len(label) for label in labels), default=0)
+    return round(longest * TICK_CHAR * math.sin(math.radians(abs(angle)))) + 30
 
 
 def matrix_layout(*, title: str, subtitle: str, labels: Sequence[str]) -> dict[str, Any]:
@@ -123,11 +135,12 @@ def rgba(colour: str, alpha: float) -> str:
     return f"rgba({red}, {green}, {blue}, {alpha})"
 
 
-def unique_labels(labels: list[str]) -> list[str]:
-    """Plotly merges equal category labels; number the repeats."""
+def unique_labels(labels: list[str], *, repeat: str = NUMBERED) -> list[str]:
+    """Plotly merges equal category labels; number the repeats (the ``count``-th of ``label`` written as
+    ``repeat`` says: names that escape alike stay apart)."""
     seen: dict[str, int] = {}
     unique = []
     for label in labels:
         seen[label] = seen.get(label, 0) + 1
-        unique.append(label if seen[label] == 1 else f"{label} #{seen[label]}")
+        unique.append(label if seen[label] == 1 else repeat.format(label=label, count=seen[label]))
     return unique

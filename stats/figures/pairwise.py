@@ -6,46 +6,27 @@ report's other figures):
 * ``pairwise-matrix``: system x system win rates (row against column) on a diverging scale centred on
   0.5, the number of judgments behind each cell on hover; blank where two systems were never compared.
 
-System names come from outside and travel as data only, escaped (stats/figures/report.py's rule).
+System names come from outside and travel as data only, escaped (stats/figures/report.py's rule); the
+height, the escaping and the room for slanted labels are the other figures' (stats/figures/layout.py).
 
 Pure Python: no Django here (import-linter contract).
 """
 
 from __future__ import annotations
 
-import math
-from collections.abc import Sequence
 from typing import Any
 
+from stats.figures.layout import (
+    HEIGHT,
+    MATRIX_LABEL_ROOM,
+    PARENTHESISED,
+    plotly_text,
+    slanted_label_room,
+    unique_labels,
+)
 from stats.report.document_types import ReportDocument
 
-HEIGHT = 420
-TICK_CHAR = 7  # px per character of a 12 px tick label, a little over the average
 BOTTOM = 60  # px under the plot that HEIGHT leaves for the axis's labels and title
-MATRIX_LABEL_ROOM = 100  # px of a matrix's column labels that its 220 px besides the rows hold
-
-
-def escaped(value: object) -> str:
-    """As stats.figures.layout.plotly_text (kept here: layout.py imports this module)."""
-    return str(value).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-
-
-def unique(labels: list[str]) -> list[str]:
-    """Plotly merges equal category labels; names that escape alike stay apart with a counter."""
-    seen: dict[str, int] = {}
-    unique = []
-    for label in labels:
-        seen[label] = seen.get(label, 0) + 1
-        unique.append(label if seen[label] == 1 else f"{label} ({seen[label]})")
-    return unique
-
-
-def slanted_label_room(labels: Sequence[str], angle: float) -> int:
-    """Pixels under a plot that its x tick labels take, slanted by ``angle`` degrees, with their gap to the
-    axis: a figure grows by them instead of squashing its plot into what is left (long system and
-    metric names left the bars of a 420 px figure 170 px high)."""
-    longest = max((len(label) for label in labels), default=0)
-    return round(longest * TICK_CHAR * math.sin(math.radians(abs(angle)))) + 30
 
 
 def _layout(title: str, subtitle: str) -> dict[str, Any]:
@@ -63,7 +44,7 @@ def pairwise_win_rate_chart(document: ReportDocument) -> dict[str, Any] | None:
     systems = (section.get("systems") if section else None) or []
     if section is None or not systems:
         return None
-    labels = unique([escaped(row["system"]) for row in systems])
+    labels = unique_labels([plotly_text(row["system"]) for row in systems], repeat=PARENTHESISED)
     rates = [row["win_rate"] for row in systems]
     trace = {
         "type": "bar",
@@ -110,7 +91,7 @@ def pairwise_matrix_figure(document: ReportDocument) -> dict[str, Any] | None:
     systems = (matrix.get("systems") if matrix else None) or []
     if matrix is None or len(systems) < 2:
         return None
-    labels = unique([escaped(name) for name in systems])
+    labels = unique_labels([plotly_text(name) for name in systems], repeat=PARENTHESISED)
     trace = {
         "type": "heatmap",
         "x": labels,

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from stats.figures.pairwise import HEIGHT, escaped, slanted_label_room, unique
+from stats.figures.layout import HEIGHT, PARENTHESISED, plotly_text, slanted_label_room, unique_labels
 from stats.report.document_types import MetricRow, ReportDocument
 from stats.report.metric_names import display_of
 
@@ -32,20 +32,22 @@ def metric_ranking_chart(document: ReportDocument, question: str) -> dict[str, A
     ordered = [rows[signature] for signature in clusters["order"] if signature in rows]
     values = [_statistic(row) for row in ordered]
     ranks = [row.get("rank") for row in ordered]
-    labels = unique([escaped(display_of(row)) for row in ordered])
+    labels = unique_labels([plotly_text(display_of(row)) for row in ordered], repeat=PARENTHESISED)
     trace = {
         "type": "bar",
         "x": labels,
         "y": values,
         "text": [f"rank {rank}" if rank is not None else "" for rank in ranks],
         "textposition": "outside",
-        "customdata": [[rank, escaped(row["signature"])] for rank, row in zip(ranks, ordered, strict=True)],
+        "customdata": [
+            [rank, plotly_text(row["signature"])] for rank, row in zip(ranks, ordered, strict=True)
+        ],
         "marker": {"color": [CLUSTER_COLOURS[((rank or 1) - 1) % len(CLUSTER_COLOURS)] for rank in ranks]},
         "hovertemplate": "%{x}<br>%{y:.3f}<br>rank %{customdata[0]}<br>%{customdata[1]}<extra></extra>",
     }
     rule = "WMT's rule, " if clusters.get("rule", "best") == "any" else "best-of-cluster rule, "
     comparison = "≤" if clusters.get("rule", "best") == "any" else "<"
-    subtitle = escaped(
+    subtitle = plotly_text(
         f"bars best first, coloured by significance cluster ({rule}{clusters['test']} permutation test, "
         f"p {comparison} {clusters['alpha']:g})"
     )
@@ -56,7 +58,7 @@ def metric_ranking_chart(document: ReportDocument, question: str) -> dict[str, A
         "data": [trace],
         "layout": {
             "title": {
-                "text": f"Metrics ranked by {escaped(clusters['statistic'])}",
+                "text": f"Metrics ranked by {plotly_text(clusters['statistic'])}",
                 "font": {"size": 14},
                 "subtitle": {"text": subtitle, "font": {"size": 11}},
             },
@@ -67,7 +69,7 @@ def metric_ranking_chart(document: ReportDocument, question: str) -> dict[str, A
             "showlegend": False,
             "legend": {"orientation": "h", "y": -0.3, "yanchor": "top"},
             "xaxis": {"tickangle": TICK_ANGLE, "automargin": True},
-            "yaxis": {"title": {"text": escaped(clusters["statistic"])}, "zeroline": True},
+            "yaxis": {"title": {"text": plotly_text(clusters["statistic"])}, "zeroline": True},
         },
     }
 

@@ -175,7 +175,7 @@ class ChunkWork(Work):
             self.next_body()(lambda: fence.beat(1, force=True))
             return chunks.ChunkOutcome()
 
-        self.monkeypatch.setattr("scoring.services.chunks._compute_replies", compute)
+        self.monkeypatch.setitem(chunks.CHUNK_COMPUTERS, ChunkKind.REPLIES, compute)
         return chunk.pk
 
     def execute(self, pk: int) -> None:

@@ -340,7 +340,7 @@ def coco_rouge_reference(part: str = "fmeasure", beta: float = 1.2) -> BatchValu
     return reference
 
 
-def coco_cider_reference(*, df: str = "contexts") -> BatchValues:
+def coco_cider_reference(*, df: str = "contexts", sigma: float = 6.0) -> BatchValues:
     """nlg-eval's CIDEr-D: pycocoevalcap's ``Cider`` with one "image" per context of the batch (``df:contexts``:
     nlg-eval scores one system's file, in which each context is one line; a context answered by several systems
     is still one document), or one image per item (``df:lines``).
@@ -351,7 +351,7 @@ def coco_cider_reference(*, df: str = "contexts") -> BatchValues:
 
     def reference(batch: MetricBatch) -> list[float | None]:
         if df == "lines":
-            return list(coco_cider(batch.hypotheses, batch.references, strip=True))
+            return list(coco_cider(batch.hypotheses, batch.references, sigma=sigma, strip=True))
         contexts: dict[tuple[str, tuple[str, ...]], list[int]] = {}
         for index, (query, refs) in enumerate(zip(batch.queries, batch.references, strict=True)):
             contexts.setdefault((query, tuple(ref.strip() for ref in refs)), []).append(index)
@@ -359,7 +359,10 @@ def coco_cider_reference(*, df: str = "contexts") -> BatchValues:
         for round_ in range(max((len(items) for items in contexts.values()), default=0)):
             picked = [items[round_] if round_ < len(items) else items[0] for items in contexts.values()]
             scores = coco_cider(
-                [batch.hypotheses[i] for i in picked], [batch.references[i] for i in picked], strip=True
+                [batch.hypotheses[i] for i in picked],
+                [batch.references[i] for i in picked],
+                sigma=sigma,
+                strip=True,
             )
             for items, index, value in zip(contexts.values(), picked, scores, strict=True):
                 if round_ < len(items):

@@ -16,6 +16,8 @@ import random
 import pytest
 
 from scoring.metrics.coco import coco_cider_d, coco_corpus_bleu, coco_rouge_l_batch, coco_sentence_bleu_batch
+from scoring.metrics.registry import compute_metrics, metric_parameters
+from scoring.metrics.signature import metric_signature
 from tests.scoring.metric_batches import SHARED_DATA, MetricBatch, dailydialog_batch
 from tests.scoring.metric_tester import MetricTester, assert_values_close
 from tests.scoring.reference_metrics import (
@@ -173,6 +175,36 @@ def test_cider_sigma_equals_pycocoevalcap(sigma: float) -> None:
     assert_close(
         coco_cider_d(hypotheses, references, sigma=sigma), coco_cider(hypotheses, references, 4, sigma)
     )
+
+
+@pytest.mark.parametrize("sigma", ["1.5", "12"])
+def test_cider_d_metric_computes_with_its_sigma(sigma: str) -> None:
+    """The metric's ``sigma`` (in its signature) is the one its values are computed with: pycocoevalcap's
+    ``Cider(sigma=...)`` through the engine, on a batch whose values differ from sigma 6's."""
+    hypotheses, references = random_batch(120, seed=int(float(sigma) * 10) + 1)
+    assert coco_cider(hypotheses, references, sigma=float(sigma)) != coco_cider(hypotheses, references)
+    tester = MetricTester(
+        "cider-d",
+        coco_cider_reference(df="lines", sigma=float(sigma)),
+        TOLERANCE,
+        params={"df": "lines", "sigma": sigma},
+        implementation="nlg-eval",
+    )
+    tester.check(MetricBatch.of(hypotheses, references))
+    assert f"sigma:{sigma}" in metric_signature("cider-d", metric_parameters("cider-d", {"sigma": sigma}))
+
+
+def test_cider_d_default_signature_and_values_have_sigma_6() -> None:
+    hypotheses, references = random_batch(60, seed=66)
+    assert "|sigma:6|" in metric_signature("cider-d", metric_parameters("cider-d"))
+    values = compute_metrics(["cider-d"], hypotheses, references, [""] * 60, "en", params={"df": "lines"})
+    assert values["cider-d"] == coco_cider_d([text.strip() for text in hypotheses], references, sigma=6.0)
+
+
+@pytest.mark.parametrize("sigma", ["0", "-1", "wide", "inf", "nan"])
+def test_cider_d_refuses_a_sigma_that_is_not_a_positive_number(sigma: str) -> None:
+    with pytest.raises(ValueError, match="sigma"):
+        compute_metrics(["cider-d"], ["a b"], [["a b c"]], [""], "en", params={"sigma": sigma})
 
 
 @pytest.mark.parametrize("n", [1, 2, 3, 5])

@@ -15,7 +15,8 @@ An artifact is a folder:
 The content hash is sha256 over ``"<file name> <sha256>"`` lines in the order config, vocabulary,
 vectors, the cells' weights in the order ``config.json`` lists them, curve; weights are digested over
 their tensors since torch.save writes a random id into its archive (the layout, the hash and the loading
-are MaUde's too: :mod:`scoring.metrics.artifacts`).
+are MaUde's too: :class:`scoring.metrics.artifacts.CellsLoader`; this module says how a cell's head is
+built).
 
 The token vectors of BERT cells come from an encoder outside the folder, so loading checks that the
 encoder's content hash is the one recorded at training.
@@ -24,32 +25,29 @@ encoder's content hash is the one recorded at training.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from scoring.metrics.artifacts import (
     CELLS_FOLDER,
     ArtifactError,
+    CellsArtifact,
+    CellsLoader,
+    CellsModel,
     EncoderMismatchError,
-    LoadedModel,
-    ModelCache,
-    TrainedArtifact,
     VerifiedArtifact,
-    artifact_description,
     cell_weights_file,
-    cells_artifact_hash,
-    checked_artifact_encoder,
-    loaded_weights,
-    model_device,
-    verified_artifact,
 )
 from scoring.metrics.bert_ruber.cells import BERT, DEFAULT_CELL, parse_cell
 from scoring.metrics.bert_ruber.features import SentenceTable, encoder_table, word2vec_table
-from scoring.metrics.contextual_encoder import DeviceSettings, TokenEncoder, device_settings
+from scoring.metrics.contextual_encoder import DeviceSettings, device_settings
+
+if TYPE_CHECKING:
+    import torch
 
 __all__ = [
+    "BERT_RUBER_LOADER",
     "CELLS_FOLDER",
     "BertRuberArtifact",
     "BertRuberArtifactError",
@@ -67,32 +65,22 @@ class BertRuberArtifactError(ArtifactError):
     """A BERT-RUBER artifact folder that is incomplete or whose files do not match its hash."""
 
 
-class BertRuberArtifact(TrainedArtifact[dict[str, list[dict[str, float]]]]):
+class BertRuberArtifact(CellsArtifact):
     """A trained BERT-RUBER folder: path, content hash, config, and the curve of each cell."""
 
 
-def bert_ruber_artifact_hash(path: Path) -> str:
-    """The content hash of the artifact folder ``path``, computed from its files (module docstring)."""
-    return cells_artifact_hash(path, kind="BERT-RUBER", error=BertRuberArtifactError)
+class BertRuberModel(CellsModel):
+    """A loaded BERT-RUBER artifact: the unreferenced score of any trained cell, for raw text (its
+    ``scorers``: each cell's head)."""
 
+    @property
+    def cells(self) -> tuple[str, ...]:
+        """The trained cells, in the order ``config.json`` lists them."""
+        return tuple(self.config["cells"])
 
-class BertRuberModel(LoadedModel):
-    """A loaded BERT-RUBER artifact: the unreferenced score of any trained cell, for raw text."""
-
-    def __init__(
-        self,
-        path: Path,
-        verified: VerifiedArtifact,
-        device: Any,
-        *,
-        heads: dict[str, Any],
-        encoder: TokenEncoder | None,
-    ) -> None:
-        super().__init__(path, verified, device)
-        self.heads = heads
-        self.encoder = encoder
-        self.cells: tuple[str, ...] = tuple(self.config["cells"])
-        self.max_length = int(self.config["max_length"])
+    @property
+    def max_length(self) -> int:
+        return int(self.config["max_length"])
 
     @property
     def settings(self) -> DeviceSettings:
@@ -106,7 +94,7 @@ class BertRuberModel(LoadedModel):
         from scoring.metrics.bert_ruber.heads import score_rows
 
         parsed = parse_cell(cell)
-        if parsed.name not in self.heads:
+        if parsed.name not in self.scorers:
             raise ValueError(
                 f"cell {parsed.name!r} is not trained in {self.path}; trained: {', '.join(self.cells)}"
             )
@@ -118,7 +106,7 @@ class BertRuberModel(LoadedModel):
         row = {text: index for index, text in enumerate(texts)}
         table = self._table(texts, embedding=parsed.embedding, with_tokens=not parsed.pooled)
         return score_rows(
-            self.heads[parsed.name],
+            self.scorers[parsed.name],
             table,
             np.array([row[text] for text in queries], dtype=np.int64),
             np.array([row[text] for text in replies], dtype=np.int64),
@@ -129,7 +117,7 @@ class BertRuberModel(LoadedModel):
 
     def _table(self, texts: Sequence[str], *, embedding: str, with_tokens: bool) -> SentenceTable:
         if embedding == BERT:
-            assert self.encoder is not None  # load_bert_ruber sets one whenever a BERT cell is trained
+            assert self.encoder is not None  # loading sets one whenever a BERT cell is trained
             return encoder_table(texts, self.encoder, max_length=self.max_length, with_tokens=with_tokens)
         return word2vec_table(
             texts, self.vectors, language=self.language, max_length=self.max_length, with_tokens=with_tokens
@@ -141,55 +129,35 @@ class BertRuberModel(LoadedModel):
         )
 
 
-def load_bert_ruber(
-    path: Path | str, *, device: str | None = None, encoder: TokenEncoder | None = None
-) -> BertRuberModel:
-    """The model saved in ``path``, loaded once per process per (resolved path, device, encoder object).
-
-    The files are re-hashed on load and must match ``hash.txt``; for an artifact with BERT cells the
-    encoder (``encoder``, else all-MiniLM-L6-v2) must have the content hash recorded at training.
-    :func:`clear_bert_ruber_cache` forgets loaded models (e.g. after an artifact was replaced in place).
-    """
-    return _CACHE.get(path, device, encoder)
-
-
-def clear_bert_ruber_cache() -> None:
-    """Forget every model :func:`load_bert_ruber` has loaded in this process."""
-    _CACHE.clear()
-
-
-def read_bert_ruber_artifact(path: Path | str) -> BertRuberArtifact:
-    """The description of a saved artifact (config, curve, recorded hash), without loading weights."""
-    return artifact_description(path, BertRuberArtifact)
-
-
-def _load_uncached(path: Path, device_name: str | None, encoder: TokenEncoder | None) -> BertRuberModel:
+def _head(cell_name: str, verified: VerifiedArtifact) -> torch.nn.Module:
+    """The head of the cell ``cell_name``, sized as ``config.json`` says, before its weights are loaded."""
     from scoring.metrics.bert_ruber.heads import UnreferencedHead
 
-    verified = verified_artifact(
-        path,
-        content_hash=bert_ruber_artifact_hash,
-        error=BertRuberArtifactError,
-        vectors_name="bert-ruber-word2vec",
-    )
     config = verified.config
-    device = model_device(device_name)
-    cells = [parse_cell(name) for name in config["cells"]]
-    if any(cell.embedding == BERT for cell in cells):
-        encoder = checked_artifact_encoder(path, config.get("encoder") or {}, encoder, device_name)
-    heads = {}
-    for cell in cells:
-        head = UnreferencedHead(
-            cell,
-            input_dim=int(config["encoder"]["dimension"])
-            if cell.embedding == BERT
-            else verified.vectors.dimension,
-            rnn_hidden=int(config["rnn_hidden"]),
-            rnn_layers=int(config["rnn_layers"]),
-            mlp_hidden=[int(size) for size in config["mlp_hidden"]],
-        )
-        heads[cell.name] = loaded_weights(head, path / cell_weights_file(cell.name), device)
-    return BertRuberModel(path, verified, device, heads=heads, encoder=encoder)
+    cell = parse_cell(cell_name)
+    return UnreferencedHead(
+        cell,
+        input_dim=int(config["encoder"]["dimension"])
+        if cell.embedding == BERT
+        else verified.vectors.dimension,
+        rnn_hidden=int(config["rnn_hidden"]),
+        rnn_layers=int(config["rnn_layers"]),
+        mlp_hidden=[int(size) for size in config["mlp_hidden"]],
+    )
 
 
-_CACHE: ModelCache[BertRuberModel] = ModelCache(_load_uncached)
+BERT_RUBER_LOADER: CellsLoader[BertRuberArtifact, BertRuberModel] = CellsLoader(
+    name="BERT-RUBER",
+    artifact=BertRuberArtifact,
+    model=BertRuberModel,
+    error=BertRuberArtifactError,
+    vectors_name="bert-ruber-word2vec",
+    build=_head,
+    over_encoder=lambda cell: parse_cell(cell).embedding == BERT,
+)
+# The kind's names as the package has always exported them (the cache is the kind's: cleared by
+# clear_bert_ruber_cache, e.g. after an artifact was replaced in place).
+bert_ruber_artifact_hash = BERT_RUBER_LOADER.content_hash
+load_bert_ruber = BERT_RUBER_LOADER.load
+clear_bert_ruber_cache = BERT_RUBER_LOADER.clear
+read_bert_ruber_artifact = BERT_RUBER_LOADER.read

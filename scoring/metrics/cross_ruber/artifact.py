@@ -25,12 +25,10 @@ from pathlib import Path
 from scoring.metrics.artifacts import (
     CONFIG_FILE,
     CURVE_FILE,
-    HASH_FILE,
     ArtifactError,
     TrainedArtifact,
     artifact_description,
-    files_hash,
-    missing_files,
+    weights_artifact_hash,
 )
 
 WEIGHTS_FILE = "weights.pt"
@@ -50,24 +48,9 @@ class CrossRuberArtifact(TrainedArtifact[list[dict[str, float]]]):
 def cross_ruber_artifact_hash(path: Path | str) -> str:
     """The content hash of the artifact folder ``path``, computed from its files (module docstring), as
     every learned metric's is (``scoring.metrics.artifacts.files_hash``)."""
-    path = Path(path)
-    missing = missing_files(path, HASHED_FILES)
-    if missing:
-        raise CrossRuberArtifactError(f"{path}: not a Cross-RUBER artifact, missing {', '.join(missing)}")
-    return files_hash(path, HASHED_FILES, weights=lambda name: name == WEIGHTS_FILE)
-
-
-def verified_hash(path: Path) -> str:
-    """The folder's content hash, after checking that it matches ``hash.txt`` (no word2vec to load, unlike
-    ``scoring.metrics.artifacts.verified_artifact``)."""
-    content_hash = cross_ruber_artifact_hash(path)
-    hash_file = path / HASH_FILE
-    recorded = hash_file.read_text(encoding="utf-8").strip() if hash_file.is_file() else ""
-    if recorded != content_hash:
-        raise CrossRuberArtifactError(
-            f"{path}: files do not match {HASH_FILE} ({recorded[:12] or 'none'} != {content_hash[:12]})"
-        )
-    return content_hash
+    return weights_artifact_hash(
+        path, HASHED_FILES, weights_file=WEIGHTS_FILE, kind="Cross-RUBER", error=CrossRuberArtifactError
+    )
 
 
 def read_cross_ruber_artifact(path: Path | str) -> CrossRuberArtifact:

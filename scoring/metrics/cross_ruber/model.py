@@ -25,9 +25,20 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from scoring.metrics.artifacts import CONFIG_FILE, ModelCache, model_device, read_json
+from scoring.metrics.artifacts import (
+    CONFIG_FILE,
+    ArtifactLoader,
+    checked_content_hash,
+    model_device,
+    read_json,
+)
 from scoring.metrics.contextual_encoder import MINILM_FILES, MINILM_NAME, minilm_model_path
-from scoring.metrics.cross_ruber.artifact import WEIGHTS_FILE, CrossRuberArtifactError, verified_hash
+from scoring.metrics.cross_ruber.artifact import (
+    WEIGHTS_FILE,
+    CrossRuberArtifact,
+    CrossRuberArtifactError,
+    cross_ruber_artifact_hash,
+)
 from scoring.metrics.cross_ruber.config import (
     BLEND_METRICS,
     CROSS_RUBER,
@@ -324,16 +335,6 @@ class CrossRuberModel:
         return f"CrossRuberModel(path={str(self.path)!r}, hash={self.content_hash[:12]})"
 
 
-def load_cross_ruber(path: Path | str, *, device: str | None = None) -> CrossRuberModel:
-    """The model saved in ``path``, loaded once per process per (resolved path, device): the files are
-    re-hashed and must match ``hash.txt``, and the installed encoder must be the one trained on."""
-    return _CACHE.get(path, device, None)
-
-
-def clear_cross_ruber_cache() -> None:
-    _CACHE.clear()
-
-
 def cross_ruber_scores(
     hypotheses: Sequence[str],
     contexts: Sequence[Sequence[str]],
@@ -353,7 +354,9 @@ def cross_ruber_scores(
 def _load_uncached(path: Path, device_name: str | None, _encoder: Any) -> CrossRuberModel:
     import torch
 
-    content_hash = verified_hash(path)
+    content_hash = checked_content_hash(
+        path, content_hash=cross_ruber_artifact_hash, error=CrossRuberArtifactError
+    )
     config = read_json(path / CONFIG_FILE)
     if config.get("format") != ARTIFACT_FORMAT or config.get("metric") != CROSS_RUBER:
         raise CrossRuberArtifactError(f"{path}: not a Cross-RUBER artifact of format {ARTIFACT_FORMAT}")
@@ -379,4 +382,10 @@ def _load_uncached(path: Path, device_name: str | None, _encoder: Any) -> CrossR
     )
 
 
-_CACHE = ModelCache(_load_uncached)
+# Loaded once per process per (resolved path, device): the files are re-hashed and must match hash.txt,
+# and the installed encoder must be the one trained on.
+CROSS_RUBER_LOADER: ArtifactLoader[CrossRuberArtifact, CrossRuberModel] = ArtifactLoader(
+    CrossRuberArtifact, _load_uncached
+)
+load_cross_ruber = CROSS_RUBER_LOADER.load
+clear_cross_ruber_cache = CROSS_RUBER_LOADER.clear

@@ -6,42 +6,40 @@ corpus fingerprints, per-variant best epoch and validation loss/accuracy, librar
 ``vocabulary.json`` + ``word2vec.npy`` (the corpus's word2vec, read by the InferSent and RUBER baselines),
 ``cells/<variant>.pt``, ``training_curve.json``, ``timings.json`` (not hashed) and ``hash.txt``; the
 content hash is :func:`~scoring.metrics.artifacts.cells_artifact_hash`'s, and loading is BERT-RUBER's
-(:mod:`scoring.metrics.artifacts`).
+(:class:`scoring.metrics.artifacts.CellsLoader`; this module says how a variant's scorer is built).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from scoring.metrics.artifacts import (
     HASH_FILE,
     ArtifactError,
-    LoadedModel,
-    ModelCache,
-    TrainedArtifact,
+    CellsArtifact,
+    CellsLoader,
+    CellsModel,
     VerifiedArtifact,
-    artifact_description,
-    cell_weights_file,
-    cells_artifact_hash,
-    checked_artifact_encoder,
-    loaded_weights,
-    model_device,
-    verified_artifact,
 )
-from scoring.metrics.contextual_encoder import TokenEncoder, device_settings
+from scoring.metrics.contextual_encoder import device_settings
 from scoring.metrics.maude.variants import ENCODER_VARIANTS, INFERSENT, MAUDE
+
+if TYPE_CHECKING:
+    import torch
 
 __all__ = [
     "HASH_FILE",
+    "MAUDE_LOADER",
     "MaudeArtifact",
     "MaudeArtifactError",
     "MaudeModel",
+    "clear_maude_cache",
     "load_maude",
     "maude_artifact_hash",
+    "read_maude_artifact",
 ]
 
 
@@ -49,32 +47,22 @@ class MaudeArtifactError(ArtifactError):
     """A MaUde artifact folder that is incomplete or whose files do not match its hash."""
 
 
-class MaudeArtifact(TrainedArtifact[dict[str, list[dict[str, float]]]]):
+class MaudeArtifact(CellsArtifact):
     """A trained MaUde folder: path, content hash, config, and the curve of each variant."""
 
 
-def maude_artifact_hash(path: Path) -> str:
-    return cells_artifact_hash(path, kind="MaUde", error=MaudeArtifactError)
-
-
-class MaudeModel(LoadedModel):
+class MaudeModel(CellsModel):
     """A loaded MaUde artifact: the score in (0, 1) of any trained variant for (context turns, reply)."""
 
-    def __init__(
-        self,
-        path: Path,
-        verified: VerifiedArtifact,
-        device: Any,
-        *,
-        scorers: dict[str, Any],
-        encoder: TokenEncoder | None,
-    ) -> None:
-        super().__init__(path, verified, device)
-        self.scorers = scorers
-        self.encoder = encoder
-        self.variants: tuple[str, ...] = tuple(self.config["variants"])
+    @property
+    def variants(self) -> tuple[str, ...]:
+        return tuple(self.config["variants"])
+
+    @property
+    def context_turns(self) -> int | None:
+        """The context turns the model was trained with (None: all)."""
         trained = self.config.get("context_turns")
-        self.context_turns: int | None = None if trained is None else int(trained)
+        return None if trained is None else int(trained)
 
     def score(
         self,
@@ -130,43 +118,30 @@ class MaudeModel(LoadedModel):
         return f"MaudeModel(path={str(self.path)!r}, variants={list(self.variants)}, hash={self.content_hash[:12]})"
 
 
-def load_maude(
-    path: Path | str, *, device: str | None = None, encoder: TokenEncoder | None = None
-) -> MaudeModel:
-    """The model saved in ``path``, loaded once per process per (resolved path, device, encoder object);
-    the files are re-hashed and must match ``hash.txt``, the encoder must be the one recorded at training."""
-    return _CACHE.get(path, device, encoder)
-
-
-def clear_maude_cache() -> None:
-    _CACHE.clear()
-
-
-def read_maude_artifact(path: Path | str) -> MaudeArtifact:
-    """The description of a saved artifact (config, curve, recorded hash), without loading weights."""
-    return artifact_description(path, MaudeArtifact)
-
-
-def _load_uncached(path: Path, device_name: str | None, encoder: TokenEncoder | None) -> MaudeModel:
+def _scorer(variant: str, verified: VerifiedArtifact) -> torch.nn.Module:
+    """The scorer of ``variant`` over its inputs' dimension, before its weights are loaded: the encoder's
+    (twice it for mean-max pooling) or word2vec's."""
     from scoring.metrics.maude.scorers import build_scorer
 
-    verified = verified_artifact(
-        path, content_hash=maude_artifact_hash, error=MaudeArtifactError, vectors_name="maude-word2vec"
-    )
     config = verified.config
-    device = model_device(device_name)
-    variants = list(config["variants"])
-    if any(variant in ENCODER_VARIANTS for variant in variants):
-        encoder = checked_artifact_encoder(path, config.get("encoder") or {}, encoder, device_name)
-    scorers = {}
-    for variant in variants:
-        if variant in ENCODER_VARIANTS:
-            dimension = int(config["encoder"]["dimension"]) * (2 if config["pooling"] == "mean-max" else 1)
-        else:
-            dimension = verified.vectors.dimension
-        scorer = build_scorer(variant, input_dim=dimension, settings=config)
-        scorers[variant] = loaded_weights(scorer, path / cell_weights_file(variant), device)
-    return MaudeModel(path, verified, device, scorers=scorers, encoder=encoder)
+    if variant in ENCODER_VARIANTS:
+        dimension = int(config["encoder"]["dimension"]) * (2 if config["pooling"] == "mean-max" else 1)
+    else:
+        dimension = verified.vectors.dimension
+    return build_scorer(variant, input_dim=dimension, settings=config)
 
 
-_CACHE: ModelCache[MaudeModel] = ModelCache(_load_uncached)
+MAUDE_LOADER: CellsLoader[MaudeArtifact, MaudeModel] = CellsLoader(
+    name="MaUde",
+    artifact=MaudeArtifact,
+    model=MaudeModel,
+    error=MaudeArtifactError,
+    vectors_name="maude-word2vec",
+    build=_scorer,
+    over_encoder=lambda variant: variant in ENCODER_VARIANTS,
+)
+# The kind's names as the package has always exported them.
+maude_artifact_hash = MAUDE_LOADER.content_hash
+load_maude = MAUDE_LOADER.load
+clear_maude_cache = MAUDE_LOADER.clear
+read_maude_artifact = MAUDE_LOADER.read

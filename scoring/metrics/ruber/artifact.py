@@ -32,16 +32,15 @@ from scoring.metrics.artifacts import (
     VECTORS_FILE,
     VOCABULARY_FILE,
     ArtifactError,
+    ArtifactLoader,
     LoadedModel,
     TrainedArtifact,
     VerifiedArtifact,
-    artifact_description,
-    files_hash,
     loaded_weights,
-    missing_files,
     model_device,
     state_dict_digest,
     verified_artifact,
+    weights_artifact_hash,
     write_json,
     write_shared_files,
 )
@@ -54,6 +53,7 @@ __all__ = [
     "CURVE_FILE",
     "HASHED_FILES",
     "HASH_FILE",
+    "RUBER_LOADER",
     "TIMINGS_FILE",
     "VECTORS_FILE",
     "VOCABULARY_FILE",
@@ -80,11 +80,9 @@ class RuberArtifact(TrainedArtifact[list[dict[str, float]]]):
 
 def artifact_hash(path: Path) -> str:
     """The content hash of the artifact folder ``path``, computed from its files (see module docstring)."""
-    path = Path(path)
-    missing = missing_files(path, HASHED_FILES)
-    if missing:
-        raise ArtifactError(f"{path}: not a RUBER artifact, missing {', '.join(missing)}")
-    return files_hash(path, HASHED_FILES, weights=lambda name: name == WEIGHTS_FILE)
+    return weights_artifact_hash(
+        path, HASHED_FILES, weights_file=WEIGHTS_FILE, kind="RUBER", error=ArtifactError
+    )
 
 
 class RuberModel(LoadedModel):
@@ -138,19 +136,9 @@ class RuberModel(LoadedModel):
         return f"RuberModel(path={str(self.path)!r}, hash={self.content_hash[:12]})"
 
 
-def load_ruber(path: Path | str, *, device: str | None = None) -> RuberModel:
-    """The RUBER model saved in ``path``, loaded once per process per (resolved path, device).
-
-    The files are re-hashed on load and must match ``hash.txt``. :func:`clear_ruber_cache` forgets
-    loaded models (e.g. after an artifact was replaced in place).
-    """
-    return _load_ruber(str(Path(path).resolve()), device)
-
-
-def _load_ruber_uncached(path_text: str, device_name: str | None) -> RuberModel:
+def _load_uncached(path: Path, device_name: str | None, _encoder: Any) -> RuberModel:
     from scoring.metrics.ruber.unreferenced_model import UnreferencedScorer
 
-    path = Path(path_text)
     verified = verified_artifact(
         path, content_hash=artifact_hash, error=ArtifactError, vectors_name="ruber-word2vec"
     )
@@ -165,14 +153,9 @@ def _load_ruber_uncached(path_text: str, device_name: str | None) -> RuberModel:
     return RuberModel(path, verified, device, scorer=loaded_weights(scorer, path / WEIGHTS_FILE, device))
 
 
-_load_ruber = functools.lru_cache(maxsize=8)(_load_ruber_uncached)
-
-
-def clear_ruber_cache() -> None:
-    """Forget every model :func:`load_ruber` has loaded in this process."""
-    _load_ruber.cache_clear()
-
-
-def read_artifact(path: Path) -> RuberArtifact:
-    """The description of a saved artifact (config, curve, recorded hash), without loading weights."""
-    return artifact_description(path, RuberArtifact)
+# Loaded once per process per (resolved path, device); the files are re-hashed on load and must match
+# hash.txt. clear_ruber_cache forgets loaded models (e.g. after an artifact was replaced in place).
+RUBER_LOADER: ArtifactLoader[RuberArtifact, RuberModel] = ArtifactLoader(RuberArtifact, _load_uncached)
+load_ruber = RUBER_LOADER.load
+clear_ruber_cache = RUBER_LOADER.clear
+read_artifact = RUBER_LOADER.read
