@@ -1,4 +1,4 @@
-"""Diversity of a system's outputs (Gupta et al., 2019, Gupta et al. (2019), sections 3.2.2 and 5.2).
+"""Diversity of a system's outputs (Gupta et al., 2019, sections 3.2.2 and 5.2).
 
 Unreferenced diversity:
 - Distinct-n (Li et al., 2016): distinct n-grams over all n-grams of a system's outputs, at system level.

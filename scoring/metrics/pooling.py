@@ -1,4 +1,4 @@
-"""RUBER's vector pooling and pooled cosine (Tao et al., 2018, Tao et al. (2018), section 3.1, eqs. 1-2).
+"""RUBER's vector pooling and pooled cosine (Tao et al., 2018, section 3.1, eqs. 1-2).
 
 A sentence of word (or contextual token) vectors w_1..w_n is summarised by max pooling and min pooling per
 dimension, concatenated: v = [v_max; v_min] (eq. 1: v_max[i] = max{w_1[i], ..., w_n[i]}; min likewise,

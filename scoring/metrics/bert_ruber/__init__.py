@@ -1,4 +1,4 @@
-"""BERT-RUBER's unreferenced scorers (Ghazarian et al., 2019, Ghazarian et al. (2019), section 2.1): the paper's
+"""BERT-RUBER's unreferenced scorers (Ghazarian et al., 2019, section 2.1): the paper's
 factorial of word embedding (word2vec | BERT) x sentence representation (Bi-GRU | max | mean pooling)
 x objective (ranking | cross entropy), 12 cells, each trainable and selectable by name.
 

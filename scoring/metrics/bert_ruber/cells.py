@@ -1,4 +1,4 @@
-"""The cells of BERT-RUBER's factorial design of unreferenced scorers (Ghazarian et al., 2019, Ghazarian et al. (2019),
+"""The cells of BERT-RUBER's factorial design of unreferenced scorers (Ghazarian et al., 2019,
 section 2.1, Figure 1, Table 3), and their names.
 
 The paper crosses word embedding (word2vec | BERT, section 2.1.1) x sentence representation (Bi-RNN |

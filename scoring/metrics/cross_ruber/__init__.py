@@ -1,6 +1,6 @@
 """Cross-RUBER: a cross-encoder in RUBER's family, trained from dialogs without human labels.
 
-RUBER's referenced and unreferenced scores and blends (Tao et al. 2018, Tao et al. (2018)), with the unreferenced
+RUBER's referenced and unreferenced scores and blends (Tao et al., 2018), with the unreferenced
 scorer a fine-tuned MiniLM in which the reply's word pieces attend to the context's (BERT-RUBER's
 contextual embeddings, Ghazarian et al. (2019), fine-tuned instead of frozen; MaUde's multi-turn context, negatives and
 combination head, Sinha et al. (2020)). docs/metrics.md, "Cross-RUBER", has the equations and the measurements.

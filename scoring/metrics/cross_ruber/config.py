@@ -19,7 +19,7 @@ METRIC_NAMES = (CROSS_RUBER_UNREFERENCED, CROSS_RUBER_REFERENCED, *BLEND_METRICS
 
 # Negative kinds (the candidates a context's true reply is ranked against).
 BATCH = "batch"  # the true reply of another context of the same mini-batch (in-batch negative)
-UTTERANCE = "utterance"  # a random reply of another dialog, drawn anew every epoch (Sinha et al., 2020, Tao et al. (2018))
+UTTERANCE = "utterance"  # a random reply of another dialog, drawn anew every epoch (Sinha et al., 2020; Tao et al., 2018)
 SYNTACTIC = (
     "syntactic"  # one fixed corruption of the true reply: word order, drop or repeat (Sinha et al., 2020)
 )

@@ -452,8 +452,8 @@ def _config_json(
         {
             "format": ARTIFACT_FORMAT,
             "metric": "cross-ruber",
-            "papers": "RUBER (Tao et al. 2018, Tao et al. (2018)) eqs. 3-4; BERT-RUBER (Ghazarian et al. 2019, Ghazarian et al. (2019)); "
-            "MaUde (Sinha et al. 2020, Sinha et al. (2020)) eqs. 2 and 4",
+            "papers": "RUBER (Tao et al., 2018) eqs. 3-4; BERT-RUBER (Ghazarian et al., 2019); "
+            "MaUde (Sinha et al., 2020) eqs. 2 and 4",
             "encoder": encoder_identity(),
             "encoder_trained_layers": f"{config.frozen_layers}..5 (0-based), embeddings "
             + ("trained" if config.frozen_layers == 0 else "frozen"),

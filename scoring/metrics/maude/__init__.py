@@ -1,4 +1,4 @@
-"""MaUde (Sinha et al., 2020, Sinha et al. (2020)): an unreferenced metric that scores a reply against the whole
+"""MaUde (Sinha et al., 2020): an unreferenced metric that scores a reply against the whole
 multi-turn context, trained by noise contrastive estimation, with the paper's baselines trained the same
 way (BERT-NLI, InferSent, RUBER).
 

@@ -1,4 +1,4 @@
-"""MaUde's negative samples for noise contrastive estimation (Sinha et al., 2020, Sinha et al. (2020), section 3).
+"""MaUde's negative samples for noise contrastive estimation (Sinha et al., 2020, section 3).
 
 Syntactic negatives corrupt the reply r itself, word by word (words are whitespace-separated tokens, as
 DailyDialog's text already separates punctuation):

@@ -1,4 +1,4 @@
-"""RUBER (Tao et al., 2018, Tao et al. (2018), section 3): referenced s_R, unreferenced s_U, and their blends.
+"""RUBER (Tao et al., 2018, section 3): referenced s_R, unreferenced s_U, and their blends.
 
 - :mod:`.corpus`: query-reply pairs from DailyDialog text or a pairs JSONL file (the training corpus).
 - :mod:`.word2vec`: the word embeddings (section 4.1: 50-dimensional word2vec), trained with gensim.
