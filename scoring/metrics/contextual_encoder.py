@@ -1,4 +1,4 @@
-"""Contextual token embeddings for BERT-RUBER (Ghazarian et al., 2019, Ghazarian et al. (2019), sections 2.1.1 and 2.2).
+"""Contextual token embeddings for BERT-RUBER (Ghazarian et al., 2019, sections 2.1.1 and 2.2).
 
 BERT-RUBER replaces RUBER's static word2vec vectors by BERT's contextual embeddings, both in the
 referenced score (pooled cosine of reply and reference token vectors, section 2.2, Figure 2) and in the
@@ -143,6 +143,14 @@ def encoder_heartbeat(beat: Callable[[], None]) -> Iterator[None]:
         yield
     finally:
         _HEARTBEAT.reset(token)
+
+
+def heartbeat() -> None:
+    """Beat the heartbeat of the ``encoder_heartbeat`` block this runs in, if any (any model that computes
+    in batches calls it between them: encoders, LLM judges)."""
+    beat = _HEARTBEAT.get()
+    if beat is not None:
+        beat()
 
 
 class EncoderUnavailableError(RuntimeError):
@@ -303,9 +311,7 @@ class ContextualEncoder:
                 for row, index in enumerate(batch):
                     vectors = hidden_np[row, : len(ids[index])][keep[index]]
                     results[index] = np.ascontiguousarray(vectors, dtype=np.float32)  # own copy
-                beat = _HEARTBEAT.get()
-                if beat is not None:
-                    beat()
+                heartbeat()
         return [vectors for vectors in results if vectors is not None]
 
     def __repr__(self) -> str:

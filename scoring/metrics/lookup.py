@@ -13,7 +13,7 @@ cells, ``bert-ruber-unreferenced:bert-max-ce``). Variants are computed only when
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from scoring.metrics.implementation_choice import (
     ImplementationChoice,
@@ -36,6 +36,44 @@ PLUGIN_ORIGIN = "plugin"
 
 
 VARIANT_SEPARATOR = ":"
+
+# Metrics defined by data rather than code (LLM judges, ``llm-judge:<key>``): a resolver registered for the
+# name's prefix builds the family and its specs on first use, and they stay registered in the process.
+Resolver = Callable[[str], tuple[MetricFamily, list[MetricSpec]] | None]
+_RESOLVERS: dict[str, Resolver] = {}
+_RESOLVED: set[str] = set()  # names registered by a resolver: data, not listed among the available metrics
+
+
+def register_resolver(prefixes: Sequence[str], resolve: Resolver) -> None:
+    """Resolve names ``<prefix>:<variant>`` for each of ``prefixes`` with ``resolve`` (None: no such
+    metric); the app registers its resolvers once at start-up."""
+    for prefix in prefixes:
+        _RESOLVERS[prefix] = resolve
+
+
+def forget_resolved_metrics() -> None:
+    """Unregister every metric a resolver defined (they are resolved again on next use): after the
+    operator's settings they were built from changed, and between tests."""
+    for name in _RESOLVED:
+        spec = _SPECS.pop(name, None)
+        if spec is not None and spec.family:
+            _FAMILIES.pop(spec.family, None)
+    _RESOLVED.clear()
+
+
+def _resolved(names: Sequence[str]) -> None:
+    """Register the metrics of ``names`` that a resolver defines and that are not registered yet."""
+    for name in names:
+        if name in _SPECS:
+            continue
+        prefix, separator, _ = name.partition(VARIANT_SEPARATOR)
+        resolve = _RESOLVERS.get(prefix) if separator else None
+        found = resolve(name) if resolve is not None else None
+        if found is not None and name not in _SPECS:
+            family, specs = found
+            if family.name not in _FAMILIES:
+                register_metric_family(family, specs)
+                _RESOLVED.update(spec.name for spec in specs)
 
 
 class MissingModelError(ValueError):
@@ -82,8 +120,9 @@ def register_metric_family(family: MetricFamily, specs: Sequence[MetricSpec]) ->
 
 
 def available_metric_names() -> list[str]:
-    """Every registered per-response metric name, in registration order (families stay together)."""
-    return list(_SPECS)
+    """Every registered per-response metric name, in registration order (families stay together); not the
+    metrics a resolver defined from data (LLM judges)."""
+    return [name for name in _SPECS if name not in _RESOLVED]
 
 
 def metric_origin(name: str) -> str:
@@ -130,12 +169,14 @@ def undefined_reason(name: str) -> str:
     vector), so run notes and the report say what happened rather than guess."""
     if name in _SYSTEM_SPECS:
         return _SYSTEM_SPECS[name].undefined_when
+    _resolved([name])
     if name in _SPECS:
         return _SPECS[name].undefined_when
     return "the metric gave no value"
 
 
 def metric_spec(name: str) -> MetricSpec:
+    _resolved([name])
     try:
         return _SPECS[name]
     except KeyError:
@@ -144,6 +185,7 @@ def metric_spec(name: str) -> MetricSpec:
 
 def metric_specs(names: Sequence[str]) -> list[MetricSpec]:
     """The specs of ``names``, or one :class:`UnknownMetricError` naming every unknown name."""
+    _resolved(names)
     unknown = [name for name in names if name not in _SPECS]
     if unknown:
         raise UnknownMetricError(unknown)
@@ -152,6 +194,7 @@ def metric_specs(names: Sequence[str]) -> list[MetricSpec]:
 
 def split_metric_names(names: Sequence[str]) -> tuple[list[str], list[str]]:
     """(per-response names, system-level names); one :class:`UnknownMetricError` for every unknown name."""
+    _resolved([name for name in names if name not in _SYSTEM_SPECS])
     unknown = [name for name in names if name not in _SPECS and name not in _SYSTEM_SPECS]
     if unknown:
         raise UnknownMetricError(unknown)
@@ -214,17 +257,22 @@ def resolve_implementations(
     parsed = choice if isinstance(choice, ImplementationChoice) else implementation_choice(choice)
     resolved: dict[str, str] = {}
     for name in names:
-        spec: MetricSpec | SystemMetricSpec = _SPECS[name] if name in _SPECS else system_metric_spec(name)
+        spec = _any_spec(name)
         implementation = parsed.for_spec(spec)
         if implementation:
             resolved[name] = implementation
     return resolved
 
 
+def _any_spec(name: str) -> MetricSpec | SystemMetricSpec:
+    _resolved([name])
+    return _SPECS[name] if name in _SPECS else system_metric_spec(name)
+
+
 def included_by_choice(name: str, choice: str | ImplementationChoice | None) -> bool:
     """Whether "all metrics" under ``choice`` takes ``name`` (see ``ImplementationChoice.includes``)."""
     parsed = choice if isinstance(choice, ImplementationChoice) else implementation_choice(choice)
-    spec: MetricSpec | SystemMetricSpec = _SPECS[name] if name in _SPECS else system_metric_spec(name)
+    spec = _any_spec(name)
     return parsed.includes(spec)
 
 
@@ -235,7 +283,7 @@ def checked_run_options(
     a parameter one of them lets the researcher set, with a value it offers)."""
     chosen: dict[str, tuple[MetricSpec | SystemMetricSpec, str]] = {}
     for name in names:
-        spec: MetricSpec | SystemMetricSpec = _SPECS[name] if name in _SPECS else system_metric_spec(name)
+        spec = _any_spec(name)
         chosen[name] = (spec, implementations.get(name, ""))
     return checked_options(options, chosen)
 

@@ -43,8 +43,6 @@ from __future__ import annotations
 
 import atexit
 import contextlib
-import functools
-import hashlib
 import importlib.util
 import os
 import select
@@ -55,6 +53,8 @@ import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import IO, TypeVar
+
+from scoring.metrics.file_hashes import cached_file_sha256
 
 PACKAGE = "pycocoevalcap==1.2"
 JAR_NAME = "meteor-1.5.jar"
@@ -379,12 +379,4 @@ def _checked_files() -> tuple[Path, Path]:
 
 
 def _file_sha256_prefix(path: Path) -> str:
-    state = path.stat()
-    return _sha256_prefix(str(path), state.st_size, state.st_mtime_ns, state.st_ino)
-
-
-@functools.lru_cache(maxsize=16)
-def _sha256_prefix(path: str, size: int, mtime_ns: int, inode: int) -> str:
-    """sha256 of the file as it is in that state (the arguments after ``path`` are only the cache key)."""
-    with open(path, "rb") as file:
-        return hashlib.file_digest(file, "sha256").hexdigest()[:_HASH_PREFIX]
+    return cached_file_sha256(path)[:_HASH_PREFIX]

