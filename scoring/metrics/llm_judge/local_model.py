@@ -4,7 +4,7 @@ One forward pass per item, no generation: the probability of each label is read 
 distribution after the prompt (:mod:`.scale`). Every item of a question shares the prompt's beginning (the
 system message, the instructions, the question and its scale, up to the first per-item placeholder); with
 ``prefix_cache`` on, that prefix is encoded once and its keys and values are given to every batch
-(``past_key_values``), so an item costs only its own tokens. The prefix and the item's part are tokenized
+(``cache``), so an item costs only its own tokens. The prefix and the item's part are tokenized
 separately in both modes, so the cache changes the arithmetic's order, not the tokens: the two agree to
 float rounding (tests check 1e-5).
 
@@ -129,8 +129,8 @@ class LocalJudgeModel:
         progress: Callable[[int], None] | None = None,
     ) -> np.ndarray:
         """``[item, label]``: the next-token probability of each label after each item's prompt (a label's
-        tokens summed). Items are batched ``batch_size`` at a time; with ``prefix_cache`` each distinct
-        prefix is encoded once."""
+        tokens summed). Items are batched ``batch_size`` at a time, shortest first (little padding); with
+        ``prefix_cache`` each distinct prefix is encoded once."""
         import torch
 
         label_ids = self.label_token_ids(labels)
@@ -143,9 +143,11 @@ class LocalJudgeModel:
             for prefix, indices in by_prefix.items():
                 prefix_ids = self.token_ids(prefix)
                 cached = self._encoded_prefix(prefix_ids) if prefix_cache else None
-                for start in range(0, len(indices), batch_size):
-                    batch = indices[start : start + batch_size]
-                    own = [self.token_ids(parts[index].own) for index in batch]
+                tokens = {index: self.token_ids(parts[index].own) for index in indices}
+                ordered = sorted(indices, key=lambda index: len(tokens[index]))
+                for start in range(0, len(ordered), batch_size):
+                    batch = ordered[start : start + batch_size]
+                    own = [tokens[index] for index in batch]
                     logits = self._last_logits(prefix_ids, own, cached)
                     probabilities = torch.softmax(logits.double(), dim=-1).cpu().numpy()
                     for row, index in enumerate(batch):
@@ -163,7 +165,7 @@ class LocalJudgeModel:
             return None
         ids = torch.tensor([prefix_ids], device=self.device)
         output = self.model(input_ids=ids, use_cache=True, logits_to_keep=1)
-        return [(layer.keys, layer.values) for layer in output.past_key_values.layers]
+        return [(layer.keys, layer.values) for layer in output.cache.layers]
 
     def _last_logits(self, prefix_ids: list[int], own: list[list[int]], cached: Any) -> Any:
         """The next-token logits after each sequence ``prefix_ids + own[i]``. The batch is right-padded (a
