@@ -109,7 +109,16 @@ def judge_backend(definition: JudgeDefinition) -> JudgeBackend:
         known = ", ".join(sorted(endpoints)) or "none (set DIALEVAL_LLM_ENDPOINTS)"
         raise JudgeUnavailableError(f"no endpoint {definition.model!r}; the endpoints: {known}")
     endpoint = endpoints[definition.model].endpoint()
-    return ServerBackend(ServerJudge(endpoint, DatabaseAnswerCache(endpoint.name)))
+    return ServerBackend(
+        ServerJudge(endpoint, DatabaseAnswerCache(endpoint.name), workers=chunk_workers(endpoint.concurrency))
+    )
+
+
+def chunk_workers(concurrency: int) -> int:
+    """Requests at once per chunk, so that a run's chunks running at once (at most
+    DIALEVAL_SCORING_PARALLEL_CHUNKS) send at most the endpoint's ``concurrency`` together (one each at least)."""
+    chains = max(1, int(settings.DIALEVAL_SCORING_PARALLEL_CHUNKS))
+    return max(1, concurrency // chains)
 
 
 def _device() -> str:

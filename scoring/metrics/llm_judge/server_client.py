@@ -17,7 +17,8 @@ outside them counts as probability 0 (the reading's mass says how much is seen).
 log-probabilities is asked for a few tokens and its answer is parsed: the first label it writes gets
 probability 1 (``read: parsed`` in the signature).
 
-Every request runs under the endpoint's time-out, at most ``concurrency`` at once per run; a refusal
+Every request runs under the endpoint's time-out, at most ``workers`` at once per call (the app divides the
+endpoint's ``concurrency`` among the chunks of a run that may run at once); a refusal
 (429) or a server error (5xx), a refused connection or a time-out is tried again after a back-off that
 honours ``Retry-After``, up to ``attempts`` times. Every answer is kept in an :class:`AnswerCache` under
 the hash of the endpoint's model, the request and the prompt, so a rerun or a chunk computed again asks
@@ -153,8 +154,10 @@ class ServerJudge:
         *,
         sleep: Callable[[float], None] = time.sleep,
         opener: Callable[..., Any] = urllib.request.urlopen,
+        workers: int | None = None,
     ) -> None:
         self.endpoint = endpoint
+        self.workers = max(1, endpoint.concurrency if workers is None else workers)
         self.cache = cache
         self.usage = Usage()
         self._sleep = sleep
@@ -191,7 +194,7 @@ class ServerJudge:
         self, prompts: Sequence[ServerPrompt], *, progress: Callable[[int], None] | None = None
     ) -> list[dict[str, Any]]:
         """Each prompt's answer, ``{"tokens": {text: probability}, "text": ..., tokens used}``: from the cache
-        where it holds one, else from the server (``concurrency`` at a time), put in the cache at once."""
+        where it holds one, else from the server (``workers`` at a time), put in the cache at once."""
         bodies = [self.request_body(prompt) for prompt in prompts]
         keys = [self.cache_key(body) for body in bodies]
         known = dict(self.cache.get_many(list(dict.fromkeys(keys))))
@@ -202,7 +205,7 @@ class ServerJudge:
         if missing:
             # Requests in threads; the cache, the usage and progress in this thread (the caller's database
             # connection and heartbeat stay in the thread that owns them).
-            with ThreadPoolExecutor(max_workers=max(1, self.endpoint.concurrency)) as pool:
+            with ThreadPoolExecutor(max_workers=self.workers) as pool:
                 futures = {pool.submit(self._ask, body_of[key]): key for key in missing}
                 try:
                     for future in as_completed(futures):

@@ -149,3 +149,12 @@ def test_a_server_judge_run_pays_once_and_a_rerun_asks_nothing(llama_server: Lla
 
 def settings_endpoint(server: LlamaServer) -> Endpoint:
     return Endpoint(name="check", base_url=server.base_url, model="smollm2")
+
+
+def test_a_runs_chunks_share_the_endpoints_concurrency(settings) -> None:
+    from scoring.judges.backends import chunk_workers
+
+    settings.DIALEVAL_SCORING_PARALLEL_CHUNKS = 4
+    assert [chunk_workers(concurrency) for concurrency in (1, 4, 8, 10)] == [1, 1, 2, 2]
+    settings.DIALEVAL_SCORING_PARALLEL_CHUNKS = 1
+    assert chunk_workers(8) == 8
