@@ -86,7 +86,9 @@ def _judge(key: str, **changed: str) -> str:
         "template": "g-eval@3f2a91c0aa55ee11",
         **changed,
     }
-    return f"llm-judge:{key * 16}|" + "|".join(f"{k}:{v}" for k, v in sorted(parameters.items())) + "|version:1"
+    return (
+        f"llm-judge:{key * 16}|" + "|".join(f"{k}:{v}" for k, v in sorted(parameters.items())) + "|version:1"
+    )
 
 
 def _judge_names(*signatures: str) -> dict[str, str]:
