@@ -41,6 +41,7 @@ from tests.factories import (
     StudyFactory,
     SystemFactory,
 )
+from tests.latex_compile import compiled_log
 
 pytestmark = pytest.mark.django_db
 APPROPRIATE = "llm-judge (g-eval, qwen2.5-0.5b, appropriateness)"
@@ -176,7 +177,7 @@ def test_existing_metrics_keep_every_number_when_judges_join() -> None:
     assert_same_numbers(before, after)
 
 
-def test_the_page_csv_latex_and_figures_name_judges_and_show_their_mass(client) -> None:
+def test_the_page_csv_latex_and_figures_name_judges_and_show_their_mass(client, tmp_path) -> None:
     study, replies = _rated_study()
     appropriate, engaging = _judges(study, replies)
     client.force_login(study.owner)
@@ -206,6 +207,12 @@ def test_the_page_csv_latex_and_figures_name_judges_and_show_their_mass(client) 
     assert "Below 0.5, the prompt or the model does not fit the question: LLM judge" in latex
     assert engaging.definition.key() not in latex
     assert "llm-judge:" not in latex
+    log = compiled_log(
+        "\\documentclass{article}\n\\usepackage[T1]{fontenc}\n\\usepackage{booktabs}\n"
+        "\\begin{document}\n" + latex + "\n\\end{document}\n",
+        tmp_path,
+    )
+    assert "Missing character" not in log
     names_of = signature_names(document, "appropriateness")
     assert names_of[appropriate.score.text].label == APPROPRIATE
     assert names_of[appropriate.score.text].slug == "llm-judge-g-eval-qwen2-5-0-5b-appropriateness"

@@ -28,6 +28,7 @@ from tests.correlation.benchmark.builders import BLEU, benchmark_study, bleu_lik
 from tests.correlation.judges import stored_judge
 from tests.correlation.report_helpers import report_document
 from tests.factories import QuestionFactory, ResearcherFactory
+from tests.stats.test_benchmark import _compiled_log
 
 pytestmark = pytest.mark.django_db
 MODEL = "qwen2.5-0.5b"
@@ -119,7 +120,7 @@ def test_a_named_question_and_the_stored_reports_give_the_same_rows(studies) -> 
     assert {row.label for row in judges_only.rows} == {G_EVAL, SINGLE, OTHER_QUESTION}
 
 
-def test_the_page_and_downloads_name_the_judges(studies, client) -> None:
+def test_the_page_and_downloads_name_the_judges(studies, client, tmp_path) -> None:
     client.force_login(studies[0].owner)
     url = reverse("correlation:benchmark")
     query = {"studies": [study.pk for study in studies], "resamples": "0"}
@@ -136,3 +137,4 @@ def test_the_page_and_downloads_name_the_judges(studies, client) -> None:
     assert "LLM judge (g-eval," in latex
     assert "llm-judge" not in latex.split(r"\caption")[0]
     assert r"LLM judges whose model does not fit: llm-judge (g-eval, qwen2.5-0.5b) on GRADE convai2" in latex
+    assert "Overfull" not in _compiled_log(latex, tmp_path)  # the names wrap within the article's width
