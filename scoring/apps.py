@@ -10,9 +10,9 @@ class ScoringConfig(AppConfig):
         extensions: the annotation app's pages never import this app), and resolve LLM judges' metrics."""
         from kernel.extensions import register_provider, register_section
         from scoring.judges.resolver import resolve_judge
-        from scoring.metrics.llm_judge.definition import JUDGE_PREFIX, MASS_PREFIX
         from scoring.metrics.lookup import register_resolver
         from scoring.study_section import REPLY_SCORES, STUDY_SLOT, reply_scores, study_scoring_html
+        from stats.judge_names import JUDGE_PREFIX, MASS_PREFIX
 
         register_section(STUDY_SLOT, study_scoring_html)
         register_provider(REPLY_SCORES, reply_scores)

@@ -28,6 +28,7 @@ CSV_COLUMNS = (
     "mean_rank",
     "studies",
     "on_every_study",  # 0: the metric misses a study (ranked apart, never best)
+    "label_mass",  # an LLM judge's: its model's mean probability on the scale's labels on the study
 )
 
 
@@ -56,6 +57,7 @@ def benchmark_csv(table: BenchmarkTable) -> str:
                     row.mean_rank,
                     row.studies,
                     int(row.complete),
+                    cell.label_mass,
                 ]
             )
     return buffer.getvalue()

@@ -134,7 +134,7 @@ class _StudySource:
         name = self._readable(question)
         if self.document is not None and name is not None:
             return document_metrics(self.document, name)
-        return study_metrics(self.inputs())
+        return study_metrics(self.inputs(), question)
 
     def column(self, options: BenchmarkOptions, *, label: str, question: str | None) -> StudyColumn:
         name = self._readable(question)

@@ -16,6 +16,7 @@ from stats.benchmark.figure import benchmark_heatmap
 from stats.benchmark.formats import (
     benchmark_json,
     benchmark_latex,
+    low_mass_notes,
     missing_reasons,
     shortened,
     significance_rule,
@@ -64,6 +65,7 @@ def benchmark_page(request: HttpRequest) -> HttpResponse:
             headers=[(study, shortened(study, HEADER_LIMIT)) for study in table.studies],
             rule=significance_rule(table),
             reasons=missing_reasons(table),
+            masses=low_mass_notes(table),
             figure=benchmark_heatmap(table),
             query=query.urlencode(),
         )

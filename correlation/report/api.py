@@ -30,7 +30,7 @@ class _RowSerializer(serializers.Serializer):
     )
     signature = serializers.CharField(help_text="the full signature text that makes the score reproducible")
     group = serializers.CharField(
-        help_text="row block of the paper-style table: Referenced, Unreferenced, Hybrid, Other"
+        help_text="row block of the paper-style table: Referenced, Unreferenced, Hybrid, LLM judge, Other"
     )
     n = serializers.IntegerField(help_text="replies correlated (with a human score and a metric value)")
     pearson = serializers.FloatField(allow_null=True)
@@ -55,6 +55,11 @@ class _RowSerializer(serializers.Serializer):
         required=False,
         help_text="with ?grouping=context or system: Pearson, Spearman, Kendall within each group averaged over "
         "groups, their bootstrap intervals over groups, groups used and left out, note",
+    )
+    judge = serializers.DictField(
+        required=False,
+        help_text="an LLM judge's only: template, model, the question it asked (own_question: this row's), read, "
+        "label_mass (its model's mean probability on the scale's labels), label_mass_replies, note",
     )
     display = serializers.CharField(
         required=False,

@@ -13,7 +13,9 @@ it with its progress (scoring/services/report_scores.py), then reads the values.
 
 Metric scores imported from elsewhere (``MetricSignature.origin`` external) are read like the
 app's own and named ``<name> (external)`` in the group External, so that an imported "bleu-2" never reads
-as the built-in one. A metric that a scoring run asked for but that has no value for any reply (a
+as the built-in one. An LLM judge's score (``llm-judge:<key>``) is a metric of the group LLM judge, read
+from its signature without its definition or its model (the report needs neither); its mass on labels
+(``llm-judge-mass:<key>``) is no metric: its values are read beside the judge's (stats/report/judges.py). A metric that a scoring run asked for but that has no value for any reply (a
 referenced metric on a study without references, ...) is listed with the reason (``unvalued``).
 
 :func:`report_cost` estimates both before anything is computed, so the caller can decide to compute in
@@ -46,6 +48,7 @@ from correlation.report.pairwise_loading import study_pairwise_records
 from correlation.selectors import study_metric_signatures, study_metric_values
 from scoring.diversity_scores import DIVERSITY_METRICS, diversity_read
 from scoring.external.file_format import external_metric_label
+from scoring.metrics.llm_judge.specs import NO_LABEL
 from scoring.metrics.registry import UnknownMetricError, is_system_metric, metric_spec, undefined_reason
 from scoring.metrics.signature import signature_implementation
 from scoring.models import (
@@ -59,12 +62,14 @@ from scoring.models import (
 )
 from scoring.reference_scores import per_reference_read, recomputable_reason
 from scoring.services.report_scores import report_scores_compute
+from stats.judge_names import is_judge, is_label_mass, judge_signature_of_mass
 from stats.report.adjudication import Adjudications, adjudicated, adjudications_from_rows
 from stats.report.code_version import code_version
 from stats.report.human import human_scores
 from stats.report.metric_names import signatures_display_names
 from stats.report.types import (
     EXTERNAL_GROUP,
+    JUDGE_GROUP,
     AnnotatorInfo,
     DiversityInputs,
     QuestionInputs,
@@ -101,7 +106,7 @@ class ReportCost:
 
 def report_cost(*, study: Study) -> ReportCost:
     responses = Response.objects.filter(context__study=study).count()
-    signatures = study_metric_signatures(study=study)
+    signatures, _ = report_signatures(study_metric_signatures(study=study))
     multi = [
         signature
         for signature in signatures
@@ -169,9 +174,11 @@ def report_inputs(
     annotators = _study_annotators(study, rows)
     means = _imported_means(questions)
     by_question = _ratings_by_question(rows, questions)
-    signatures = study_metric_signatures(study=study) if metrics else []
-    inputs_signatures = tuple(_signature_inputs(signature) for signature in signatures)
-    unvalued = tuple(study_unvalued_metrics(study=study, signatures=signatures)) if metrics else ()
+    signatures, masses = report_signatures(study_metric_signatures(study=study) if metrics else [])
+    inputs_signatures = tuple(_signature_inputs(signature, masses) for signature in signatures)
+    unvalued = (
+        tuple(study_unvalued_metrics(study=study, signatures=signatures, masses=masses)) if metrics else ()
+    )
     names = {text: name.text for text, name in signatures_display_names(inputs_signatures, unvalued).items()}
     reference_scores: list[ReferenceScores] = []
     notes: list[str] = []
@@ -273,9 +280,26 @@ def study_adjudications(*, study: Study) -> Adjudications:
     return adjudications_from_rows(list(rows))
 
 
+def report_signatures(signatures: list[MetricSignature]) -> tuple[list[MetricSignature], dict[str, int]]:
+    """The signatures that are metrics of the report, and each LLM judge's signature text -> the id of its
+    mass on labels (``llm-judge-mass:<key>``, same parameters): a companion kept beside it, not a metric."""
+    masses: dict[str, int] = {}
+    metrics = []
+    for signature in signatures:
+        judge = judge_signature_of_mass(signature.text)
+        if judge is not None:
+            masses[judge] = signature.pk
+        elif not is_label_mass(signature.name):
+            metrics.append(signature)
+    return metrics, masses
+
+
 def signature_group(name: str, parameters: dict[str, str]) -> tuple[str, str]:
     """(row block, references mode) of a signature: blends of a referenced and an unreferenced score are
-    Hybrid (RUBER's "Ruber" block in Tao et al. (2018) Table 2); metrics this app does not know are Other."""
+    Hybrid (RUBER's "Ruber" block in Tao et al. (2018) Table 2); LLM judges are LLM judge, read from the name
+    (resolving a judge's spec builds its backend); metrics this app does not know are Other."""
+    if is_judge(name):
+        return JUDGE_GROUP, "none"
     try:
         spec = metric_spec(name)
     except UnknownMetricError:
@@ -287,7 +311,7 @@ def signature_group(name: str, parameters: dict[str, str]) -> tuple[str, str]:
     return "Unreferenced", "none"
 
 
-def _signature_inputs(signature: MetricSignature) -> SignatureInputs:
+def _signature_inputs(signature: MetricSignature, masses: Mapping[str, int]) -> SignatureInputs:
     parameters = {str(key): str(value) for key, value in (signature.parameters or {}).items()}
     if signature.origin == MetricOrigin.EXTERNAL:  # computed elsewhere: whatever its name, not ours
         name, group, references = external_metric_label(signature.name), EXTERNAL_GROUP, "none"
@@ -303,16 +327,20 @@ def _signature_inputs(signature: MetricSignature) -> SignatureInputs:
         parameters=parameters,
         origin=str(signature.origin),
         implementation=signature_implementation(parameters, str(signature.origin)),
+        label_mass_id=masses.get(signature.text),
     )
 
 
 _RUNS_LOOKED_AT = 50  # the newest finished runs say which metrics were asked for and why they have none
 
 
-def study_unvalued_metrics(*, study: Study, signatures: list[MetricSignature]) -> list[UnvaluedMetric]:
+def study_unvalued_metrics(
+    *, study: Study, signatures: list[MetricSignature], masses: Mapping[str, int] | None = None
+) -> list[UnvaluedMetric]:
     """The per-reply metrics that the study's newest finished runs asked for and that have no value for
     any reply of the study, under any signature (``signatures``: those with values), each with why, from
-    the newest run that asked for it. Three queries, and two more when there are some."""
+    the newest run that asked for it; never a judge's mass on labels (``masses``: judge signature text -> its
+    mass's id, report_signatures). Three queries, and two more when there are some."""
     valued = {signature.name for signature in signatures if signature.origin != MetricOrigin.EXTERNAL}
     runs: list[Mapping[str, Any]] = list(
         ScoringRun.objects.filter(
@@ -324,7 +352,12 @@ def study_unvalued_metrics(*, study: Study, signatures: list[MetricSignature]) -
     asked: dict[str, tuple[Mapping[str, Any], int]] = {}  # metric -> (newest run asking, signature id)
     for run in runs:
         for name, signature_id in (run["signatures"] or {}).items():
-            if name not in valued and name not in asked and not is_system_metric(name):
+            if (
+                name not in valued
+                and name not in asked
+                and not is_system_metric(name)
+                and not is_label_mass(name)
+            ):
                 asked[name] = (run, int(signature_id))
     if not asked:
         return []
@@ -352,6 +385,7 @@ def study_unvalued_metrics(*, study: Study, signatures: list[MetricSignature]) -
                 reason=_no_values_reason(name, asking, undefined, has_references=has_references),
                 origin=str(row.origin),
                 implementation=signature_implementation(parameters, str(row.origin)),
+                label_mass_id=(masses or {}).get(row.text),
             )
         )
     return sorted(result, key=lambda metric: (metric.name, metric.text))
@@ -361,8 +395,8 @@ def _no_values_reason(
     name: str, run: Mapping[str, Any], undefined: dict[tuple[int, str], int], *, has_references: bool
 ) -> str:
     run_id = int(run["pk"])
-    try:
-        needs_references = metric_spec(name).needs_references
+    try:  # a judge reads no reference, and resolving its spec would build its backend
+        needs_references = not is_judge(name) and metric_spec(name).needs_references
     except UnknownMetricError:
         needs_references = False
     if needs_references and not has_references:
@@ -371,7 +405,7 @@ def _no_values_reason(
     if count:
         return (
             f"it has no value for any of the {count} replies it was computed on (run {run_id}): "
-            f"{undefined_reason(name)}"
+            f"{NO_LABEL if is_judge(name) else undefined_reason(name)}"
         )
     failures = [
         failure for failure in run["failures"] or [] if name in str(failure.get("metric", "")).split(", ")

@@ -4,10 +4,11 @@ family from the stored definition (``JudgeRecord``) and the backend the operator
 from __future__ import annotations
 
 from scoring.judges.backends import judge_backend
-from scoring.metrics.llm_judge.definition import JudgeDefinition, judge_key
+from scoring.metrics.llm_judge.definition import JudgeDefinition
 from scoring.metrics.llm_judge.specs import judge_family
 from scoring.metrics.spec import MetricFamily, MetricSpec
 from scoring.models import JudgeRecord
+from stats.judge_names import judge_key
 
 
 def resolve_judge(name: str) -> tuple[MetricFamily, list[MetricSpec]] | None:

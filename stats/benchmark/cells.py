@@ -47,9 +47,11 @@ class BenchmarkCell:
     ci: tuple[float, float] | None = None
     n: int = 0
     note: str = ""
+    # an LLM judge's: its model's mean probability on the scale's labels on the study (stats/benchmark/judges.py)
+    label_mass: float | None = None
 
     def as_dict(self) -> dict[str, object]:
-        return {
+        fields: dict[str, object] = {
             "value": self.value,
             "significant": self.significant,
             "p_value": self.p_value,
@@ -57,6 +59,9 @@ class BenchmarkCell:
             "n": self.n,
             "note": self.note,
         }
+        if self.label_mass is not None:
+            fields["label_mass"] = self.label_mass
+        return fields
 
 
 def study_cells(

@@ -15,6 +15,7 @@ answer is not read; the caller computes that column from the inputs.
 from __future__ import annotations
 
 from stats.benchmark.cells import SIGNIFICANCE, BenchmarkCell
+from stats.benchmark.judges import benchmark_keys, matched_column, matched_keys
 from stats.benchmark.options import ACCURACIES, BenchmarkOptions
 from stats.benchmark.study import NO_HUMAN_SCORES
 from stats.benchmark.table import MetricKey, StudyColumn
@@ -52,7 +53,12 @@ def question_name(document: ReportDocument, question: str | None) -> str | None:
 
 
 def document_metrics(document: ReportDocument, question: str) -> list[MetricKey]:
-    """The metrics of the question's rows: the signatures with values, then those scored without one."""
+    """The metrics of the question's rows: the signatures with values, then those scored without one; an LLM
+    judge by its identity across studies (stats/benchmark/judges.py)."""
+    return matched_keys(_keys(document, question), question)
+
+
+def _keys(document: ReportDocument, question: str) -> list[MetricKey]:
     rows = [row for row in document["rows"] if row["question"] == question]
     valued = [MetricKey(row["signature"], row["metric"]) for row in rows if "no_values" not in row]
     return valued + [MetricKey(row["signature"], row["metric"]) for row in rows if "no_values" in row]
@@ -61,8 +67,15 @@ def document_metrics(document: ReportDocument, question: str) -> list[MetricKey]
 def document_column(
     document: ReportDocument, options: BenchmarkOptions, *, question: str, label: str | None = None
 ) -> StudyColumn:
-    """The study's cells of ``question`` (a name the document has; :func:`document_answers` must hold)."""
-    name = label or document["study_name"]
+    """The study's cells of ``question`` (a name the document has; :func:`document_answers` must hold), an LLM
+    judge's under its identity across studies with its mean mass on labels (stats/benchmark/judges.py)."""
+    rows = [row for row in document["rows"] if row["question"] == question]
+    judges = {row["signature"]: row["judge"] for row in rows if "judge" in row}
+    column = _column(document, options, question, label or document["study_name"])
+    return matched_column(column, benchmark_keys(_keys(document, question), question), judges)
+
+
+def _column(document: ReportDocument, options: BenchmarkOptions, question: str, name: str) -> StudyColumn:
     rows = [row for row in document["rows"] if row["question"] == question]
     missing = {row["signature"]: row["no_values"] for row in rows if "no_values" in row}
     valued = [row for row in rows if "no_values" not in row]

@@ -20,6 +20,7 @@ import re
 from stats.benchmark.cells import BenchmarkCell
 from stats.benchmark.table import PRINTED_DIGITS, BenchmarkTable
 from stats.latex import PACKAGES, latex_escape, metric_label
+from stats.report.judges import low_mass_note
 
 MISSING = "—"
 LATEX_MISSING = "---"
@@ -61,6 +62,17 @@ def missing_reasons(table: BenchmarkTable) -> list[str]:
     ]
 
 
+def low_mass_notes(table: BenchmarkTable) -> list[str]:
+    """One line per LLM judge's cell whose model put less than half its probability on the scale's labels:
+    "<judge> on <study>: <what that says>" (stats/benchmark/judges.py)."""
+    return [
+        f"{row.label} on {study}: {low_mass_note(cell.label_mass)}"
+        for row in table.rows
+        for study, cell in zip(table.studies, row.cells, strict=True)
+        if cell.label_mass is not None and low_mass_note(cell.label_mass)
+    ]
+
+
 def significance_rule(table: BenchmarkTable) -> str:
     statistic = table.options.statistic
     if statistic == "system_accuracy":
@@ -93,6 +105,9 @@ def benchmark_text(table: BenchmarkTable) -> str:
     reasons = missing_reasons(table)
     if reasons:
         out += ["", f"{MISSING} no value:"] + [f"  {reason}" for reason in reasons]
+    masses = low_mass_notes(table)
+    if masses:
+        out += ["", "LLM judges whose model does not fit:"] + [f"  {note}" for note in masses]
     return "\n".join(out) + "\n"
 
 
@@ -146,6 +161,9 @@ def benchmark_latex(table: BenchmarkTable) -> str:
         )
     if reasons:
         caption += " --- no value: " + "; ".join(_latex(reason) for reason in reasons) + "."
+    masses = low_mass_notes(table)
+    if masses:
+        caption += " LLM judges whose model does not fit: " + "; ".join(_latex(note) for note in masses) + "."
     return "\n".join(
         [
             f"% needs {LATEX_PACKAGES}",

@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
+from stats.judge_names import is_judge, shown_name
 from stats.report.document_types import ReportDocument
 
 REFERENCE_MODES = ("single", "multi")
@@ -36,7 +37,7 @@ def signature_names(document: ReportDocument, question: str) -> dict[str, Signat
     (``metric_names``; in a document from before them, metric and reference mode, "bleu-2 (multi)", plus the
     differing parameters); the slug the metric and reference mode ("bleu-2-multi"), plus the parameters that
     tell apart signatures sharing both (e.g. "bleu-2-multi-tok-none"), plus a short hash if even that does
-    not."""
+    not; an LLM judge's slug is its display name's ("llm-judge-g-eval-smollm2-135m")."""
     described: dict[str, tuple[str, str]] = {}
     for row in of_question(document.get("rows"), question):
         described.setdefault(row["signature"], (row["metric"], row.get("references") or ""))
@@ -49,10 +50,13 @@ def signature_names(document: ReportDocument, question: str) -> dict[str, Signat
     for comparison in of_question(document.get("metric_comparisons"), question):
         described.setdefault(comparison["first"], (comparison["first_metric"], ""))
         described.setdefault(comparison["second"], (comparison["second_metric"], ""))
+    legend = {entry["signature"]: entry["display"] for entry in document.get("metric_names") or []}
     groups: dict[str, list[str]] = {}
     for signature, (metric, references) in described.items():
         references = references or _parameters(signature).get("refs", "")
         base = f"{metric}-{references}" if references in REFERENCE_MODES else metric
+        if is_judge(metric):  # its display name, not its key: "llm-judge-g-eval-smollm2-135m"
+            base = legend.get(signature, shown_name(metric))
         groups.setdefault(slug(base, "metric"), []).append(signature)
     names: dict[str, SignatureName] = {}
     for base_slug, signatures in groups.items():
@@ -74,8 +78,7 @@ def signature_names(document: ReportDocument, question: str) -> dict[str, Signat
                 name_slug += "-" + slug("-".join(f"{key}-{value}" for key, value in extra), "variant")
             names[signature] = SignatureName(label, name_slug)
     # The labels are the report's display names (stats/display_names.py), the page's and every
-    # export's; the slugs (figure and file names) stay what they were.
-    legend = {entry["signature"]: entry["display"] for entry in document.get("metric_names") or []}
+    # export's; the slugs (figure and file names) stay what they were, but for LLM judges'.
     names = {
         signature: SignatureName(legend.get(signature, name.label), name.slug)
         for signature, name in names.items()

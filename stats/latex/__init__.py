@@ -1,7 +1,7 @@
 """The report's tables as LaTeX, in the layout of the papers the app reproduces, ready to paste.
 
 * :func:`correlation_table_latex`: Tao et al. (2018), RUBER, Table 2: an "Inter-annotator" block with Human (Avg)
-  and Human (Max) above the metric blocks Referenced, Unreferenced, Hybrid, Other (always in this order;
+  and Human (Max) above the metric blocks Referenced, Unreferenced, Hybrid, LLM judge, Other (always in this order;
   a block the document does not know comes last); one column per coefficient, "Pearson ($p$-value)" and
   "Spearman ($p$-value)" (Kendall's tau on request), each cell ``0.2722 ($< 0.01$)``.
 * :func:`single_vs_multi_latex`: Gupta et al. (2019), Table 4: each referenced metric with one reference and with all
@@ -56,9 +56,10 @@ from stats.latex.cells import (
     latex_escape,
 )
 from stats.latex.correlation_table import HUMAN_LABELS, INTER_ANNOTATOR, correlation_table_latex
-from stats.latex.labels import EXTERNAL_MARK, GROUP_ORDER, METRIC_ORDER, metric_label
+from stats.latex.labels import EXTERNAL_MARK, METRIC_ORDER, metric_label
 from stats.latex.reference_tables import diversity_latex, single_vs_multi_latex
 from stats.latex.report import report_latex
+from stats.report.types import GROUP_ORDER
 
 __all__ = [
     "EXTERNAL_MARK",

@@ -16,6 +16,7 @@ EXTERNAL_NOTE = (
     EXTERNAL_MARK + "Computed elsewhere and imported into the app (its signature names the source)."
 )
 THREE_DECIMAL_P_RULE = r"$p$-values under 0.001 are shown as $< 0.001$."
+JUDGE_OWN_MARK = r"$^{\star}$"  # an LLM judge that asked the table's question
 
 
 def of_question(section: Sequence[Entry] | None, question: str) -> list[Entry]:
@@ -63,6 +64,7 @@ def correlation_caption(
     if any(is_external(row) for row in rows):
         sentences.append(EXTERNAL_NOTE)
     sentences.append(implementation_sentence(rows, labels))
+    sentences.append(judge_sentence(rows, labels))
     fewer = [
         f"{labels[id(row)]} ($n = {row['n']}$)"
         for row in rows
@@ -105,6 +107,33 @@ def rank_sentence(document: ReportDocument, question: str) -> str:
         f" Rank: significance cluster by {latex_escape(entry['statistic'])}; {latex_escape(rule)}"
         f" ({latex_escape(entry['test'])} permutation test, {entry['permutations']} permutations)."
     )
+
+
+def judge_sentence(rows: Sequence[MetricRow], labels: Mapping[int, str]) -> str:
+    """What the LLM judges are, which asked the table's question (marked) and which another, and the mean
+    probability each one's model put on the scale's labels; below 0.5, that the prompt or the model does not
+    fit (stats/report/judges.py)."""
+    judges = [(labels[id(row)], row["judge"]) for row in rows if "judge" in row]
+    if not judges:
+        return ""
+    sentence = (
+        "LLM judge: a language model rates the reply on one question of the study, its score read from the "
+        "probabilities of the scale's labels as its next token (G-EVAL; Liu et al., 2023); "
+        f"{JUDGE_OWN_MARK}: the judge asked this question"
+    )
+    others = [
+        f"{label}, {latex_escape(judge['question'])}" for label, judge in judges if not judge["own_question"]
+    ]
+    sentence += f"; the others asked: {'; '.join(others)}." if others else "."
+    masses = [
+        f"{label} {judge['label_mass']:.2f}" for label, judge in judges if judge["label_mass"] is not None
+    ]
+    if masses:
+        sentence += " Mean probability on the labels: " + "; ".join(masses) + "."
+    low = [label for label, judge in judges if judge["note"]]
+    if low:
+        sentence += " Below 0.5, the prompt or the model does not fit the question: " + ", ".join(low) + "."
+    return sentence
 
 
 # The tools a baseline can be computed by, as the caption names them.

@@ -3,7 +3,7 @@ coefficient with its $p$-value in parentheses, and the significance cluster of e
 
 from __future__ import annotations
 
-from stats.latex.captions import correlation_caption, of_question, rank_sentence, table_label
+from stats.latex.captions import JUDGE_OWN_MARK, correlation_caption, of_question, rank_sentence, table_label
 from stats.latex.cells import best_of, block_cell, human_cell, latex_escape, paired_cell
 from stats.latex.labels import group_of, group_order, row_labels, row_order
 from stats.report.document_types import CorrelationFields, ReportDocument, Statistic
@@ -42,6 +42,9 @@ def correlation_table_latex(
         )
     ordered = sorted(rows, key=row_order)
     labels = row_labels(ordered)
+    for row in ordered:  # an LLM judge of this question (stats/report/judges.py)
+        if row.get("judge", {}).get("own_question"):
+            labels[id(row)] += JUDGE_OWN_MARK
     cells = {id(row): [paired_cell(*value_and_p(row, s)) for s in statistics] for row in ordered}
     for column, stat in enumerate(statistics):
         for row in best_of([(row, value_and_p(row, stat)[0]) for row in ordered]):

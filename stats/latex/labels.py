@@ -6,11 +6,11 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 
+from stats.judge_names import JUDGE_PREFIX, shown_name
 from stats.latex.cells import latex_escape
 from stats.report.document_types import MetricRow
-from stats.report.types import EXTERNAL_ORIGIN
+from stats.report.types import EXTERNAL_ORIGIN, GROUP_ORDER
 
-GROUP_ORDER = ("Referenced", "Unreferenced", "Hybrid", "Other")
 _FIXED_NAMES = {
     "rouge-l": "ROUGE-L",
     "meteor": "METEOR",
@@ -35,6 +35,7 @@ _FIXED_NAMES = {
     "maude": "MaUde",
     "cross-ruber-unreferenced": r"Cross-RUBER $s_U$",
     "cross-ruber-referenced": r"Cross-RUBER $s_R$",
+    JUDGE_PREFIX: "LLM judge",  # llm-judge:<key>, named by its template and model (stats/display_names.py)
 }
 _BLENDS = {"min": "min", "gmean": "geometric mean", "amean": "arithmetic mean", "max": "max"}
 _CELL_PARTS = {
@@ -91,6 +92,7 @@ _SIGNATURE_VALUE_LIMIT = 12  # a model's sha256 in a disambiguating suffix is cu
 
 def metric_label(name: str) -> str:
     """The name a paper prints for a metric, as LaTeX; an unknown name is printed as it is, escaped."""
+    name = shown_name(name)
     if name in _FIXED_NAMES:
         return _FIXED_NAMES[name]
     match = re.fullmatch(r"(recall-|self-)?bleu-(\d)", name)
@@ -129,8 +131,11 @@ def metric_rank(name: str) -> tuple[int, str]:
 
 
 def row_order(row: MetricRow) -> tuple[int, str, int, str]:
+    metric = str(row.get("metric", ""))
+    if shown_name(metric) == JUDGE_PREFIX:  # LLM judges by their display names, not their keys
+        metric = str(row.get("display") or metric)
     return (
-        *metric_rank(str(row.get("metric", ""))),
+        *metric_rank(metric),
         REFERENCE_ORDER.get(str(row.get("references")), 2),
         str(row.get("signature", "")),
     )
@@ -138,7 +143,9 @@ def row_order(row: MetricRow) -> tuple[int, str, int, str]:
 
 def display_detail(entry: Mapping[str, object], name: str) -> str | None:
     """The part of an entry's display name (stats/display_names.py) after its metric's name: "" for a
-    name that is unique alone, ``None`` in a document from before display names."""
+    name that is unique alone, ``None`` in a document from before display names. A judge's name is read
+    without its key (``llm-judge``)."""
+    name = shown_name(name)
     display = entry.get("display")
     if not isinstance(display, str) or not display:
         return None

@@ -16,6 +16,8 @@ entries tagged with their question:
 * the meta-evaluation statistics (stats/report/meta.py): a ``rank`` (significance cluster) and, with a
   grouping, a ``grouped`` correlation in every metric row; permutation p-values in every comparison;
   ``pairwise_accuracy``, ``significance_clusters`` and ``more_ratings``;
+* LLM judges as metrics, each row and legend entry of a judge with the question it asked and its model's
+  mean mass on the scale's labels (stats/report/judges.py);
 * ``questions``: per question, how many replies have a human score, how many were left out and why (no
   human score; excluded by the researcher), and how many carry an adjudicated gold value.
 
@@ -56,6 +58,7 @@ from stats.report.document_types import (
     SingleVsMultiEntry,
 )
 from stats.report.human import human_side
+from stats.report.judges import add_judges, judge_fields
 from stats.report.meta import add_to_metric_section, meta_section
 from stats.report.metric_names import name_metrics, study_display_names
 from stats.report.metrics import metric_section
@@ -64,7 +67,9 @@ from stats.report.plot_types import ReportPlots
 from stats.report.types import QuestionInputs, ReportInputs, ReportOptions
 
 Progress = Callable[[int, int], None]
-DOCUMENT_VERSION = 4  # bump when a field changes meaning; fields are added, never renamed
+# bump when a field changes meaning or the document's shape changes; fields are added, never renamed (5: LLM
+# judges' ``judge`` fields, their mass on labels no longer a metric row)
+DOCUMENT_VERSION = 5
 BLAS_THREADS = 1  # numpy's BLAS threads while a report is built (see the module's docstring)
 
 
@@ -148,6 +153,7 @@ def _build_report(
     document["diversity"] = _diversity_table(inputs)
     document["pairwise"] = pairwise_section(inputs, options)  # stats/report/pairwise.py
     name_metrics(document, study_display_names(inputs))  # stats/report/metric_names.py
+    add_judges(document, judge_fields(inputs))  # stats/report/judges.py
     advance()
     return document, plots
 

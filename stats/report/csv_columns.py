@@ -11,6 +11,7 @@ from typing import get_args
 
 from stats.report.document_types import AgreementCoefficient
 
+JUDGE_COLUMNS = ("judge_question", "judge_own_question", "label_mass")
 GROUPED_COLUMNS = (
     "grouping",
     "grouped_pearson",
@@ -57,6 +58,9 @@ CSV_COLUMNS = (
     "rank",
     *GROUPED_COLUMNS,
     "display",  # the metric's name as the page and every export show it (unique in the report)
+    # an LLM judge's (stats/report/judges.py): the question it asked, whether it is the row's, and its model's
+    # mean probability on the scale's labels
+    *JUDGE_COLUMNS,
 )
 PER_SYSTEM_COLUMNS = ("question", "system", *CSV_COLUMNS[1:])
 HUMAN_COLUMNS = (
@@ -217,4 +221,13 @@ QUANTILE_COLUMNS = (
     "items",
     "display",
 )
-METRIC_NAME_COLUMNS = ("display", "metric", "detail", "signature")  # the legend of the display names
+# the legend of the display names, with each LLM judge's question and mean mass on labels
+METRIC_NAME_COLUMNS = (
+    "display",
+    "metric",
+    "detail",
+    "signature",
+    "judge_question",
+    "label_mass",
+    "label_mass_replies",
+)

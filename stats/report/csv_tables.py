@@ -262,8 +262,9 @@ def quantiles_table(entries: Sequence[QuantileEntry]) -> CsvTable:
 
 
 def metric_names_table(entries: Sequence[MetricNameEntry]) -> CsvTable:
-    """The legend of the metrics' display names: each name with the metric and signature it stands for."""
-    return _table(METRIC_NAME_COLUMNS, entries)
+    """The legend of the metrics' display names: each name with the metric and signature it stands for, and
+    an LLM judge's question and mean mass on labels."""
+    return _table(METRIC_NAME_COLUMNS, ({**entry, **_judge_cells(entry)} for entry in entries))
 
 
 # Every section, in the order the files are written (the bundle's archive lists them in this order).
@@ -365,6 +366,7 @@ def _metric_row_cells(row: MetricRow | PerSystemRow | SystemLevelRow) -> dict[st
     ):
         low, high = _interval(flat.get(interval))
         flat[f"{interval}_low"], flat[f"{interval}_high"] = low, high
+    flat.update(_judge_cells(row))
     left_out = flat.get("left_out")  # system-level rows have none
     flat["no_metric_score"] = left_out.get("no_metric_score") if isinstance(left_out, Mapping) else None
     grouped = flat.get("grouped")  # with a grouping only
@@ -379,6 +381,19 @@ def _metric_row_cells(row: MetricRow | PerSystemRow | SystemLevelRow) -> dict[st
             "; ".join(f"{reason}: {count}" for reason, count in reasons.items()) or None
         )
     return flat
+
+
+def _judge_cells(entry: Mapping[str, object]) -> dict[str, object]:
+    """An LLM judge's fields as columns (stats/report/judges.py); none for any other metric."""
+    judge = entry.get("judge")
+    if not isinstance(judge, Mapping):
+        return {}
+    return {
+        "judge_question": judge.get("question"),
+        "judge_own_question": judge.get("own_question"),
+        "label_mass": judge.get("label_mass"),
+        "label_mass_replies": judge.get("label_mass_replies"),
+    }
 
 
 def _interval(value: object) -> tuple[object, object]:

@@ -236,11 +236,36 @@ class GroupedCorrelationFields(TypedDict):
     note: str
 
 
+class JudgeFields(TypedDict):
+    """What an LLM judge (``llm-judge:<key>``, stats/report/judges.py) asked and how well its model fitted:
+    ``judge`` of its legend entry and of its rows; documents before version 5 lack it. ``label_mass``: the
+    mean, over the study's replies it judged, of the next-token probability its model put on the scale's
+    labels (its ``llm-judge-mass`` companion, which is no metric of the report); ``None`` without one."""
+
+    template: str  # the prompt template's name (its hash is in the signature)
+    model: str  # the local model's name or the endpoint's model id
+    question: str  # the question of the study it asked
+    read: str  # expectation (G-EVAL's probability-weighted mean) or argmax
+    label_mass: float | None
+    label_mass_replies: int  # replies with a mass
+    note: (
+        str  # below a mean mass of 0.5, the sentence that says the prompt or the model does not fit; else ""
+    )
+
+
+class JudgeRowFields(JudgeFields):
+    """A judge's row: ``own_question`` when the row's question is the one the judge asked (a judge of another
+    question correlates as any metric)."""
+
+    own_question: bool
+
+
 class MetricRow(SignatureFields, MetricStatistics):
     """``rows``: a metric against the human scores of a question, over every reply."""
 
     question: str
     no_values: NotRequired[str]  # only for a metric with no value for any reply: why
+    judge: NotRequired[JudgeRowFields]  # only for an LLM judge
     # the meta-evaluation (stats/report/meta.py); documents from before it lack them. ``grouped``: only when
     # the report's grouping is not none. ``rank``: the metric's significance cluster (1 = best; None: no
     # statistic or no permutations), as ``significance_clusters`` describes.
@@ -543,9 +568,10 @@ class MetricNameEntry(TypedDict):
     display name they make."""
 
     signature: str
-    metric: str
+    metric: str  # an LLM judge's without its key: llm-judge
     detail: str
     display: str
+    judge: NotRequired[JudgeFields]  # only for an LLM judge
 
 
 class ReportDocument(TypedDict):

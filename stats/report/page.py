@@ -27,8 +27,8 @@ from stats.report.document_types import (
     SingleVsMultiEntry,
     SystemLevelRow,
 )
+from stats.report.types import GROUP_ORDER
 
-GROUP_ORDER = ("Referenced", "Unreferenced", "Hybrid", "Other")
 Entry = TypeVar("Entry", bound=Mapping[str, object])
 
 

@@ -145,16 +145,23 @@ class SignatureInputs:
     name: str  # as the report shows it: an external metric's is "<name> (external)"
     text: str
     references: str  # "single", "multi", or "none" for a metric that reads no reference
-    group: str  # the row block of the paper-style table: Referenced, Unreferenced, Hybrid, Other, External
+    group: str  # the row block of the paper-style table: Referenced, Unreferenced, Hybrid, LLM judge, Other, External
     parameters: Mapping[str, str] = field(default_factory=dict)
     origin: str = "builtin"  # "builtin", "plugin", or "external": scores computed elsewhere and imported
     # the tool that computed the scores: nltk, nlg-eval, sacrebleu, rouge-score; dialeval for
     # the project's own metrics; external; plugin:<distribution>@<version>
     implementation: str = ""
+    # an LLM judge's: the signature id of its mass on labels (llm-judge-mass, stats/judge_names.py), whose
+    # values are in ``metric_values`` beside the metrics' but which is no signature of the report
+    label_mass_id: int | None = None
 
 
 EXTERNAL_ORIGIN = "external"
 EXTERNAL_GROUP = "External"
+JUDGE_GROUP = "LLM judge"  # LLM judges' scores (stats/judge_names.py)
+# The row blocks of the paper-style tables in their order (Tao et al., 2018, Table 2: Referenced, Unreferenced,
+# the blends), then the LLM judges; any other group after these, by name.
+GROUP_ORDER = ("Referenced", "Unreferenced", "Hybrid", JUDGE_GROUP, "Other")
 
 
 @dataclass(frozen=True)
@@ -170,6 +177,7 @@ class UnvaluedMetric:
     reason: str
     origin: str = "builtin"
     implementation: str = ""
+    label_mass_id: int | None = None  # an LLM judge's, as SignatureInputs
 
 
 @dataclass(frozen=True)

@@ -236,7 +236,7 @@ def test_the_published_columns_come_first_and_in_order() -> None:
         "grouped_spearman", "grouped_spearman_ci_low", "grouped_spearman_ci_high",
         "grouped_kendall", "grouped_kendall_ci_low", "grouped_kendall_ci_high",
         "grouped_groups", "grouped_groups_total", "grouped_left_out", "grouped_note",
-        "display",
+        "display", "judge_question", "judge_own_question", "label_mass",
     )  # fmt: skip
 
 

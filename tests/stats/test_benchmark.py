@@ -14,6 +14,7 @@ from scipy import stats as scipy_stats
 from stats.benchmark.cells import BenchmarkCell, study_cells
 from stats.benchmark.figure import benchmark_heatmap
 from stats.benchmark.formats import benchmark_json, benchmark_latex, benchmark_text
+from stats.benchmark.judges import benchmark_keys
 from stats.benchmark.options import BenchmarkOptions
 from stats.benchmark.table import NOT_SCORED, MetricKey, StudyColumn, benchmark_table
 from stats.latex import latex_escape
@@ -336,3 +337,25 @@ def test_the_heat_map_is_sized_by_its_rows_studies_and_longest_label() -> None:
     (note,) = narrow["layout"]["annotations"]
     assert note["text"].startswith("* the 95% bootstrap interval over groups excludes 0")
     assert all(len(line) * 7 <= narrow["layout"]["width"] for line in note["text"].split("<br>"))
+
+
+def test_a_judges_identity_leaves_out_its_study_and_keeps_two_of_one_study_apart() -> None:
+    def judge(key: str, question: str, template: str = "g-eval@3f2a91c0") -> MetricKey:
+        text = f"llm-judge:{key * 16}|backend:local|model:m|question:{question}|read:expectation|scale:1-5|"
+        return MetricKey(f"{text}template:{template}|version:1", f"llm-judge:{key * 16}")
+
+    own, other = judge("a", "quality@11111111"), judge("b", "fluency@22222222")
+    bleu = MetricKey("bleu-2|refs:single|version:1", "bleu-2")
+    keys = benchmark_keys([own, other, bleu], "quality")
+    assert keys[own.text] == MetricKey(
+        "llm-judge|backend:local|model:m|read:expectation|template:g-eval@3f2a91c0|version:1", "llm-judge"
+    )
+    assert keys[other.text].text == (
+        "llm-judge|asked:fluency|backend:local|model:m|read:expectation|template:g-eval@3f2a91c0|version:1"
+    )
+    assert keys[bleu.text] == bleu
+    # the study's question text changed between two runs: two judges that would read as one keep their hashes
+    edited = judge("c", "quality@33333333")
+    apart = benchmark_keys([own, edited], "quality")
+    assert "asked:quality@11111111" in apart[own.text].text
+    assert "asked:quality@33333333" in apart[edited.text].text

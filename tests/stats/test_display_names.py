@@ -71,3 +71,54 @@ def test_every_name_is_unique_whatever_the_signatures() -> None:
     }
     texts = list(_texts(metrics).values())
     assert len(set(texts)) == len(texts) == 32
+
+
+def _judge(key: str, **changed: str) -> str:
+    """A judge's signature as scoring writes it (scoring/metrics/llm_judge/definition.py), ``changed`` applied."""
+    parameters = {
+        "artifact": "5d41402abc4b2a76",
+        "backend": "local",
+        "model": "smollm2-135m",
+        "question": "appropriateness@1a2b3c4d",
+        "read": "expectation",
+        "reads": "logprobs",
+        "scale": "0-2",
+        "template": "g-eval@3f2a91c0aa55ee11",
+        **changed,
+    }
+    return (
+        f"llm-judge:{key * 16}|" + "|".join(f"{k}:{v}" for k, v in sorted(parameters.items())) + "|version:1"
+    )
+
+
+def _judge_names(*signatures: str) -> dict[str, str]:
+    return _texts({signature: signature.split("|")[0] for signature in signatures})
+
+
+def test_a_judge_is_named_by_its_template_and_model_never_by_its_key() -> None:
+    only = _judge("a")
+    assert _judge_names(only, NLTK) == {only: "llm-judge (g-eval, smollm2-135m)", NLTK: "bleu-1"}
+
+
+def test_judges_of_two_questions_and_two_readings_say_which() -> None:
+    first, second = _judge("a"), _judge("b", question="engagingness@9e8d7c6b", scale="1-5")
+    argmax = _judge("c", read="argmax")
+    assert _judge_names(first, second, argmax) == {
+        first: "llm-judge (g-eval, smollm2-135m, appropriateness, expectation)",
+        second: "llm-judge (g-eval, smollm2-135m, engagingness)",
+        argmax: "llm-judge (g-eval, smollm2-135m, appropriateness, argmax)",
+    }
+
+
+def test_a_template_shows_its_hash_only_beside_another_of_its_name() -> None:
+    mine, edited = _judge("a"), _judge("b", template="g-eval@77b0c2d9aa55ee11")
+    other = _judge("c", template="single-answer@0000aaaa1111bbbb", model="qwen")
+    assert _judge_names(mine, edited, other) == {
+        mine: "llm-judge (g-eval@3f2a91c0, smollm2-135m)",
+        edited: "llm-judge (g-eval@77b0c2d9, smollm2-135m)",
+        other: "llm-judge (single-answer, qwen)",
+    }
+    server = _judge("d", backend="server", model="smollm2-135m", artifact="")
+    assert _judge_names(mine, server)[server] == "llm-judge (g-eval, smollm2-135m, server)"
+    refiled = _judge("a", artifact="77b0c2d9aa55ee11")  # one judge, its model's file changed
+    assert _judge_names(mine, refiled)[refiled] == "llm-judge (g-eval, smollm2-135m, file 77b0c2d9)"

@@ -16,8 +16,8 @@ from typing import Any, Literal, Union, get_args, get_origin, get_type_hints
 from stats.pairwise import PairwiseRecord
 from stats.report.builder import build_report
 from stats.report.document_types import ReportDocument
-from stats.report.types import DiversityInputs, ReportOptions, UnvaluedMetric
-from tests.stats.test_figures import synthetic_inputs
+from stats.report.types import DiversityInputs, ReportOptions, SignatureInputs, UnvaluedMetric
+from tests.stats.test_figures import QUESTION, synthetic_inputs
 
 STORED = Path(__file__).resolve().parent.parent / "data" / "report_document_demo.json"
 
@@ -91,8 +91,20 @@ def full_document() -> ReportDocument:
         metrics={"distinct-1": {(system, f"c{c}"): rng.random() for system in systems for c in range(5)}},
     )
     unvalued = UnvaluedMetric("bleu-4", "bleu-4|refs:single", "single", "Referenced", "no references")
+    judge = SignatureInputs(
+        99,
+        f"llm-judge:{'a' * 16}",
+        f"llm-judge:{'a' * 16}|model:smollm2-135m|question:{QUESTION}@1a2b3c4d|template:g-eval@3f2a|version:1",
+        "none",
+        "LLM judge",
+        label_mass_id=98,
+    )
+    values = {**inputs.metric_values, 99: {item: 0.1 * (item % 7) for item in inputs.responses}}
+    values[98] = dict.fromkeys(inputs.responses, 0.3)  # a low mass: the row's note says so
     inputs = replace(
         inputs,
+        signatures=(*inputs.signatures, judge),
+        metric_values=values,
         pairwise=records,
         diversity=diversity,
         unvalued=(unvalued,),
@@ -120,6 +132,8 @@ def test_a_document_with_every_section_is_a_report_document() -> None:
     assert document["pairwise"] is not None
     assert any("no_values" in row for row in document["rows"])
     assert "excluded_by_researcher" in document["questions"][0]["left_out"]
+    assert any("judge" in row and "only 30%" in row["note"] for row in document["rows"])
+    assert any("judge" in entry for entry in document["metric_names"])
     assert problems(document, ReportDocument) == []
 
 

@@ -2,7 +2,9 @@
 
 A definition is immutable and named by its content (:meth:`JudgeDefinition.key`): the metric it scores as
 is ``llm-judge:<key>``, with the companion ``llm-judge-mass:<key>`` (the probability the judge put on valid
-labels, per item). Both are computed by one forward pass or request per item (one metric family).
+labels, per item). Both are computed by one forward pass or request per item (one metric family). The
+names' grammar (the prefixes, the key's length, ``judge_key``) is in stats/judge_names.py, where the report
+and the benchmark read judges without their definitions.
 """
 
 from __future__ import annotations
@@ -16,14 +18,12 @@ from typing import Any
 from scoring.metrics.llm_judge.judging import READ_EXPECTATION, READS
 from scoring.metrics.llm_judge.prompts import JudgeQuestion, PromptTemplate
 from scoring.metrics.llm_judge.scale import JudgeScale
+from stats.judge_names import JUDGE_PREFIX, KEY_LENGTH, MASS_PREFIX
 
-JUDGE_PREFIX = "llm-judge"
-MASS_PREFIX = "llm-judge-mass"
 BACKEND_LOCAL = "local"
 BACKEND_SERVER = "server"
 BACKENDS = (BACKEND_LOCAL, BACKEND_SERVER)
 JUDGE_VERSION = "1"
-KEY_LENGTH = 16
 
 
 @dataclass(frozen=True)
@@ -127,11 +127,3 @@ class JudgeDefinition:
             "read": self.read,
             "reads": reads,
         }
-
-
-def judge_key(name: str) -> str | None:
-    """The definition key of a judge's metric name (``llm-judge:<key>`` or ``llm-judge-mass:<key>``)."""
-    prefix, separator, key = name.partition(":")
-    if separator and prefix in (JUDGE_PREFIX, MASS_PREFIX) and len(key) == KEY_LENGTH:
-        return key
-    return None
