@@ -14,7 +14,7 @@ from scoring.metrics.llm_judge.local_model import LocalJudgeModel, model_content
 from scoring.metrics.llm_judge.pairwise import PAIRWISE_SCALE, Pair, local_pair_verdicts
 from scoring.models import ChunkKind, JudgePairVerdict, MetricSignature, ScoringChunk, ScoringRun
 from scoring.selectors import scoring_run_metrics_without_values
-from scoring.services import GPU_QUEUE, ScoringRequestError, scoring_run_create
+from scoring.services import GPU_QUEUE, ScoringRequestError, scoring_run_create, scoring_run_execute
 from scoring.services.planning import scoring_run_plan
 from tests.factories import AnnotatorFactory, QuestionFactory
 from tests.scoring.llm_judge.pair_studies import PROMPT, item_pairs, pair_study, pairwise_judge_of
@@ -194,3 +194,18 @@ def test_score_study_stores_the_verdict_of_each_pair_and_a_rerun_judges_none_aga
     assert {
         (row.response_a_id, row.response_b_id): row.computed_at for row in JudgePairVerdict.objects.all()
     } == computed
+
+
+def test_a_judge_whose_model_is_gone_fails_its_run_naming_the_chunk(settings, smollm2_path) -> None:
+    settings.DIALEVAL_LLM_LOCAL_MODELS = {"smollm2-copy": str(smollm2_path)}
+    study = pair_study(contexts=1)
+    (name,) = judge_metric_names(
+        study=study, requests=[JudgeRequest("pairwise", model="smollm2-copy")], user=None
+    )
+    run = _planned(study, [name])
+    settings.DIALEVAL_LLM_LOCAL_MODELS = {}  # the operator removed the model meanwhile
+    run = scoring_run_execute(run_id=run.pk)
+    assert run.status == "failed"
+    assert f"chunk 0 ({name} on 3 pairs of replies)" in run.error
+    assert "no local model 'smollm2-copy'" in run.error
+    assert not JudgePairVerdict.objects.exists()
