@@ -1,6 +1,6 @@
-"""The tables of LLM judges: researchers' prompt templates, the judges runs asked for, and the answers of
-servers (kept so that a rerun or a chunk computed again asks no server twice). Imported by
-:mod:`scoring.models`."""
+"""The tables of LLM judges: researchers' prompt templates, the judges runs asked for, the answers of
+servers (kept so that a rerun or a chunk computed again asks no server twice), and the pairwise judges'
+verdicts per pair of replies. Imported by :mod:`scoring.models`."""
 
 from __future__ import annotations
 
@@ -38,7 +38,8 @@ class JudgeTemplate(models.Model):
 
 class JudgeRecord(models.Model):
     """One judge a run asked for (template, question, backend, model, reading), named by its content: the
-    metric ``llm-judge:<key>``. Never changed once written."""
+    metric ``llm-judge:<key>``, or ``llm-pairwise:<key>`` for a pairwise template. Never changed once
+    written."""
 
     key = models.CharField(max_length=16, unique=True)
     definition = models.JSONField(help_text="scoring.metrics.llm_judge.definition.JudgeDefinition.as_json()")
@@ -68,3 +69,61 @@ class JudgeAnswer(models.Model):
 
     def __str__(self) -> str:
         return f"answer {self.key[:12]} from {self.endpoint}"
+
+
+# What a row holds of the judge's verdict, in the order of ``stats.judge_pairwise.PairVerdict``'s fields (the
+# two masses its ``mass``).
+PAIR_VERDICT_VALUES = (
+    "first_better",
+    "second_better",
+    "tie",
+    "verdict",
+    "position_bias",
+    "consistent",
+    "mass_first",
+    "mass_second",
+)
+
+
+class PairVerdictChoice(models.TextChoices):
+    FIRST = "first", "the first reply (response_a) is better"
+    SECOND = "second", "the second reply (response_b) is better"
+    TIE = "tie", "a tie"
+
+
+class JudgePairVerdict(models.Model):
+    """A pairwise judge's verdict on two replies to one context (``response_a`` the lower id, as in
+    ``annotation.PairwiseJudgment``), asked in both orders (Zheng et al., 2023;
+    scoring/metrics/llm_judge/pairwise.py), under the signature of everything that made it. The
+    probabilities and the verdict are null where the judge put no probability on any label (the masses say
+    so), so that the pair is not asked again."""
+
+    signature = models.ForeignKey(
+        "scoring.MetricSignature", on_delete=models.PROTECT, related_name="pair_verdicts"
+    )
+    response_a = models.ForeignKey("annotation.Response", on_delete=models.CASCADE, related_name="+")
+    response_b = models.ForeignKey("annotation.Response", on_delete=models.CASCADE, related_name="+")
+    first_better = models.FloatField(null=True, blank=True, help_text="P(response_a is better), both orders")
+    second_better = models.FloatField(null=True, blank=True, help_text="P(response_b is better), both orders")
+    tie = models.FloatField(null=True, blank=True, help_text="P(a tie), both orders")
+    verdict = models.CharField(max_length=6, choices=PairVerdictChoice.choices, blank=True)
+    position_bias = models.FloatField(
+        null=True, blank=True, help_text="P(the reply shown first wins) - P(the second wins), both orders"
+    )
+    consistent = models.BooleanField(null=True, blank=True, help_text="both orders picked the same reply")
+    mass_first = models.FloatField(help_text="probability on the three labels, response_a shown first")
+    mass_second = models.FloatField(help_text="probability on the three labels, response_b shown first")
+    computed_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["signature", "response_a", "response_b"], name="pair_verdict_unique_per_signature"
+            ),
+            models.CheckConstraint(
+                condition=models.Q(response_a__lt=models.F("response_b")), name="pair_verdict_ordered"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.signature_id}: {self.verdict or 'no verdict'} on {self.response_a_id} vs {self.response_b_id}"

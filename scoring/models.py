@@ -114,6 +114,7 @@ class ChunkKind(models.TextChoices):
         "a multi-reference metric against each reference of a slice of replies, for the references curve",
     )
     DIVERSITY = "diversity", "diversity metrics per (system, context), for the diversity table"
+    PAIRWISE = "pairwise", "a pairwise judge over pairs of replies to one context"
 
 
 class RunPurpose(models.TextChoices):
@@ -394,7 +395,10 @@ class ScoringChunk(models.Model):
         help_text="the multi-reference signature a 'per-reference' chunk recomputes against each reference",
     )
     pairs = models.JSONField(
-        default=list, blank=True, help_text="the [system id, context id] pairs of a 'diversity' chunk"
+        default=list,
+        blank=True,
+        help_text="the [system id, context id] pairs of a 'diversity' chunk, the [response_a id, response_b id] "
+        "pairs of a 'pairwise' chunk",
     )
     units = models.PositiveIntegerField(default=0, help_text="scores it computes (replies x metrics)")
     units_done = models.PositiveIntegerField(default=0)
@@ -537,5 +541,6 @@ class WordVectorsFile(models.Model):
 
 # The LLM judges' tables, in a module of their own.
 from scoring.judge_models import JudgeAnswer as JudgeAnswer  # noqa: E402
+from scoring.judge_models import JudgePairVerdict as JudgePairVerdict  # noqa: E402
 from scoring.judge_models import JudgeRecord as JudgeRecord  # noqa: E402
 from scoring.judge_models import JudgeTemplate as JudgeTemplate  # noqa: E402

@@ -12,6 +12,7 @@ from django.utils import timezone
 
 from annotation.models import Response, Study
 from scoring.metrics.implementation_choice import ImplementationChoice
+from scoring.metrics.llm_judge.pairwise import pairwise_judge_key, pairwise_judge_names
 from scoring.metrics.registry import (
     available_metric_names,
     included_by_choice,
@@ -388,15 +389,19 @@ class RunSummary:
     replies: int  # the study's replies
     metrics: int  # per-reply metrics of the run, the raw components of a blend included
     system_metrics: int  # system-level metrics (one value per system)
+    pairwise_judges: int = 0  # pairwise judges (one verdict per pair of replies)
 
     @property
     def text(self) -> str:
-        """E.g. "300 replies × 2 metrics", "+ 3 system-level metrics" when there are some."""
+        """E.g. "300 replies × 2 metrics", "+ 3 system-level metrics", "+ 1 pairwise judge" when there are
+        some."""
         parts = []
-        if self.metrics or not self.system_metrics:
+        if self.metrics or not (self.system_metrics or self.pairwise_judges):
             parts.append(f"{_counted(self.replies, 'reply', 'replies')} × {_counted(self.metrics, 'metric')}")
         if self.system_metrics:
             parts.append(f"{_counted(self.system_metrics, 'system-level metric')}")
+        if self.pairwise_judges:
+            parts.append(f"{_counted(self.pairwise_judges, 'pairwise judge')}")
         return " + ".join(parts)
 
 
@@ -412,7 +417,13 @@ def scoring_run_summary(*, run: ScoringRun, replies: int | None = None) -> RunSu
     if replies is None:
         replies = Response.objects.filter(context__study_id=run.study_id).count()
     system = [name for name in run.metrics if is_system_metric(name)]
-    return RunSummary(replies=replies, metrics=len(run.metrics) - len(system), system_metrics=len(system))
+    pairwise = pairwise_judge_names(run.metrics)
+    return RunSummary(
+        replies=replies,
+        metrics=len(run.metrics) - len(system) - len(pairwise),
+        system_metrics=len(system),
+        pairwise_judges=len(pairwise),
+    )
 
 
 def _counted(count: int, singular: str, plural: str = "") -> str:
@@ -423,7 +434,11 @@ def scoring_run_metrics_without_values(*, run: ScoringRun) -> list[str]:
     """The run's per-reply metrics whose signature has no value for any reply of the study (a referenced
     metric on a study without references, a metric undefined everywhere): the report lists them with the
     reason (correlation/report/loading.py), so a run that leaves one bumps the study's data version."""
-    ids = {name: int(pk) for name, pk in (run.signatures or {}).items() if not is_system_metric(name)}
+    ids = {
+        name: int(pk)
+        for name, pk in (run.signatures or {}).items()
+        if not is_system_metric(name) and pairwise_judge_key(name) is None  # a judge's verdicts are per pair
+    }
     valued = set(
         MetricScore.objects.filter(signature_id__in=ids.values(), response__context__study_id=run.study_id)
         .values_list("signature_id", flat=True)

@@ -48,6 +48,7 @@ from correlation.report.pairwise_loading import study_pairwise_records
 from correlation.selectors import study_metric_signatures, study_metric_values
 from scoring.diversity_scores import DIVERSITY_METRICS, diversity_read
 from scoring.external.file_format import external_metric_label
+from scoring.metrics.llm_judge.pairwise import pairwise_judge_key
 from scoring.metrics.llm_judge.specs import NO_LABEL
 from scoring.metrics.registry import UnknownMetricError, is_system_metric, metric_spec, undefined_reason
 from scoring.metrics.signature import signature_implementation
@@ -352,12 +353,8 @@ def study_unvalued_metrics(
     asked: dict[str, tuple[Mapping[str, Any], int]] = {}  # metric -> (newest run asking, signature id)
     for run in runs:
         for name, signature_id in (run["signatures"] or {}).items():
-            if (
-                name not in valued
-                and name not in asked
-                and not is_system_metric(name)
-                and not is_label_mass(name)
-            ):
+            per_reply = not is_system_metric(name) and pairwise_judge_key(name) is None  # a judge's: per pair
+            if name not in valued and name not in asked and per_reply and not is_label_mass(name):
                 asked[name] = (run, int(signature_id))
     if not asked:
         return []

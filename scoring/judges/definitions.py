@@ -1,5 +1,7 @@
 """The judges a scoring request asks for: one per question of the study, stored by content so that the
-metric ``llm-judge:<key>`` means the same judge in every process and every later report."""
+metric ``llm-judge:<key>`` means the same judge in every process and every later report; or, with a
+pairwise template, one pairwise judge asking the study's pairwise question (``llm-pairwise:<key>``, which a
+run computes per pair of replies: scoring/services/pairwise_chunks.py)."""
 
 from __future__ import annotations
 
@@ -13,7 +15,9 @@ from scoring.judges.backends import endpoint_settings, local_models
 from scoring.judges.templates import template_named
 from scoring.metrics.llm_judge.definition import BACKEND_LOCAL, BACKENDS, JudgeDefinition
 from scoring.metrics.llm_judge.judging import READ_EXPECTATION
-from scoring.metrics.llm_judge.prompts import JudgeQuestion
+from scoring.metrics.llm_judge.pairwise import pairwise_judge_name, pairwise_question
+from scoring.metrics.llm_judge.prompts import JudgeQuestion, PromptTemplate
+from scoring.metrics.llm_judge.recipes import BUILT_IN_TEMPLATES
 from scoring.metrics.llm_judge.scale import JudgeScale
 from scoring.models import JudgeRecord
 
@@ -26,13 +30,15 @@ class JudgeRequestError(ValueError):
 
 @dataclass(frozen=True)
 class JudgeRequest:
-    """A judge as a form, the API or the command line asks for it: ``questions`` empty for all of them."""
+    """A judge as a form, the API or the command line asks for it: ``questions`` empty for all of them;
+    ``pairwise`` asks for the pairwise judge (a pairwise template asks for it anyway)."""
 
     template: str
     backend: str = BACKEND_LOCAL
     model: str = ""
     questions: tuple[str, ...] = ()
     read: str = READ_EXPECTATION
+    pairwise: bool = False
 
 
 def study_questions(study: Study) -> list[JudgeQuestion]:
@@ -69,8 +75,8 @@ def judge_definitions(
         template = template_named(request.template, user)
     except ValueError as error:
         raise JudgeRequestError(f"template: {error}") from None
-    if template.pairwise:
-        raise JudgeRequestError(f"template: {template.name!r} compares two replies; choose a rating template")
+    if template.pairwise or request.pairwise:
+        return [_pairwise_definition(study=study, request=request, template=template, model=model)]
     questions = study_questions(study)
     by_name = {question.name: question for question in questions}
     unknown = [name for name in request.questions if name not in by_name]
@@ -87,11 +93,38 @@ def judge_definitions(
         raise JudgeRequestError(str(error)) from None
 
 
+def _pairwise_definition(
+    *, study: Study, request: JudgeRequest, template: PromptTemplate, model: str
+) -> JudgeDefinition:
+    """The pairwise judge of ``study``: the study's pairwise question on the nominal scale A / B / C. Its
+    verdict is read from the labels' probabilities (both orders averaged), so ``read`` is always the
+    expectation: the same judge has one name whatever reading was asked for."""
+    if not template.pairwise:
+        raise JudgeRequestError(
+            f"template: {template.name!r} rates one reply; a pairwise judge needs a pairwise template "
+            f"({', '.join(name for name, found in BUILT_IN_TEMPLATES.items() if found.pairwise)} or your own)"
+        )
+    if not study.pairwise_enabled:
+        raise JudgeRequestError(
+            f"template: {template.name!r} compares two replies, and the study {study.name!r} has no pairwise "
+            "task (pairwise_enabled is off); choose a rating template"
+        )
+    if request.questions:
+        raise JudgeRequestError(
+            "questions: a pairwise judge asks the study's pairwise question (pairwise_prompt), not its "
+            "rating questions"
+        )
+    try:
+        return JudgeDefinition(template, pairwise_question(study.pairwise_prompt), request.backend, model)
+    except ValueError as error:
+        raise JudgeRequestError(str(error)) from None
+
+
 def judge_metric_names(
     *, study: Study, requests: Sequence[JudgeRequest], user: User | AnonymousUser | None
 ) -> list[str]:
-    """The metric names of the judges asked for (each judge's score, then its mass on labels), their
-    definitions stored."""
+    """The metric names of the judges asked for (each judge's score, then its mass on labels; a pairwise
+    judge's one name), their definitions stored."""
     names: list[str] = []
     for request in requests:
         for definition in judge_definitions(study=study, request=request, user=user):
@@ -102,5 +135,8 @@ def judge_metric_names(
                     "created_by": user if user is not None and user.is_authenticated else None,
                 },
             )
-            names += [definition.metric_name, definition.mass_name]
+            if definition.template.pairwise:
+                names.append(pairwise_judge_name(definition))
+            else:
+                names += [definition.metric_name, definition.mass_name]
     return list(dict.fromkeys(names))

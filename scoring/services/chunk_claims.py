@@ -209,6 +209,8 @@ def _chunk_description(chunk: ScoringChunk) -> str:
         return (
             f"chunk {chunk.index} ({', '.join(chunk.metrics)} on {len(chunk.pairs)} (system, context) pairs)"
         )
+    if chunk.kind == ChunkKind.PAIRWISE:
+        return f"chunk {chunk.index} ({', '.join(chunk.metrics)} on {len(chunk.pairs)} pairs of replies)"
     if chunk.kind in (ChunkKind.REPLIES, ChunkKind.PER_REFERENCE):
         return f"chunk {chunk.index} ({', '.join(chunk.metrics)} on {len(chunk.response_ids)} replies)"
     return f"chunk {chunk.index} ({chunk.get_kind_display()}: {', '.join(chunk.metrics)})"

@@ -16,9 +16,11 @@ from django.db.models import F
 from django.utils import timezone
 
 from kernel.data_version import study_data_changed
+from scoring.judge_models import PAIR_VERDICT_VALUES
 from scoring.models import (
     ChunkStatus,
     ContextSystemScore,
+    JudgePairVerdict,
     MetricScore,
     PerReferenceScore,
     RunStatus,
@@ -37,6 +39,7 @@ class ChunkOutcome:
     system_rows: list[SystemMetricScore] = field(default_factory=list)
     per_reference_rows: list[PerReferenceScore] = field(default_factory=list)  # the report's: no data bump
     context_rows: list[ContextSystemScore] = field(default_factory=list)  # the report's: no data bump
+    pair_verdicts: list[JudgePairVerdict] = field(default_factory=list)  # a pairwise judge's, per pair
     seconds: dict[str, float] = field(default_factory=dict)
     undefined: dict[str, int] = field(default_factory=dict)
     failures: list[dict[str, Any]] = field(default_factory=list)
@@ -119,10 +122,19 @@ def chunk_store(claimed: ClaimedChunk, run: ScoringRun, outcome: ChunkOutcome) -
                 update_fields=["inputs_key", "value", "computed_at"],
                 batch_size=1000,
             )
+        if outcome.pair_verdicts:
+            JudgePairVerdict.objects.bulk_create(
+                outcome.pair_verdicts,
+                update_conflicts=True,
+                unique_fields=["signature", "response_a", "response_b"],
+                update_fields=[*PAIR_VERDICT_VALUES, "computed_at"],
+                batch_size=1000,
+            )
         ScoringRun.objects.filter(pk=run.pk).update(
             progress_done=F("progress_done") + chunk.units, heartbeat_at=now
         )
-        if outcome.score_rows or outcome.system_rows:  # a report read mid-run is not served after this chunk
+        # a report read mid-run is not served after this chunk
+        if outcome.score_rows or outcome.system_rows or outcome.pair_verdicts:
             study_data_changed(study_id=run.study_id)
 
 

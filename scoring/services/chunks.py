@@ -4,8 +4,9 @@ The walk of a chunk (:func:`chunk_execute`): the chunk's kind picks its computer
 :data:`CHUNK_COMPUTERS`, each called alike (chunk, run, fence) and returning a ``ChunkOutcome``: replies
 (each metric family of the chunk over its replies, computed by the metric engine,
 ``scoring.metrics.compute``), systems (one value per system), whole set (blends from their stored
-components, or a metric over every reply of the study), and the report's per-reference and diversity
-chunks (``scoring.services.report_chunks``); then :func:`~scoring.services.chunk_storage.chunk_store`
+components, or a metric over every reply of the study), the report's per-reference and diversity
+chunks (``scoring.services.report_chunks``), and a pairwise judge's verdicts on pairs of replies
+(``scoring.services.pairwise_chunks``); then :func:`~scoring.services.chunk_storage.chunk_store`
 writes the outcome fenced by the chunk's attempt.
 Claiming is :mod:`scoring.services.chunk_claims`'s, reading :mod:`scoring.services.chunk_reads`'s,
 finishing the run :mod:`scoring.services.run_finish`'s; their names are importable from here too.
@@ -77,6 +78,7 @@ from scoring.services.chunk_storage import (
     upsert_scores,
 )
 from scoring.services.errors import error_summary
+from scoring.services.pairwise_chunks import pairwise_chunk_outcome
 from scoring.services.planning import metric_families
 from scoring.services.references_policy import references_for_mode
 from scoring.services.report_chunks import diversity_chunk_rows, per_reference_chunk_rows
@@ -382,6 +384,11 @@ def _compute_diversity(chunk: ScoringChunk, run: ScoringRun, fence: ChunkFence) 
     return ChunkOutcome(context_rows=diversity_chunk_rows(chunk, run, fence.beat))
 
 
+def _compute_pairwise(chunk: ScoringChunk, run: ScoringRun, fence: ChunkFence) -> ChunkOutcome:
+    """A pairwise judge's verdicts on the chunk's pairs of replies (``pairwise_chunks``)."""
+    return pairwise_chunk_outcome(chunk, run, fence.beat)
+
+
 ChunkComputer = Callable[[ScoringChunk, ScoringRun, ChunkFence], ChunkOutcome]
 # What computes a chunk, by its kind: each takes the chunk, its run and the fence (whose beat writes the
 # heartbeat; the systems and whole-set computations are short enough to need none) and returns what
@@ -392,6 +399,7 @@ CHUNK_COMPUTERS: dict[ChunkKind, ChunkComputer] = {
     ChunkKind.WHOLE_SET: _compute_whole_set,
     ChunkKind.PER_REFERENCE: _compute_per_reference,
     ChunkKind.DIVERSITY: _compute_diversity,
+    ChunkKind.PAIRWISE: _compute_pairwise,
 }
 
 

@@ -8,7 +8,8 @@ systems to one context share their references' tokenization; families that score
 same queue share their chunks (a chunk computes each of its families on its own); one chunk for
 the system-level metrics; and, as stage
 1 (after every stage-0 chunk is done), one chunk for the whole-set metrics, RUBER's blends, computed from
-the stored raw components (``MetricSpec.combine``), never by a second model pass.
+the stored raw components (``MetricSpec.combine``), never by a second model pass; and, for each pairwise
+judge, its pairs of replies in chunks of the same size (scoring/services/pairwise_chunks.py).
 
 Only what is missing: unless the run asks to recompute, a family's chunks hold only the replies that lack a
 score of one of the family's signatures. Reference-based families hold only replies whose context has a
@@ -28,6 +29,8 @@ from django.utils import timezone
 
 from annotation.models import Reference, Response, System
 from kernel.lease import LeaseTerms, lease_claim
+from scoring.judges.pairwise_judges import pairwise_judge
+from scoring.metrics.llm_judge.pairwise import pairwise_judge_names, without_pairwise_judges
 from scoring.metrics.registry import (
     is_whole_set,
     metric_origin,
@@ -42,7 +45,8 @@ from scoring.metrics.signature_parameters import chosen_signature_parameters
 from scoring.metrics.spec import MetricSpec
 from scoring.models import ChunkKind, MetricScore, MetricSignature, RunStatus, ScoringChunk, ScoringRun
 from scoring.services.errors import error_text
-from scoring.services.queueing import chunk_queue, default_queue
+from scoring.services.pairwise_chunks import pairs_to_judge
+from scoring.services.queueing import chunk_queue, default_queue, preferred_queue
 from scoring.services.run_vectors import run_vectors
 
 logger = logging.getLogger(__name__)
@@ -101,7 +105,7 @@ def scoring_run_plan(*, run_id: int, gpu_available: bool = False) -> bool:
 
 
 def _plan(run: ScoringRun, *, signatures: dict[str, MetricSignature], gpu_available: bool) -> _Plan:
-    response_names, system_names = split_metric_names(run.metrics)
+    response_names, system_names = split_metric_names(without_pairwise_judges(run.metrics))
     specs = metric_specs(response_names)
     plan = _Plan()
     ordered = list(
@@ -165,7 +169,24 @@ def _plan(run: ScoringRun, *, signatures: dict[str, MetricSignature], gpu_availa
             units=len(items) * len(whole_set_names),
             queue=default_queue(),
         )
+    _plan_pairwise(plan, run, signatures=signatures, gpu_available=gpu_available, size=size)
     return plan
+
+
+def _plan_pairwise(
+    plan: _Plan, run: ScoringRun, *, signatures: dict[str, MetricSignature], gpu_available: bool, size: int
+) -> None:
+    """Each pairwise judge's chunks: the study's pairs it has not judged (``pairwise_chunks``), on the
+    queue its backend prefers."""
+    for name in pairwise_judge_names(run.metrics):
+        pairs = pairs_to_judge(
+            study_id=run.study_id, signature_id=signatures[name].pk, recompute=run.recompute
+        )
+        prefers_gpu = pairwise_judge(name).backend.prefers_gpu
+        queue = preferred_queue(prefers_gpu=prefers_gpu, gpu_available=gpu_available)
+        for start in range(0, len(pairs), size):
+            part = [list(pair) for pair in pairs[start : start + size]]
+            plan.add(kind=ChunkKind.PAIRWISE, metrics=[name], pairs=part, units=len(part), queue=queue)
 
 
 def _missing(response_ids: Sequence[int], signature_ids: Sequence[int]) -> list[int]:
@@ -201,8 +222,9 @@ def metric_families(names: Sequence[str]) -> list[list[str]]:
 
 
 def _signatures(run: ScoringRun) -> dict[str, MetricSignature]:
-    """The signature of every metric of the run (created when new), system metrics included."""
-    response_names, system_names = split_metric_names(run.metrics)
+    """The signature of every metric of the run (created when new), system metrics and pairwise judges
+    included."""
+    response_names, system_names = split_metric_names(without_pairwise_judges(run.metrics))
     signatures: dict[str, MetricSignature] = {}
     vectors = run_vectors(run)
     for spec in metric_specs(response_names):
@@ -235,6 +257,12 @@ def _signatures(run: ScoringRun) -> dict[str, MetricSignature]:
         )
         signatures[name] = metric_signature_get_or_create(
             name, parameters, artifact_hash="", version=parameters["version"]
+        )
+    for name in pairwise_judge_names(run.metrics):
+        judge = pairwise_judge(name)
+        parameters = judge.signature_parameters()
+        signatures[name] = metric_signature_get_or_create(
+            name, parameters, artifact_hash=judge.backend.model_hash, version=parameters["version"]
         )
     return signatures
 

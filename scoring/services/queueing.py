@@ -6,7 +6,7 @@ caller leaves the row as it is (PENDING) and the periodic recovery sends it agai
 web request never blocks for long and never reports a run as queued when it is not.
 
 Routing: chunks of metrics that prefer a GPU (``MetricSpec.prefers_gpu``: BERT-RUBER, RUBER's
-neural s_U) go to the "gpu" queue when a worker with CUDA consumes it (``scoring.worker_presence``),
+neural s_U, LLM judges on a local model) go to the "gpu" queue when a worker with CUDA consumes it (``scoring.worker_presence``),
 otherwise to the default "cpu" queue; everything else goes to "cpu".
 """
 
@@ -39,9 +39,14 @@ def task_send(name: str, *, args: Sequence[object], queue: str | None = None) ->
 def chunk_queue(*, metrics: Sequence[str], gpu_available: bool) -> str:
     """The queue for a chunk of ``metrics``: "gpu" for GPU-preferring metrics when a GPU worker is live."""
     response_metrics, _ = split_metric_names(metrics)
-    if gpu_available and any(spec.prefers_gpu for spec in metric_specs(response_metrics)):
-        return GPU_QUEUE
-    return default_queue()
+    prefers_gpu = any(spec.prefers_gpu for spec in metric_specs(response_metrics))
+    return preferred_queue(prefers_gpu=prefers_gpu, gpu_available=gpu_available)
+
+
+def preferred_queue(*, prefers_gpu: bool, gpu_available: bool) -> str:
+    """ "gpu" for work that prefers a GPU (a metric's spec, a pairwise judge's local backend) when a GPU
+    worker is live, else the default queue."""
+    return GPU_QUEUE if gpu_available and prefers_gpu else default_queue()
 
 
 def gpu_worker_available() -> bool:

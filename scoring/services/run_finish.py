@@ -36,7 +36,7 @@ def scoring_run_advance(*, run_id: int) -> bool:
     if run is None:
         return False
     chunks = list(
-        ScoringChunk.objects.filter(run_id=run_id).only("seconds", "undefined", "failures", "metrics")
+        ScoringChunk.objects.filter(run_id=run_id).only("kind", "seconds", "undefined", "failures", "metrics")
     )
     timings: dict[str, float] = dict.fromkeys(run.metrics, 0.0)
     undefined: dict[str, int] = {}
@@ -49,8 +49,7 @@ def scoring_run_advance(*, run_id: int) -> bool:
         failures.extend(chunk.failures)
     notes = [run.notes] if run.notes else []
     for name, count in undefined.items():
-        what = "system(s)" if name in _system_metric_names(chunks) else "response(s)"
-        notes.append(f"{name} has no value for {count} {what}: {undefined_reason(name)}")
+        notes.append(_undefined_note(name, count, chunks))
     if failures:
         replies = len({failure["response_id"] for failure in failures})
         notes.append(
@@ -78,7 +77,7 @@ class ScoreCount:
     """``items`` replies (or systems) x ``metrics``: one group of a run's scores."""
 
     items: int
-    unit: str  # "reply" or "system"
+    unit: str  # "reply", "system", "(system, context) pair" or "pair" (of replies, a pairwise judge's)
     metrics: tuple[str, ...]
 
     @property
@@ -86,7 +85,11 @@ class ScoreCount:
         return self.items * len(self.metrics)
 
 
-_UNITS: dict[str, str] = {ChunkKind.SYSTEMS: "system", ChunkKind.DIVERSITY: "(system, context) pair"}
+_UNITS: dict[str, str] = {
+    ChunkKind.SYSTEMS: "system",
+    ChunkKind.DIVERSITY: "(system, context) pair",
+    ChunkKind.PAIRWISE: "pair",
+}
 
 
 def scoring_run_score_counts(*, run_id: int) -> list[ScoreCount]:
@@ -109,5 +112,12 @@ def scoring_run_score_counts(*, run_id: int) -> list[ScoreCount]:
     return [ScoreCount(items, unit, tuple(names)) for (unit, items), names in groups.items()]
 
 
-def _system_metric_names(chunks: Sequence[ScoringChunk]) -> set[str]:
-    return {name for chunk in chunks if chunk.kind == ChunkKind.SYSTEMS for name in chunk.metrics}
+def _undefined_note(name: str, count: int, chunks: Sequence[ScoringChunk]) -> str:
+    kinds = {chunk.kind for chunk in chunks if name in chunk.metrics}
+    if ChunkKind.PAIRWISE in kinds:
+        return f"{name} has no verdict on {count} pair(s): {PAIRWISE_UNDEFINED}"
+    what = "system(s)" if ChunkKind.SYSTEMS in kinds else "response(s)"
+    return f"{name} has no value for {count} {what}: {undefined_reason(name)}"
+
+
+PAIRWISE_UNDEFINED = "the judge put no probability on A, B or C in one of the orders (see its masses)"

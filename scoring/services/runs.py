@@ -29,7 +29,9 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from annotation.models import Study
+from scoring.judges.pairwise_judges import pairwise_judges_check
 from scoring.metrics.implementation_choice import ImplementationChoice, ImplementationChoiceError
+from scoring.metrics.llm_judge.pairwise import pairwise_judge_names, without_pairwise_judges
 from scoring.metrics.registry import (
     UnknownMetricError,
     available_metric_names,
@@ -90,7 +92,9 @@ def scoring_run_create(
 ) -> ScoringRun:
     """Create a pending run and, once committed, send it to a worker; or return the identical active run.
 
-    ``metrics`` are registry names; duplicates are dropped, and the raw components a blend needs are added.
+    ``metrics`` are registry names, and pairwise judges' names (``llm-pairwise:<key>``, a stored judge with
+    a pairwise template: scoring/judges/pairwise_judges.py), which the run computes over the study's pairs
+    of replies; duplicates are dropped, and the raw components a blend needs are added.
     ``["all"]`` means every registered metric that is not a variant, learned metrics only where a trained
     model is available for the study. ``models`` names trained models to use instead of the study's
     choice or the default. ``tokenizer`` ("default" or "none") is used by every metric that tokenizes.
@@ -164,9 +168,10 @@ def _checked_metrics(
     except ImplementationChoiceError as error:
         raise ScoringRequestError(str(error)) from None
     names = _validated_metric_names(metrics, study=study, choice=choice)
+    computed = without_pairwise_judges(names)
     try:
-        implementations = resolve_implementations(names, choice)
-        checked = checked_run_options(names, implementations, options)
+        implementations = resolve_implementations(computed, choice)
+        checked = checked_run_options(computed, implementations, options)
     except ImplementationChoiceError as error:
         raise ScoringRequestError(str(error)) from None
     return names, choice, implementations, checked
@@ -188,7 +193,8 @@ def _run_models(
 ) -> tuple[dict[str, dict[str, object]], TrainingJob | None]:
     """The record of every trained model the run's learned metrics use, by kind, and the training job it
     waits for (the oldest of those still making a model it needs; None when it waits for none)."""
-    kinds = [spec.model_kind for spec in metric_specs(split_metric_names(names)[0]) if spec.model_kind]
+    computed = without_pairwise_judges(names)
+    kinds = [spec.model_kind for spec in metric_specs(split_metric_names(computed)[0]) if spec.model_kind]
     try:
         if enqueue:
             resolved = scoring_models_resolve_or_wait(study=study, kinds=kinds, names=models)
@@ -196,7 +202,7 @@ def _run_models(
         else:
             trained, training = scoring_models_resolve(study=study, kinds=kinds, names=models), {}
         planned = {kind: training_job_planned_model(job) for kind, job in training.items()}
-        trained_cells_check(metrics=names, trained={**trained, **planned})
+        trained_cells_check(metrics=computed, trained={**trained, **planned})
     except TrainedModelError as error:
         raise ScoringRequestError(str(error)) from None
     records: dict[str, dict[str, object]] = {kind: run_model_record(model) for kind, model in trained.items()}
@@ -338,6 +344,12 @@ def _validated_metric_names(
     if not names:
         known = ", ".join(available_metric_names())
         raise ScoringRequestError(f"choose at least one metric; known metrics: {known}")
+    pairwise = pairwise_judge_names(names)  # computed per pair of replies: not the registry's
+    try:
+        pairwise_judges_check(pairwise)
+    except ValueError as error:  # no such pairwise judge, or its model or endpoint is not configured
+        raise ScoringRequestError(str(error)) from None
+    names = without_pairwise_judges(names)
     if ALL_METRICS in names:
         chosen = choice or ImplementationChoice()
         system_names = [name for name in available_system_metric_names() if included_by_choice(name, chosen)]
@@ -347,4 +359,4 @@ def _validated_metric_names(
     except UnknownMetricError as error:
         raise ScoringRequestError(str(error)) from None
     required = [name for spec in metric_specs(response_names) for name in spec.requires]
-    return list(dict.fromkeys([*required, *names]))
+    return list(dict.fromkeys([*required, *names, *pairwise]))

@@ -9,7 +9,9 @@
 --judge TEMPLATE scores every question of the study (or --judge-question NAME) with an LLM judge asking that
 prompt template, on a local model (--judge-backend local, the default) or an operator's endpoint
 (--judge-backend server --judge-model NAME); its metrics are llm-judge:<key> (the score) and
-llm-judge-mass:<key> (the probability on valid labels).
+llm-judge-mass:<key> (the probability on valid labels). --judge pairwise, on a study with the pairwise task,
+asks the study's pairwise question of each of its pairs of replies, in both orders: one verdict per pair
+(llm-pairwise:<key>; docs/metrics.md, "The pairwise judge").
 
 --tokenizer none splits text on whitespace only (no lowercasing, no re-splitting; signature tok:none), for
 data that is already tokenized; the default is the study language's tokenizer (en-v1, zh-jieba).
@@ -65,7 +67,8 @@ def add_judge_arguments(parser: Any) -> None:
         default=[],
         metavar="TEMPLATE",
         help="score with an LLM judge asking this prompt template (repeatable): g-eval, llm-eval, "
-        "single-answer, or one of your own; one judge per question of the study",
+        "single-answer, or one of your own; one judge per question of the study; pairwise: one judge of the "
+        "study's pairs of replies",
     )
     parser.add_argument("--judge-backend", choices=BACKENDS, default=BACKEND_LOCAL)
     parser.add_argument(

@@ -62,6 +62,7 @@ class JudgeDefinition:
                 "point_labels": list(scale.point_labels),
                 "slider": scale.slider,
                 "qualities": [list(pair) for pair in question.qualities],
+                **({"nominal": True} if scale.nominal else {}),  # a rating judge's key is as it was
             },
             "backend": self.backend,
             "model": self.model,
@@ -87,6 +88,7 @@ class JudgeDefinition:
                     int(question["maximum"]),
                     tuple(str(label) for label in question.get("point_labels", [])),
                     bool(question.get("slider", False)),
+                    bool(question.get("nominal", False)),
                 ),
                 qualities=tuple((str(name), str(text)) for name, text in question.get("qualities", [])),
             ),

@@ -11,22 +11,77 @@ position bias is what the order swap cancels: the probability the first reply sh
 probability the second wins, averaged over both orders, ``(p₁(A) + p₂(A))/2 - (p₁(B) + p₂(B))/2`` (0 for
 an unbiased judge; its mean over pairs is reported). A pair is *consistent* when both orders pick the same
 reply (or both a tie).
+
+A pairwise judge is a definition with a pairwise template (:mod:`.definition`) asking the study's pairwise
+question on the nominal scale A / B / C (:data:`PAIRWISE_SCALE`); it is named ``llm-pairwise:<key>``, and a
+scoring run stores its verdict per pair under a signature of :func:`pairwise_signature_parameters`. Its
+summary and its comparison with the people's judgments are in stats/judge_pairwise.py.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from statistics import fmean
 
+from scoring.metrics.llm_judge.definition import KEY_LENGTH, JudgeDefinition
 from scoring.metrics.llm_judge.local_model import LocalJudgeModel
 from scoring.metrics.llm_judge.parts import prompt_parts
 from scoring.metrics.llm_judge.prompts import JudgeItem, JudgeQuestion, PromptTemplate
-from scoring.metrics.llm_judge.scale import label_probabilities
+from scoring.metrics.llm_judge.scale import JudgeScale, label_probabilities
 from scoring.metrics.llm_judge.server_client import ServerJudge, ServerPrompt
+from stats.judge_pairwise import FIRST, SECOND, TIE
+from stats.judge_pairwise import PairVerdict as PairVerdict  # the verdict and the summary, kept here too
+from stats.judge_pairwise import PairwiseSummary as PairwiseSummary
+from stats.judge_pairwise import pairwise_summary as pairwise_summary
 
 PAIRWISE_LABELS = ("A", "B", "C")  # first better, second better, tie
-FIRST, SECOND, TIE = "first", "second", "tie"
+PAIRWISE_SCALE = JudgeScale(
+    0, 2, ("the first reply is better", "the second reply is better", "a tie"), nominal=True
+)
+PAIRWISE_QUESTION = "pairwise"
+PAIRWISE_PREFIX = "llm-pairwise"
+PAIRWISE_VERSION = "1"
+
+
+def pairwise_question(text: str) -> JudgeQuestion:
+    """The question a pairwise judge asks: ``text`` (a study's pairwise prompt) on the nominal scale."""
+    return JudgeQuestion(PAIRWISE_QUESTION, text, PAIRWISE_SCALE)
+
+
+def pairwise_judge_name(definition: JudgeDefinition) -> str:
+    """``llm-pairwise:<key>``: the name a scoring run asks for the pairwise judge ``definition`` by."""
+    return f"{PAIRWISE_PREFIX}:{definition.key()}"
+
+
+def pairwise_judge_key(name: str) -> str | None:
+    """The definition key of a pairwise judge's name, None for any other name."""
+    prefix, separator, key = name.partition(":")
+    return key if separator and prefix == PAIRWISE_PREFIX and len(key) == KEY_LENGTH else None
+
+
+def pairwise_judge_names(names: Sequence[str]) -> list[str]:
+    """The pairwise judges among a run's ``names``: the third kind of name beside per-response and
+    system-level metrics, which the metric registry does not know."""
+    return [name for name in names if pairwise_judge_key(name) is not None]
+
+
+def without_pairwise_judges(names: Sequence[str]) -> list[str]:
+    """``names`` without the pairwise judges: the metrics the registry computes."""
+    return [name for name in names if pairwise_judge_key(name) is None]
+
+
+def pairwise_signature_parameters(
+    definition: JudgeDefinition, *, model_id: str, reads: str, model_hash: str
+) -> dict[str, str]:
+    """What the signature of a pairwise judge's verdicts records: the rating judge's parameters
+    (:meth:`JudgeDefinition.signature_parameters`), the orders asked (both), a local model's content hash
+    (``artifact``) and the version."""
+    parameters = definition.signature_parameters(model_id=model_id, reads=reads)
+    parameters["orders"] = "both"
+    if model_hash:
+        parameters["artifact"] = model_hash
+    parameters["version"] = PAIRWISE_VERSION
+    return parameters
 
 
 @dataclass(frozen=True)
@@ -37,21 +92,6 @@ class Pair:
     first: str
     second: str
     references: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class PairVerdict:
-    """The judge on one pair: the probabilities that ``first``/``second`` is better or that they tie (order
-    swap averaged), the verdict, the position bias on this pair, whether both orders agree, and the mass on
-    the three labels in each order (None probabilities where an order put no mass on any label)."""
-
-    first_better: float | None
-    second_better: float | None
-    tie: float | None
-    verdict: str | None
-    position_bias: float | None
-    consistent: bool | None
-    mass: tuple[float, float]
 
 
 def _normalised(probabilities: Sequence[float]) -> tuple[float, ...] | None:
@@ -133,26 +173,3 @@ def _check(template: PromptTemplate) -> None:
         raise ValueError(
             f"template {template.name!r} rates one reply; a pairwise judge needs a pairwise template"
         )
-
-
-@dataclass(frozen=True)
-class PairwiseSummary:
-    """Over the pairs with a verdict: how many, the mean position bias, the share of consistent pairs, and
-    the share of verdicts that are ties."""
-
-    pairs: int
-    position_bias: float | None
-    consistent: float | None
-    ties: float | None
-
-
-def pairwise_summary(verdicts: Sequence[PairVerdict]) -> PairwiseSummary:
-    found = [verdict for verdict in verdicts if verdict.verdict is not None]
-    if not found:
-        return PairwiseSummary(0, None, None, None)
-    return PairwiseSummary(
-        pairs=len(found),
-        position_bias=fmean(verdict.position_bias or 0.0 for verdict in found),
-        consistent=fmean(1.0 if verdict.consistent else 0.0 for verdict in found),
-        ties=fmean(1.0 if verdict.verdict == TIE else 0.0 for verdict in found),
-    )

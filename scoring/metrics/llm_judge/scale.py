@@ -8,7 +8,9 @@ What the model is asked to answer with (its *labels*), for a question's scale of
   ``"B"``, ... from the lowest point up, each standing for its point, since a label must be one token for
   the next-token distribution to give its probability, and "10" or "-1" is two tokens in most tokenizers;
 - a slider (say 0-100): the nine labels ``"1"`` .. ``"9"``, 1 at the slider's low end and 9 at its high
-  end, read back linearly onto the slider's range (an expectation of 5 on a 0-100 slider is 50).
+  end, read back linearly onto the slider's range (an expectation of 5 on a 0-100 slider is 50);
+- a nominal scale, categories without an order (the pairwise judge's first reply better, second better,
+  tie): the letters ``"A"``, ``"B"``, ... in the order of its categories.
 
 The probability of a label is the sum of the next-token probabilities of every token that reads as the
 label once spaces are stripped (``"3"`` and ``" 3"``), so a prompt that ends with or without a space reads
@@ -29,16 +31,20 @@ LETTERS = tuple("ABCDEFGHIJK")  # an ordinal scale has at most 11 points
 @dataclass(frozen=True)
 class JudgeScale:
     """A question's scale: integer points ``minimum``..``maximum``; ``point_labels`` the words of each point
-    low to high (ordinal) or of the two ends (slider), possibly empty; ``slider`` for a wide range."""
+    low to high (ordinal) or of the two ends (slider), possibly empty; ``slider`` for a wide range;
+    ``nominal`` for categories without an order (one point each, its words in ``point_labels``)."""
 
     minimum: int
     maximum: int
     point_labels: tuple[str, ...] = ()
     slider: bool = False
+    nominal: bool = False
 
     def __post_init__(self) -> None:
         if self.maximum <= self.minimum:
             raise ValueError(f"the scale {self.minimum}-{self.maximum} must go from low to high")
+        if self.nominal and self.slider:
+            raise ValueError("a nominal scale has categories, not a slider's range")
         if not self.slider and self.maximum - self.minimum + 1 > len(LETTERS):
             raise ValueError(
                 f"an ordinal scale has at most {len(LETTERS)} points; {self.minimum}-{self.maximum} is a slider"
@@ -50,7 +56,7 @@ class JudgeScale:
         if self.slider:
             return SLIDER_LABELS
         points = range(self.minimum, self.maximum + 1)
-        if all(0 <= point <= 9 for point in points):
+        if not self.nominal and all(0 <= point <= 9 for point in points):
             return tuple(str(point) for point in points)
         return LETTERS[: len(points)]
 
@@ -65,7 +71,10 @@ class JudgeScale:
 
     @property
     def code(self) -> str:
-        """The scale as a signature records it: ``0-2``, ``1-5``, ``0-100~`` for a slider."""
+        """The scale as a signature records it: ``0-2``, ``1-5``, ``0-100~`` for a slider, the labels for a
+        nominal scale (``A/B/C``)."""
+        if self.nominal:
+            return "/".join(self.labels)
         return f"{self.minimum}-{self.maximum}{'~' if self.slider else ''}"
 
     def described(self) -> str:
@@ -79,7 +88,7 @@ class JudgeScale:
             return f"{_with_word(labels[0], low)} to {_with_word(labels[-1], high)}"
         words = self.point_labels if len(self.point_labels) == len(labels) else ("",) * len(labels)
         parts = [_with_word(label, word) for label, word in zip(labels, words, strict=True)]
-        if labels[0] != str(self.minimum):  # letters: say which point each stands for
+        if labels[0] != str(self.minimum) and not self.nominal:  # letters: say which point each stands for
             parts = [f"{part} = {int(value)}" for part, value in zip(parts, self.values, strict=True)]
         return ", ".join(parts)
 

@@ -1,7 +1,8 @@
 """A judge definition as a metric family of the engine: its score and the mass on valid labels, per item.
 
 The backends are given by the caller (the app builds them from the operator's settings); this module only
-turns readings into the engine's metric values. The family reads every context turn, and the references
+turns readings into the engine's metric values (a pairwise judge's verdicts, :meth:`JudgeBackend.pair_verdicts`,
+are stored per pair by the app instead). The family reads every context turn, and the references
 when the template shows them (items without references show ``(none)``).
 """
 
@@ -17,6 +18,7 @@ from scoring.metrics.inputs import MetricInputs
 from scoring.metrics.llm_judge.definition import JUDGE_VERSION, JudgeDefinition
 from scoring.metrics.llm_judge.judging import JudgeSetup, local_readings, score_of, server_readings
 from scoring.metrics.llm_judge.local_model import local_judge_model, model_content_hash
+from scoring.metrics.llm_judge.pairwise import Pair, PairVerdict, local_pair_verdicts, server_pair_verdicts
 from scoring.metrics.llm_judge.prompts import JudgeItem
 from scoring.metrics.llm_judge.scale import LabelReading
 from scoring.metrics.llm_judge.server_client import ServerJudge
@@ -44,6 +46,10 @@ class JudgeBackend(Protocol):
     def readings(
         self, setup: JudgeSetup, items: Sequence[JudgeItem], progress: Callable[[int], None] | None
     ) -> list[LabelReading]: ...
+
+    def pair_verdicts(
+        self, setup: JudgeSetup, pairs: Sequence[Pair], progress: Callable[[int], None] | None
+    ) -> list[PairVerdict]: ...
 
 
 @dataclass
@@ -74,6 +80,20 @@ class LocalBackend:
             model, setup, items, batch_size=self.batch_size, prefix_cache=self.prefix_cache, progress=progress
         )
 
+    def pair_verdicts(
+        self, setup: JudgeSetup, pairs: Sequence[Pair], progress: Callable[[int], None] | None
+    ) -> list[PairVerdict]:
+        model = local_judge_model(self.path, device=self.device)
+        return local_pair_verdicts(
+            model,
+            setup.template,
+            setup.question,
+            pairs,
+            batch_size=self.batch_size,
+            prefix_cache=self.prefix_cache,
+            progress=progress,
+        )
+
 
 class ServerBackend:
     """An operator's endpoint, through a :class:`ServerJudge` (cache, retries, concurrency)."""
@@ -90,6 +110,11 @@ class ServerBackend:
         self, setup: JudgeSetup, items: Sequence[JudgeItem], progress: Callable[[int], None] | None
     ) -> list[LabelReading]:
         return server_readings(self.judge, setup, items, progress=progress)
+
+    def pair_verdicts(
+        self, setup: JudgeSetup, pairs: Sequence[Pair], progress: Callable[[int], None] | None
+    ) -> list[PairVerdict]:
+        return server_pair_verdicts(self.judge, setup.template, setup.question, pairs, progress=progress)
 
 
 def judge_items(inputs: MetricInputs) -> list[JudgeItem]:
