@@ -12,7 +12,7 @@ from django.utils import timezone
 
 from annotation.models import Response, Study
 from scoring.metrics.implementation_choice import ImplementationChoice
-from scoring.metrics.llm_judge.pairwise import pairwise_judge_key, pairwise_judge_names
+from scoring.metrics.llm_judge.pairwise import pairwise_judge_names
 from scoring.metrics.registry import (
     available_metric_names,
     included_by_choice,
@@ -40,6 +40,7 @@ from scoring.models import (
 )
 from scoring.training.model_figures import ModelFigures, figures_compute, training_summary
 from stats.display_names import display_names
+from stats.judge_names import pairwise_judge_key
 
 
 def scoring_runs_for_study(*, study: Study) -> QuerySet[ScoringRun]:

@@ -18,6 +18,7 @@ from collections.abc import Mapping
 
 JUDGE_PREFIX = "llm-judge"
 MASS_PREFIX = "llm-judge-mass"
+PAIRWISE_PREFIX = "llm-pairwise"  # a pairwise judge: verdicts per pair of replies, not a score per reply
 KEY_LENGTH = 16
 _NAME = re.compile(rf"({re.escape(MASS_PREFIX)}|{re.escape(JUDGE_PREFIX)}):([0-9a-f]{{{KEY_LENGTH}}})")
 
@@ -28,6 +29,12 @@ def judge_key(name: str) -> str | None:
     if separator and prefix in (JUDGE_PREFIX, MASS_PREFIX) and len(key) == KEY_LENGTH:
         return key
     return None
+
+
+def pairwise_judge_key(name: str) -> str | None:
+    """The definition key of a pairwise judge's name (``llm-pairwise:<key>``), None for any other name."""
+    prefix, separator, key = name.partition(":")
+    return key if separator and prefix == PAIRWISE_PREFIX and len(key) == KEY_LENGTH else None
 
 
 def is_judge(name: str) -> bool:

@@ -48,7 +48,6 @@ from correlation.report.pairwise_loading import study_pairwise_records
 from correlation.selectors import study_metric_signatures, study_metric_values
 from scoring.diversity_scores import DIVERSITY_METRICS, diversity_read
 from scoring.external.file_format import external_metric_label
-from scoring.metrics.llm_judge.pairwise import pairwise_judge_key
 from scoring.metrics.llm_judge.specs import NO_LABEL
 from scoring.metrics.registry import UnknownMetricError, is_system_metric, metric_spec, undefined_reason
 from scoring.metrics.signature import signature_implementation
@@ -63,7 +62,7 @@ from scoring.models import (
 )
 from scoring.reference_scores import per_reference_read, recomputable_reason
 from scoring.services.report_scores import report_scores_compute
-from stats.judge_names import is_judge, is_label_mass, judge_signature_of_mass
+from stats.judge_names import is_judge, is_label_mass, judge_signature_of_mass, pairwise_judge_key
 from stats.report.adjudication import Adjudications, adjudicated, adjudications_from_rows
 from stats.report.code_version import code_version
 from stats.report.human import human_scores

@@ -9,9 +9,10 @@ from dataclasses import dataclass
 
 from scoring.judges.backends import judge_backend
 from scoring.metrics.llm_judge.definition import JudgeDefinition
-from scoring.metrics.llm_judge.pairwise import pairwise_judge_key, pairwise_signature_parameters
+from scoring.metrics.llm_judge.pairwise import pairwise_signature_parameters
 from scoring.metrics.llm_judge.specs import JudgeBackend
 from scoring.models import JudgeRecord
+from stats.judge_names import pairwise_judge_key
 
 
 class PairwiseJudgeError(ValueError):

@@ -16,6 +16,7 @@ from annotation.models import Response, Study
 from scoring.judges.definitions import study_questions
 from scoring.metrics.llm_judge.definition import BACKEND_LOCAL, JudgeDefinition
 from scoring.metrics.llm_judge.judging import READ_EXPECTATION, JudgeSetup
+from scoring.metrics.llm_judge.pairwise import Pair, PairVerdict
 from scoring.metrics.llm_judge.prompts import JudgeItem, PromptTemplate
 from scoring.metrics.llm_judge.recipes import BUILT_IN_TEMPLATES
 from scoring.metrics.llm_judge.scale import LabelReading
@@ -38,6 +39,9 @@ class NoModel:
     prefers_gpu: bool = False
 
     def readings(self, setup: JudgeSetup, items: Sequence[JudgeItem], progress: object) -> list[LabelReading]:
+        raise AssertionError("a stored judge is never run")
+
+    def pair_verdicts(self, setup: JudgeSetup, pairs: Sequence[Pair], progress: object) -> list[PairVerdict]:
         raise AssertionError("a stored judge is never run")
 
 

@@ -37,7 +37,10 @@ def judge_stack(
     settings.DIALEVAL_RUN_STALE_SECONDS = STALE_SECONDS
     running = Stack(
         tmp_path,
-        worker_env={"DIALEVAL_LLM_ENDPOINTS": json.dumps(endpoints), "DIALEVAL_SCORING_CHUNK_SIZE": str(CHUNK_SIZE)},
+        worker_env={
+            "DIALEVAL_LLM_ENDPOINTS": json.dumps(endpoints),
+            "DIALEVAL_SCORING_CHUNK_SIZE": str(CHUNK_SIZE),
+        },
     )
     try:
         with celery_broker(running.redis.url):
@@ -55,10 +58,14 @@ def _study() -> Study:
     return study
 
 
-def test_a_killed_judge_run_asks_the_server_no_answered_item_twice(judge_stack: tuple[Stack, LlamaServer]) -> None:
+def test_a_killed_judge_run_asks_the_server_no_answered_item_twice(
+    judge_stack: tuple[Stack, LlamaServer],
+) -> None:
     stack, server = judge_stack
     study = _study()
-    names = judge_metric_names(study=study, requests=[JudgeRequest("single-answer", "server", "llama")], user=None)
+    names = judge_metric_names(
+        study=study, requests=[JudgeRequest("single-answer", "server", "llama")], user=None
+    )
     before = server.requests()
     run = scoring_run_create(study=study, metrics=names)
     wait_until(

@@ -23,12 +23,13 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from scoring.metrics.llm_judge.definition import KEY_LENGTH, JudgeDefinition
+from scoring.metrics.llm_judge.definition import JudgeDefinition
 from scoring.metrics.llm_judge.local_model import LocalJudgeModel
 from scoring.metrics.llm_judge.parts import prompt_parts
 from scoring.metrics.llm_judge.prompts import JudgeItem, JudgeQuestion, PromptTemplate
 from scoring.metrics.llm_judge.scale import JudgeScale, label_probabilities
 from scoring.metrics.llm_judge.server_client import ServerJudge, ServerPrompt
+from stats.judge_names import PAIRWISE_PREFIX, pairwise_judge_key
 from stats.judge_pairwise import FIRST, SECOND, TIE
 from stats.judge_pairwise import PairVerdict as PairVerdict  # the verdict and the summary, kept here too
 from stats.judge_pairwise import PairwiseSummary as PairwiseSummary
@@ -39,7 +40,6 @@ PAIRWISE_SCALE = JudgeScale(
     0, 2, ("the first reply is better", "the second reply is better", "a tie"), nominal=True
 )
 PAIRWISE_QUESTION = "pairwise"
-PAIRWISE_PREFIX = "llm-pairwise"
 PAIRWISE_VERSION = "1"
 
 
@@ -51,12 +51,6 @@ def pairwise_question(text: str) -> JudgeQuestion:
 def pairwise_judge_name(definition: JudgeDefinition) -> str:
     """``llm-pairwise:<key>``: the name a scoring run asks for the pairwise judge ``definition`` by."""
     return f"{PAIRWISE_PREFIX}:{definition.key()}"
-
-
-def pairwise_judge_key(name: str) -> str | None:
-    """The definition key of a pairwise judge's name, None for any other name."""
-    prefix, separator, key = name.partition(":")
-    return key if separator and prefix == PAIRWISE_PREFIX and len(key) == KEY_LENGTH else None
 
 
 def pairwise_judge_names(names: Sequence[str]) -> list[str]:
