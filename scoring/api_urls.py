@@ -2,6 +2,7 @@ from django.urls import path
 
 from kernel import url_converters  # noqa: F401  (registers <id:...>)
 from scoring.external import api as external_api
+from scoring.judges import api as judges_api
 from scoring.runs import api as runs_api
 from scoring.score_files import api as score_files_api
 from scoring.training import api as training_api
@@ -58,5 +59,16 @@ urlpatterns += [
         "word-vectors/<slug:name>/",
         vectors_api.WordVectorsDetailApi.as_view(),
         name="api-word-vectors-detail",
+    ),
+]
+
+# LLM judges: the models by name, the prompt templates (scoring/judges/).
+urlpatterns += [
+    path("judge-models/", judges_api.JudgeModelsApi.as_view(), name="api-judge-models"),
+    path("judge-templates/", judges_api.JudgeTemplateListApi.as_view(), name="api-judge-templates"),
+    path(
+        "judge-templates/<slug:name>/",
+        judges_api.JudgeTemplateDetailApi.as_view(),
+        name="api-judge-template-detail",
     ),
 ]
