@@ -9,11 +9,9 @@ from django.urls import reverse
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from kernel.http.api_input import StrictInputSerializer
 from scoring.judges.definitions import JudgeRequest
-from scoring.judges.serializers import MODEL_HELP, JudgeFields, judge_request
-from scoring.metrics.llm_judge.definition import BACKEND_LOCAL, BACKENDS, JudgeDefinition
-from scoring.metrics.llm_judge.judging import READ_EXPECTATION, READS
+from scoring.judges.serializers import JudgeFields, JudgeModelFields, judge_request
+from scoring.metrics.llm_judge.definition import JudgeDefinition
 from scoring.models import PreviewStatus, ReferencesMode
 
 
@@ -29,15 +27,13 @@ class JudgePreviewInputSerializer(JudgeFields):
     references = serializers.ChoiceField(choices=ReferencesMode.choices, default=ReferencesMode.MULTI)
 
 
-class JudgeEstimateQuerySerializer(StrictInputSerializer):
+class JudgeEstimateQuerySerializer(JudgeModelFields):
     template = serializers.ListField(
         child=serializers.CharField(max_length=60),
         min_length=1,
         max_length=20,
         help_text="the templates (repeat the parameter for several); one judge per template and question",
     )
-    backend = serializers.ChoiceField(choices=BACKENDS, default=BACKEND_LOCAL)
-    model = serializers.CharField(max_length=100, allow_blank=True, default="", help_text=MODEL_HELP)
     question = serializers.ListField(
         child=serializers.CharField(max_length=60),
         required=False,
@@ -45,7 +41,6 @@ class JudgeEstimateQuerySerializer(StrictInputSerializer):
         max_length=100,
         help_text="the questions (repeatable); none: every question of the study",
     )
-    read = serializers.ChoiceField(choices=READS, default=READ_EXPECTATION)
     references = serializers.ChoiceField(choices=ReferencesMode.choices, default=ReferencesMode.MULTI)
 
     def judge_requests(self) -> list[JudgeRequest]:

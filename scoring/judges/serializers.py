@@ -22,10 +22,10 @@ MODEL_HELP = (
 )
 
 
-class JudgeFields(StrictInputSerializer):
-    """The fields every judge request shares (one question or several)."""
+class JudgeModelFields(StrictInputSerializer):
+    """Whom a judge asks and what it reads: every judge request has them (a run's, a preview's, an
+    estimate's)."""
 
-    template = serializers.CharField(max_length=60, help_text=TEMPLATE_HELP)
     backend = serializers.ChoiceField(choices=BACKENDS, default=BACKEND_LOCAL)
     model = serializers.CharField(max_length=100, allow_blank=True, default="", help_text=MODEL_HELP)
     read = serializers.ChoiceField(
@@ -34,6 +34,12 @@ class JudgeFields(StrictInputSerializer):
         help_text="expectation: the probability-weighted mean of the labels' points (G-EVAL); argmax: the "
         "point of the most likely label",
     )
+
+
+class JudgeFields(JudgeModelFields):
+    """A judge of one template (one question or several)."""
+
+    template = serializers.CharField(max_length=60, help_text=TEMPLATE_HELP)
 
 
 class JudgeRequestSerializer(JudgeFields):
