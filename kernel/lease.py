@@ -1,7 +1,7 @@
 """Leases: how a worker holds one piece of background work, and how the periodic recovery takes it back.
 
 Every kind of background work (a scoring chunk, a run's planning, an import, a training, a report snapshot,
-a bundle, a word vectors conversion) is a row with a status, an ``attempts`` count and a ``heartbeat_at``.
+a bundle, a word vectors conversion, an LLM judge's preview) is a row with a status, an ``attempts`` count and a ``heartbeat_at``.
 A worker claims the row with one conditional UPDATE that bumps the attempt: it reads the row's attempts
 ``a``, then updates it only where ``attempts`` is still ``a`` and the row is claimable (waiting, or held by
 a worker whose heartbeat is older than the stale period). One row updated means this worker holds attempt
@@ -144,6 +144,16 @@ def lease_claim(
         status=terms.running, attempts=F("attempts") + 1, heartbeat_at=timezone.now(), **fields
     )
     return Lease(terms, pk, int(attempts) + 1) if claimed else None
+
+
+def lease_ask_again(terms: LeaseTerms, pk: int, *, failed: str, **fields: Any) -> bool:
+    """Put work that is asked for again back to waiting, with ``fields`` and a fresh heartbeat, when it
+    failed (status ``failed``), waits with a stale heartbeat (its message was lost) or is held by a silent
+    holder; the attempts go on counting, so an attempt that lost the work stays fenced out. Whether it did
+    (the caller then sends the work's message)."""
+    again = Q(status=failed) | Q(status=terms.waiting, heartbeat_at__lt=terms.stale_before()) | terms.silent()
+    rows = terms.rows().filter(again, pk=pk)
+    return bool(rows.update(status=terms.waiting, heartbeat_at=timezone.now(), **fields))
 
 
 def lease_give_up(terms: LeaseTerms, pk: int, *, attempts: int, status: str, **fields: Any) -> bool:

@@ -2,6 +2,8 @@ from django.urls import path
 
 from kernel import url_converters  # noqa: F401  (registers <id:...>)
 from scoring.external import api as external_api
+from scoring.judges import api as judges_api
+from scoring.judges import preview_api as judge_preview_api
 from scoring.runs import api as runs_api
 from scoring.score_files import api as score_files_api
 from scoring.training import api as training_api
@@ -58,5 +60,31 @@ urlpatterns += [
         "word-vectors/<slug:name>/",
         vectors_api.WordVectorsDetailApi.as_view(),
         name="api-word-vectors-detail",
+    ),
+]
+
+# LLM judges: the models by name, the prompt templates, a judge's preview and estimate (scoring/judges/).
+urlpatterns += [
+    path("judge-models/", judges_api.JudgeModelsApi.as_view(), name="api-judge-models"),
+    path("judge-templates/", judges_api.JudgeTemplateListApi.as_view(), name="api-judge-templates"),
+    path(
+        "judge-templates/<slug:name>/",
+        judges_api.JudgeTemplateDetailApi.as_view(),
+        name="api-judge-template-detail",
+    ),
+    path(
+        "studies/<id:study_id>/judge-preview/",
+        judge_preview_api.StudyJudgePreviewApi.as_view(),
+        name="api-study-judge-preview",
+    ),
+    path(
+        "judge-previews/<id:preview_id>/",
+        judge_preview_api.JudgePreviewDetailApi.as_view(),
+        name="api-judge-preview-detail",
+    ),
+    path(
+        "studies/<id:study_id>/judge-estimate/",
+        judge_preview_api.StudyJudgeEstimateApi.as_view(),
+        name="api-study-judge-estimate",
     ),
 ]

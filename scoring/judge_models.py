@@ -127,3 +127,44 @@ class JudgePairVerdict(models.Model):
 
     def __str__(self) -> str:
         return f"{self.signature_id}: {self.verdict or 'no verdict'} on {self.response_a_id} vs {self.response_b_id}"
+
+
+class PreviewStatus(models.TextChoices):
+    PENDING = "pending", "waiting for a worker"
+    RUNNING = "running", "reading"
+    DONE = "done", "done"
+    FAILED = "failed", "failed"
+
+
+class JudgePreview(models.Model):
+    """One judge's reading of one reply of a study, asked for before a run starts (the run form's preview),
+    computed by a worker (``scoring.judge_preview``) under a lease like every background work. ``key``
+    names the judge, the reply as the judge reads it and the model's file or endpoint, so asking again
+    for the same reading returns this row; only ``requested_by`` sees it."""
+
+    requested_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="judge_previews"
+    )
+    study = models.ForeignKey("annotation.Study", on_delete=models.CASCADE, related_name="+")
+    response = models.ForeignKey(
+        "annotation.Response", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    position = models.PositiveIntegerField(default=1, help_text="the reply's number in the study (1: first)")
+    key = models.CharField(max_length=64)
+    definition = models.JSONField(help_text="scoring.metrics.llm_judge.definition.JudgeDefinition.as_json()")
+    item = models.JSONField(help_text="the reply as the judge reads it: context, reply, references")
+    status = models.CharField(max_length=10, choices=PreviewStatus.choices, default=PreviewStatus.PENDING)
+    attempts = models.PositiveSmallIntegerField(default=0)
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+    result = models.JSONField(default=dict, blank=True, help_text="the reading (scoring/judges/previews.py)")
+    error = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["requested_by", "key"], name="judge_preview_unique_per_user")
+        ]
+
+    def __str__(self) -> str:
+        return f"judge preview {self.pk} ({self.status})"

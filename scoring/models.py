@@ -542,5 +542,7 @@ class WordVectorsFile(models.Model):
 # The LLM judges' tables, in a module of their own.
 from scoring.judge_models import JudgeAnswer as JudgeAnswer  # noqa: E402
 from scoring.judge_models import JudgePairVerdict as JudgePairVerdict  # noqa: E402
+from scoring.judge_models import JudgePreview as JudgePreview  # noqa: E402
 from scoring.judge_models import JudgeRecord as JudgeRecord  # noqa: E402
 from scoring.judge_models import JudgeTemplate as JudgeTemplate  # noqa: E402
+from scoring.judge_models import PreviewStatus as PreviewStatus  # noqa: E402

@@ -59,7 +59,9 @@ def study_scoring_context(context: template.Context, study: Study) -> dict[str, 
     run, models, training = kept("run"), kept("models"), kept("training")
     return {
         "study": study,
-        "scoring_form": bound(ScoringRunForm(run.data if run else None, study=study), run),
+        "scoring_form": bound(
+            ScoringRunForm(run.data if run else None, study=study, user=getattr(request, "user", None)), run
+        ),
         "model_form": bound(StudyModelChoiceForm(models.data if models else None, study=study), models),
         "models_kept": models is not None,
         "training_form": bound(TrainingJobForm(training.data if training else None), training),

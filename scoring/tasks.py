@@ -10,6 +10,8 @@
   every few seconds, and the periodic check retries a job whose worker stopped.
 - ``scoring.convert_word_vectors(vectors_id)``: claim an uploaded word vectors file and convert it into its
   store (docs/word-vectors.md); sent to the "cpu" queue, progress on the row.
+- ``scoring.judge_preview(preview_id)``: claim an LLM judge's preview and read its one reply
+  (scoring/judges/previews.py); a local model's to the "gpu" queue while a GPU worker is live.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from celery import shared_task
 from celery.signals import worker_ready
 from django.conf import settings
 
+from scoring.judges.previews import judge_preview_compute
 from scoring.models import ScoringRun, TrainingJob
 from scoring.services import scoring_run_start, scoring_run_work, scoring_runs_recover
 from scoring.services.training_jobs import training_job_run
@@ -76,3 +79,14 @@ def scoring_runs_recover_on_worker_start(**kwargs: Any) -> None:
         scoring_runs_recover()
     except Exception:  # never keep a worker from starting; beat runs the check again
         logger.exception("could not recover scoring runs")
+
+
+@shared_task(
+    name="scoring.judge_preview",
+    acks_late=True,
+    reject_on_worker_lost=True,
+    soft_time_limit=settings.DIALEVAL_CHUNK_SOFT_TIME_LIMIT,
+    time_limit=settings.DIALEVAL_CHUNK_TIME_LIMIT,
+)
+def judge_preview_task(preview_id: int) -> None:
+    judge_preview_compute(preview_id=preview_id)  # a deleted row is simply not claimable: nothing to do

@@ -2,6 +2,7 @@ from django.urls import path
 
 from kernel import url_converters  # noqa: F401  (registers <id:...>)
 from scoring.external import views as external_views
+from scoring.judges import views as judges_views
 from scoring.runs import views as runs_views
 from scoring.training import views as training_views
 from scoring.vectors import views as vectors_views
@@ -38,5 +39,18 @@ urlpatterns += [
     path("word-vectors/", vectors_views.word_vectors_list, name="word-vectors"),
     path(
         "word-vectors/<slug:name>/delete/", vectors_views.word_vectors_delete_view, name="word-vectors-delete"
+    ),
+]
+
+# LLM judges' prompt templates: the shipped recipes and each researcher's own (scoring/judges/views.py).
+urlpatterns += [
+    path("judge-templates/", judges_views.judge_templates_list, name="judge-templates"),
+    path("judge-templates/new/", judges_views.judge_template_new, name="judge-template-new"),
+    path("judge-templates/<slug:name>/", judges_views.judge_template_detail, name="judge-template"),
+    path("judge-templates/<slug:name>/edit/", judges_views.judge_template_edit, name="judge-template-edit"),
+    path(
+        "judge-templates/<slug:name>/delete/",
+        judges_views.judge_template_delete_view,
+        name="judge-template-delete",
     ),
 ]

@@ -316,6 +316,9 @@ DIALEVAL_LLM_LOCAL_MODELS = env_json("DIALEVAL_LLM_LOCAL_MODELS", {})
 DIALEVAL_LLM_ENDPOINTS = env_json("DIALEVAL_LLM_ENDPOINTS", [])
 DIALEVAL_LLM_BATCH_SIZE = env_int("DIALEVAL_LLM_BATCH_SIZE", 8)  # items per forward pass, in-process
 DIALEVAL_LLM_PREFIX_CACHE = env_bool("DIALEVAL_LLM_PREFIX_CACHE", True)  # encode a shared prompt prefix once
+# A judge's preview reading (scoring/judges/previews.py) is taken over by the next ask once its worker has been
+# silent this long (a large local model's first load writes no heartbeat).
+DIALEVAL_JUDGE_PREVIEW_STALE_SECONDS = env_int("DIALEVAL_JUDGE_PREVIEW_STALE_SECONDS", 300)
 
 # Health and worker presence (config/health.py, scoring/worker_presence.py). /health/ checks the
 # database and the broker; /health/workers/ the broker and a live worker on each of these queues. The gpu
@@ -376,6 +379,8 @@ CACHES = {
 DIALEVAL_API_RATE_USER = env_str("DIALEVAL_API_RATE_USER", "1200/minute")
 DIALEVAL_API_RATE_ANON = env_str("DIALEVAL_API_RATE_ANON", "60/minute")
 DIALEVAL_API_RATE_BAD_TOKENS = env_str("DIALEVAL_API_RATE_BAD_TOKENS", "20/minute")
+# Preview readings of LLM judges asked per researcher (each one a forward pass or a paid request).
+DIALEVAL_API_RATE_JUDGE_PREVIEW = env_str("DIALEVAL_API_RATE_JUDGE_PREVIEW", "30/minute")
 DIALEVAL_SIGNUP_RATE_CLIENT = env_str("DIALEVAL_SIGNUP_RATE_CLIENT", "10/hour")
 DIALEVAL_SIGNUP_RATE_INVITE = env_str("DIALEVAL_SIGNUP_RATE_INVITE", "200/hour")
 

@@ -14,13 +14,12 @@ import time
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
-from django.db.models import Q
 from django.utils import timezone
 
 from correlation.bundle.archive import report_bundle
 from correlation.models import ReportBundle, ReportSnapshot, SnapshotStatus
 from kernel.broker import task_publish
-from kernel.lease import LeaseLost, LeaseTerms, lease_claim
+from kernel.lease import LeaseLost, LeaseTerms, lease_ask_again, lease_claim
 
 logger = logging.getLogger(__name__)
 BUNDLE_LEASE = LeaseTerms(
@@ -39,16 +38,7 @@ def bundle_request(*, snapshot: ReportSnapshot) -> ReportBundle:
     except IntegrityError:
         bundle, created = ReportBundle.objects.get(snapshot=snapshot), False
     # A failed one, or one whose worker went silent (a lost message, a killed worker), is queued again.
-    # The attempt count goes on (never back to 0), so an attempt that lost the bundle stays fenced out.
-    requeue = (
-        ReportBundle.objects.filter(pk=bundle.pk)
-        .filter(
-            Q(status=SnapshotStatus.FAILED)
-            | Q(status=SnapshotStatus.PENDING, heartbeat_at__lt=BUNDLE_LEASE.stale_before())
-            | BUNDLE_LEASE.silent()
-        )
-        .update(status=SnapshotStatus.PENDING, error="", heartbeat_at=timezone.now())
-    )
+    requeue = lease_ask_again(BUNDLE_LEASE, bundle.pk, failed=SnapshotStatus.FAILED, error="")
     if created or requeue:
         if created:
             ReportBundle.objects.filter(pk=bundle.pk).update(heartbeat_at=timezone.now())

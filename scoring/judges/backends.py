@@ -15,7 +15,7 @@ from typing import Any
 
 from django.conf import settings
 
-from scoring.metrics.llm_judge.definition import BACKEND_LOCAL, JudgeDefinition
+from scoring.metrics.llm_judge.definition import BACKEND_LOCAL, BACKEND_SERVER, JudgeDefinition
 from scoring.metrics.llm_judge.server_client import Endpoint, ServerJudge
 from scoring.metrics.llm_judge.specs import JudgeBackend, LocalBackend, ServerBackend
 
@@ -86,6 +86,34 @@ def endpoint_settings() -> dict[str, EndpointSetting]:
         setting.endpoint()  # checks api, prompt_format and the URL's scheme
         found[setting.name] = setting
     return found
+
+
+@dataclass(frozen=True)
+class AvailableJudges:
+    """The names researchers may pick: the local models and the endpoints (never a path, URL or key);
+    ``problem`` says why the operator's endpoints could not be read (then none is offered)."""
+
+    local: tuple[str, ...]
+    endpoints: tuple[str, ...]
+    problem: str = ""
+
+    def names(self, backend: str) -> tuple[str, ...]:
+        return self.local if backend == BACKEND_LOCAL else self.endpoints
+
+    @property
+    def backends(self) -> tuple[str, ...]:
+        """The backends with at least one model or endpoint, local first."""
+        return tuple(backend for backend in (BACKEND_LOCAL, BACKEND_SERVER) if self.names(backend))
+
+
+def judges_available() -> AvailableJudges:
+    """What the operator configured, by name; a malformed endpoint setting offers no endpoint and says why
+    (a page or a request never fails on it)."""
+    try:
+        endpoints, problem = tuple(sorted(endpoint_settings())), ""
+    except ValueError as error:
+        endpoints, problem = (), str(error)
+    return AvailableJudges(tuple(sorted(local_models())), endpoints, problem)
 
 
 def judge_backend(definition: JudgeDefinition) -> JudgeBackend:

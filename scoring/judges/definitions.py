@@ -11,10 +11,10 @@ from dataclasses import dataclass
 from django.contrib.auth.models import AnonymousUser, User
 
 from annotation.models import Study
-from scoring.judges.backends import endpoint_settings, local_models
+from scoring.judges.backends import judges_available
 from scoring.judges.templates import template_named
 from scoring.metrics.llm_judge.definition import BACKEND_LOCAL, BACKENDS, JudgeDefinition
-from scoring.metrics.llm_judge.judging import READ_EXPECTATION
+from scoring.metrics.llm_judge.judging import READ_EXPECTATION, READS
 from scoring.metrics.llm_judge.pairwise import pairwise_judge_name, pairwise_question
 from scoring.metrics.llm_judge.prompts import JudgeQuestion, PromptTemplate
 from scoring.metrics.llm_judge.recipes import BUILT_IN_TEMPLATES
@@ -22,10 +22,17 @@ from scoring.metrics.llm_judge.scale import JudgeScale
 from scoring.models import JudgeRecord
 
 DEFAULT_QUESTION_TEXT = "How good is the reply to the dialog context?"
+JUDGE_REQUEST_FIELDS = ("template", "backend", "model", "questions", "read")
 
 
 class JudgeRequestError(ValueError):
-    """A judge that cannot be asked for as given; the message names the field."""
+    """A judge that cannot be asked for as given; the message starts with the field's name."""
+
+    @property
+    def field(self) -> str:
+        """The field of :class:`JudgeRequest` the message is about ("" when it names none)."""
+        head = str(self).split(":", 1)[0]
+        return head if head in JUDGE_REQUEST_FIELDS else ""
 
 
 @dataclass(frozen=True)
@@ -64,12 +71,16 @@ def judge_definitions(
     """One definition per question asked; a JudgeRequestError naming the field that is wrong."""
     if request.backend not in BACKENDS:
         raise JudgeRequestError(f"backend: {request.backend!r} is not one of {', '.join(BACKENDS)}")
-    known = sorted(local_models()) if request.backend == BACKEND_LOCAL else sorted(endpoint_settings())
+    if request.read not in READS:
+        raise JudgeRequestError(f"read: {request.read!r} is not one of {', '.join(READS)}")
+    available = judges_available()
+    known = available.names(request.backend)
     model = request.model or (known[0] if len(known) == 1 else "")
     if model not in known:
         where = "local models" if request.backend == BACKEND_LOCAL else "endpoints"
+        problem = f" ({available.problem})" if available.problem and request.backend != BACKEND_LOCAL else ""
         raise JudgeRequestError(
-            f"model: {request.model!r} is not one of the {where}: {', '.join(known) or 'none'}"
+            f"model: {request.model!r} is not one of the {where}: {', '.join(known) or 'none'}{problem}"
         )
     try:
         template = template_named(request.template, user)
@@ -85,6 +96,8 @@ def judge_definitions(
             f"questions: {', '.join(unknown)} not in the study (its questions: {', '.join(by_name) or 'none'})"
         )
     chosen = [by_name[name] for name in request.questions] if request.questions else questions
+    if not chosen:
+        raise JudgeRequestError("questions: the study has no questions to judge; add one first")
     try:
         return [
             JudgeDefinition(template, question, request.backend, model, request.read) for question in chosen

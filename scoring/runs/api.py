@@ -16,6 +16,8 @@ from rest_framework.views import APIView
 from annotation.selectors.studies import studies_visible_to
 from kernel.http.api_input import StrictInputSerializer
 from kernel.permissions import IsResearcher, authenticated_user
+from scoring.judges.serializers import JudgeRequestSerializer, JudgeUsageSerializer, judge_request
+from scoring.judges.usage import JudgeUsage, judge_usage_for_run, judge_usage_for_runs
 from scoring.metrics.registry import (
     available_metric_names,
     available_system_metric_names,
@@ -32,7 +34,7 @@ from scoring.selectors import (
     scoring_run_waiting_text,
     scoring_runs_for_study,
 )
-from scoring.services import ScoringRequestError, scoring_run_cancel, scoring_run_create
+from scoring.services import JudgeChoiceError, ScoringRequestError, scoring_run_cancel, scoring_run_create
 
 
 class ScoringRunSerializer(serializers.ModelSerializer):
@@ -66,6 +68,10 @@ class ScoringRunSerializer(serializers.ModelSerializer):
     waiting = serializers.SerializerMethodField(
         help_text='while the run waits for a model being trained: "waiting for model X, epoch 3/10"; else ""'
     )
+    judge_usage = serializers.SerializerMethodField(
+        help_text="what its LLM judges' endpoints cost: the answers it paid for (answers from the cache cost "
+        "nothing; a local model sends no request), the requests sent for them and their tokens"
+    )
 
     class Meta:
         model = ScoringRun
@@ -74,7 +80,7 @@ class ScoringRunSerializer(serializers.ModelSerializer):
             "vectors", "recompute", "trained_models", "status",
             "waiting_for", "waiting", "progress_done", "progress_total", "progress_percent", "progress_unit", "rate_per_second",
             "eta_seconds", "eta_text", "chunks", "error", "notes", "failures", "timings", "attempts", "existing",
-            "created_at", "started_at", "finished_at", "scope",
+            "created_at", "started_at", "finished_at", "scope", "judge_usage",
         ]  # fmt: skip
 
     def _progress(self, run: ScoringRun) -> RunProgress:
@@ -137,9 +143,27 @@ class ScoringRunSerializer(serializers.ModelSerializer):
     def get_waiting(self, run: ScoringRun) -> str:
         return scoring_run_waiting_text(run=run)
 
+    @extend_schema_field(JudgeUsageSerializer)
+    def get_judge_usage(self, run: ScoringRun) -> dict[str, int]:
+        known: dict[int, JudgeUsage] = self.context.get("judge_usage", {})  # a list's, in one query
+        usage = known[run.pk] if run.pk in known else judge_usage_for_run(run_id=run.pk)
+        return usage.as_dict()
+
 
 class ScoringRunCreateSerializer(StrictInputSerializer):
-    metrics = serializers.ListField(child=serializers.CharField(), allow_empty=False, min_length=1)
+    metrics = serializers.ListField(
+        child=serializers.CharField(),
+        required=False,
+        default=list,
+        help_text="metric names (GET /api/metrics/), or ['all']; may be empty when the run asks for judges",
+    )
+    judges = JudgeRequestSerializer(
+        many=True,
+        required=False,
+        default=list,
+        help_text="LLM judges: each scores every reply on each of its questions with its prompt template, as "
+        "the metrics llm-judge:<key> (the score) and llm-judge-mass:<key> (the probability on valid labels)",
+    )
     references = serializers.ChoiceField(choices=ReferencesMode.choices, default=ReferencesMode.MULTI)
     tokenizer = serializers.ChoiceField(
         choices=TokenizerChoice.choices,
@@ -265,7 +289,9 @@ class StudyScoringRunsApi(APIView):
     @extend_schema(responses=ScoringRunSerializer(many=True))
     def get(self, request: Request, study_id: int) -> ApiResponse:
         study = get_object_or_404(studies_visible_to(user=authenticated_user(request)), pk=study_id)
-        return ApiResponse(ScoringRunSerializer(scoring_runs_for_study(study=study), many=True).data)
+        runs = list(scoring_runs_for_study(study=study))
+        context = {"judge_usage": judge_usage_for_runs(run_ids=[run.pk for run in runs])}
+        return ApiResponse(ScoringRunSerializer(runs, many=True, context=context).data)
 
     @extend_schema(
         request=ScoringRunCreateSerializer,
@@ -280,10 +306,15 @@ class StudyScoringRunsApi(APIView):
         study = get_object_or_404(studies_visible_to(user=authenticated_user(request)), pk=study_id)
         serializer = ScoringRunCreateSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
+        values = dict(serializer.validated_data)
+        judges = [judge_request(judge) for judge in values.pop("judges", [])]
         try:
-            run = scoring_run_create(
-                study=study, user=authenticated_user(request), **serializer.validated_data
-            )
+            run = scoring_run_create(study=study, user=authenticated_user(request), judges=judges, **values)
+        except (
+            JudgeChoiceError
+        ) as error:  # under the judge's index and field, as DRF nests the shape's errors
+            problem = {error.field or "non_field_errors": [error.detail]}
+            return ApiResponse({"judges": {str(error.index): problem}}, status=status.HTTP_400_BAD_REQUEST)
         except ScoringRequestError as error:
             return ApiResponse({_error_field(str(error)): [str(error)]}, status=status.HTTP_400_BAD_REQUEST)
         # The send after commit may have written the run's notes (BROKER_DOWN_NOTE while Redis is down).

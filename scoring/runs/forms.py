@@ -1,5 +1,5 @@
 """The study page's scoring forms: a scoring run (metrics, references, tokenizer, implementations and their
-options, word vectors, trained models) and the trained model of each kind the study's runs use."""
+options, word vectors, trained models, LLM judges) and the trained model of each kind the study's runs use."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from typing import Any
 from django import forms
 
 from annotation.models import Study
+from scoring.judges.run_fields import JudgeFieldsMixin
 from scoring.metrics.registry import (
     available_metric_names,
     available_system_metric_names,
@@ -39,11 +40,12 @@ def _option_field_name(option: str) -> str:
     return f"option_{option}"
 
 
-class ScoringRunForm(forms.Form):
+class ScoringRunForm(JudgeFieldsMixin, forms.Form):
     """Metrics, references, tokenizer, the implementations of the baselines and their options,
-    the word vectors, and (for learned metrics) which trained model of each kind to use."""
+    the word vectors, (for learned metrics) which trained model of each kind to use, and LLM judges
+    (``scoring/judges/run_fields.py``). A run asks for at least one metric or one judge."""
 
-    metrics = forms.MultipleChoiceField(widget=forms.CheckboxSelectMultiple)
+    metrics = forms.MultipleChoiceField(widget=forms.CheckboxSelectMultiple, required=False)
     references = forms.ChoiceField(
         choices=ReferencesMode.choices, initial=ReferencesMode.MULTI, widget=forms.RadioSelect
     )
@@ -76,7 +78,7 @@ class ScoringRunForm(forms.Form):
         help_text="by default only replies without a score of the same signature are computed",
     )
 
-    def __init__(self, *args: Any, study: Study | None = None, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, study: Study | None = None, user: Any = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         implementation_field = self.fields["implementation"]
         assert isinstance(implementation_field, forms.ChoiceField)
@@ -113,6 +115,13 @@ class ScoringRunForm(forms.Form):
                 empty_label="the study's model (or the default)",
                 label=f"{kind} model",
             )
+        self.add_judge_fields(study=study, user=user)
+
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean() or {}
+        if not cleaned.get("metrics") and not cleaned.get("judge_templates") and "metrics" not in self.errors:
+            self.add_error("metrics", "choose at least one metric or an LLM judge's prompt template")
+        return cleaned
 
     def clean_tokenizer(self) -> str:
         return str(self.cleaned_data.get("tokenizer") or TokenizerChoice.DEFAULT)

@@ -10,17 +10,19 @@ from django.views.decorators.http import require_POST
 from annotation.selectors.studies import studies_visible_to
 from kernel.permissions import authenticated_user, researcher_required
 from scoring.form_stash import form_data_stash
+from scoring.judges.run_fields import JUDGE_FORM_FIELDS
 from scoring.models import ScoringRun
 from scoring.runs.forms import ScoringRunForm, StudyModelChoiceForm
-from scoring.services import ScoringRequestError, scoring_run_cancel, scoring_run_create
+from scoring.services import JudgeChoiceError, ScoringRequestError, scoring_run_cancel, scoring_run_create
 from scoring.trained_model_services import TrainedModelError, study_model_choose
 
 
 @researcher_required
 @require_POST
 def scoring_run_start(request: HttpRequest, study_id: int) -> HttpResponse:
-    study = get_object_or_404(studies_visible_to(user=authenticated_user(request)), pk=study_id)
-    form = ScoringRunForm(request.POST, study=study)
+    user = authenticated_user(request)
+    study = get_object_or_404(studies_visible_to(user=user), pk=study_id)
+    form = ScoringRunForm(request.POST, study=study, user=user)
     if not form.is_valid():
         _report_form_errors(request, form)
         form_data_stash(request, form="run", study_id=study.pk, errors=form.errors)  # choices shown again
@@ -31,16 +33,17 @@ def scoring_run_start(request: HttpRequest, study_id: int) -> HttpResponse:
             metrics=form.cleaned_data["metrics"],
             references=form.cleaned_data["references"],
             tokenizer=form.cleaned_data["tokenizer"],
-            user=authenticated_user(request),
+            user=user,
             models=form.model_names(),
             recompute=form.cleaned_data["recompute"],
             implementation=form.implementation_text(),
             options=form.options(),
             vectors=form.cleaned_data.get("vectors") or "",
+            judges=form.judge_requests(),
         )
     except ScoringRequestError as error:
         messages.error(request, str(error))
-        form_data_stash(request, form="run", study_id=study.pk, errors={"__all__": [str(error)]})
+        form_data_stash(request, form="run", study_id=study.pk, errors=_run_error(error))
     else:
         if run.was_existing:
             messages.info(
@@ -88,6 +91,13 @@ def study_models_choose(request: HttpRequest, study_id: int) -> HttpResponse:
     else:
         messages.success(request, "Trained models saved.")
     return redirect("annotation:study-detail", study_id=study.pk)
+
+
+def _run_error(error: ScoringRequestError) -> dict[str, list[str]]:
+    """The run service's error under the form field it is about (a judge's field, else the form's)."""
+    if isinstance(error, JudgeChoiceError) and error.field in JUDGE_FORM_FIELDS:
+        return {JUDGE_FORM_FIELDS[error.field]: [error.detail]}
+    return {"__all__": [str(error)]}
 
 
 def _report_form_errors(request: HttpRequest, form: forms.Form) -> None:

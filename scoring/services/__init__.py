@@ -10,6 +10,7 @@ from scoring.services.recovery import RecoveryReport, scoring_runs_recover
 from scoring.services.run_finish import scoring_run_advance
 from scoring.services.runs import (
     ALL_METRICS,
+    JudgeChoiceError,
     ScoringRequestError,
     scoring_run_cancel,
     scoring_run_create,
@@ -20,6 +21,7 @@ __all__ = [
     "ALL_METRICS",
     "GPU_QUEUE",
     "ChunkLostError",
+    "JudgeChoiceError",
     "RecoveryReport",
     "ScoringRequestError",
     "chunk_queue",

@@ -24,11 +24,12 @@ from collections.abc import Callable, Sequence
 from functools import partial
 
 from django.contrib.auth import get_user_model
-from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser, User
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from annotation.models import Study
+from scoring.judges.definitions import JudgeRequest, JudgeRequestError, judge_metric_names
 from scoring.judges.pairwise_judges import pairwise_judges_check
 from scoring.metrics.implementation_choice import ImplementationChoice, ImplementationChoiceError
 from scoring.metrics.llm_judge.pairwise import pairwise_judge_names, without_pairwise_judges
@@ -76,6 +77,22 @@ class ScoringRequestError(ValueError):
     """A scoring run that cannot be created as asked (unknown metric, no metric, bad references mode)."""
 
 
+class JudgeChoiceError(ScoringRequestError):
+    """The judge ``index`` of a run's request cannot be asked for: ``field`` of :class:`JudgeRequest` is
+    wrong (``message`` starts with it), e.g. ``judges[0].model: 'gpt' is not one of the endpoints: none``."""
+
+    def __init__(self, *, index: int, field: str, message: str) -> None:
+        super().__init__(f"judges[{index}].{message}")
+        self.index = index
+        self.field = field
+        self.message = message
+
+    @property
+    def detail(self) -> str:
+        """The message without the field it starts with (shown under that field)."""
+        return self.message.split(":", 1)[1].strip() if self.field else self.message
+
+
 def scoring_run_create(
     *,
     study: Study,
@@ -89,6 +106,7 @@ def scoring_run_create(
     implementation: str = "",
     options: dict[str, str] | None = None,
     vectors: str = "",
+    judges: Sequence[JudgeRequest] = (),
 ) -> ScoringRun:
     """Create a pending run and, once committed, send it to a worker; or return the identical active run.
 
@@ -114,9 +132,10 @@ def scoring_run_create(
     ``enqueue=False``: a run executed in-process cannot wait, and is refused saying which job to wait for.
 
     When a PENDING or RUNNING run with the same request exists, it is returned with ``was_existing`` set.
+    ``judges`` (LLM judges) add their metrics; a :class:`JudgeChoiceError` names a wrong judge's field.
     """
     names, choice, implementations, checked = _checked_metrics(
-        metrics, study=study, implementation=implementation, options=options or {}
+        metrics, study=study, implementation=implementation, options=options or {}, judges=judges, user=user
     )
     vectors_record = _vectors_record(vectors, study=study)
     _check_modes(references=references, tokenizer=tokenizer)
@@ -158,16 +177,44 @@ def scoring_run_create(
     return scoring_run_create_once(key=key, create=create, failure=failure)
 
 
+def _with_judges(
+    metrics: Sequence[str],
+    *,
+    study: Study,
+    judges: Sequence[JudgeRequest],
+    user: AbstractBaseUser | AnonymousUser | None,
+) -> list[str]:
+    """``metrics`` and the metric names of the judges asked for (their definitions stored,
+    :func:`judge_metric_names`)."""
+    if isinstance(metrics, str):
+        raise ScoringRequestError("metrics must be a list of metric names, not one string")
+    owner = user if isinstance(user, User) else None
+    names = list(metrics)
+    for index, judge in enumerate(judges):
+        try:
+            names += judge_metric_names(study=study, requests=[judge], user=owner)
+        except JudgeRequestError as error:
+            raise JudgeChoiceError(index=index, field=error.field, message=str(error)) from None
+    return names
+
+
 def _checked_metrics(
-    metrics: Sequence[str], *, study: Study, implementation: str, options: dict[str, str]
+    metrics: Sequence[str],
+    *,
+    study: Study,
+    implementation: str,
+    options: dict[str, str],
+    judges: Sequence[JudgeRequest] = (),
+    user: AbstractBaseUser | AnonymousUser | None = None,
 ) -> tuple[list[str], ImplementationChoice, dict[str, str], dict[str, str]]:
-    """The run's metric names (with the components its blends need), its implementation choice, the
-    implementation of each metric, and its options checked against them."""
+    """The run's metric names (with the components its blends need, and the judges' metrics), its
+    implementation choice, the implementation of each metric, and its options checked against them."""
+    asked = _with_judges(metrics, study=study, judges=judges, user=user)
     try:
         choice = implementation_choice(implementation)
     except ImplementationChoiceError as error:
         raise ScoringRequestError(str(error)) from None
-    names = _validated_metric_names(metrics, study=study, choice=choice)
+    names = _validated_metric_names(asked, study=study, choice=choice)
     computed = without_pairwise_judges(names)
     try:
         implementations = resolve_implementations(computed, choice)
@@ -338,8 +385,6 @@ def _vectors_record(name: str, *, study: Study) -> dict[str, object]:
 def _validated_metric_names(
     metrics: Sequence[str], *, study: Study, choice: ImplementationChoice | None = None
 ) -> list[str]:
-    if isinstance(metrics, str):
-        raise ScoringRequestError("metrics must be a list of metric names, not one string")
     names = list(dict.fromkeys(name.strip() for name in metrics if name.strip()))
     if not names:
         known = ", ".join(available_metric_names())
@@ -353,7 +398,10 @@ def _validated_metric_names(
     if ALL_METRICS in names:
         chosen = choice or ImplementationChoice()
         system_names = [name for name in available_system_metric_names() if included_by_choice(name, chosen)]
-        names = [*metrics_available_for_study(study=study, choice=chosen), *system_names]
+        asked = [name for name in names if name != ALL_METRICS]  # an LLM judge's metrics, say
+        names = list(
+            dict.fromkeys([*metrics_available_for_study(study=study, choice=chosen), *system_names, *asked])
+        )
     try:
         response_names, _ = split_metric_names(names)
     except UnknownMetricError as error:

@@ -39,6 +39,14 @@
         const status = row.querySelector(".run-status");
         status.textContent = labels[run.status] || run.status;
         status.className = "run-status status-" + run.status;
+        // what the run's LLM judges' endpoints cost so far (scoring/judges/usage.py)
+        const usage = row.querySelector(".run-judge-usage");
+        if (usage && run.judge_usage) {
+          const u = run.judge_usage;
+          usage.textContent = "LLM judges' endpoints: " + number.format(u.requests) + " request" +
+            (u.requests === 1 ? "" : "s") + ", " + number.format(u.prompt_tokens) + " prompt and " +
+            number.format(u.completion_tokens) + " completion tokens";
+        }
         // textContent everywhere: never interpret server text as HTML
         if (run.error) box(row, "errorlist run-error").textContent = run.error;
         if (run.notes) box(row, "muted run-notes").textContent = run.notes;

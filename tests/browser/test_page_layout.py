@@ -26,9 +26,11 @@ PNG and SVG downloads and endpoints (``contexts.<fmt>``, ``import/jobs/<id>/stat
 (``/health/``, ``/health/workers/``); the POST-only actions (log out, settings, checks, invite rotation,
 inclusion, unblocking, training items, requalifying, adjudication, exclusion, undoing an adjudication,
 scoring runs, model choice, cancelling, training jobs, metric score uploads and deletions, word vector
-deletion, skipping an item, notes, report compute and retry); the GETs that only redirect to a page checked
-here (``/`` for a researcher, ``/studies/<id>/import/``, ``/work/<id>/<task>/back/``); and Django's admin
-(``/admin/``), which only staff accounts open, neither researchers nor volunteers.
+deletion, prompt template deletion, skipping an item, notes, report compute and retry); the GETs that only
+redirect to a page checked here (``/`` for a researcher, ``/studies/<id>/import/``,
+``/work/<id>/<task>/back/``); and Django's admin (``/admin/``), which only staff accounts open, neither
+researchers nor volunteers. A researcher's own prompt template's pages are the shipped ones' (its form is
+the copy's).
 
 The studies: the project's own demo sample (annotation/demo_sample.py) scored with fast metrics; a study of
 20 metrics with long names (signatures made directly, as tests/correlation/benchmark/builders.py does) and
@@ -184,6 +186,9 @@ ROUTES = [
     Route("training-job", RESEARCHER, "/scoring/training-jobs/{training_job}/"),
     Route("trained-models", RESEARCHER, "/scoring/models/"),
     Route("word-vectors", RESEARCHER, "/scoring/word-vectors/"),
+    Route("judge-templates", RESEARCHER, "/scoring/judge-templates/"),
+    Route("judge-template", RESEARCHER, "/scoring/judge-templates/g-eval/"),
+    Route("judge-template-copy", RESEARCHER, "/scoring/judge-templates/new/?copy=llm-eval"),
     # correlation/urls.py
     Route("benchmark", RESEARCHER, "/reports/benchmark/"),
     Route(

@@ -27,6 +27,8 @@ from scoring.metrics.vector_files import VectorStoreInfo
 from scoring.models import (
     ChunkKind,
     ChunkStatus,
+    JudgePreview,
+    PreviewStatus,
     RunStatus,
     ScoringChunk,
     ScoringRun,
@@ -308,7 +310,40 @@ class VectorsWork(Work):
         self.run(pk, body)
 
 
-KINDS = [ReportWork, BundleWork, ChunkWork, ImportWork, TrainingWork, VectorsWork]
+class JudgePreviewWork(Work):
+    name = "judge preview"
+    model = JudgePreview
+    running = PreviewStatus.RUNNING
+    succeeded = PreviewStatus.DONE
+
+    def create(self) -> int:
+        from scoring.metrics.llm_judge.definition import JudgeDefinition
+        from scoring.metrics.llm_judge.recipes import G_EVAL
+        from tests.scoring.llm_judge.examples import QUESTION
+
+        study = StudyFactory.create()
+        preview = JudgePreview.objects.create(
+            requested_by=study.owner,
+            study=study,
+            key="lease",
+            definition=JudgeDefinition(G_EVAL, QUESTION, "local", "m").as_json(),
+            item={"context": ["hi"], "reply": "hello", "references": []},
+        )
+
+        def reading(definition: Any, item: Any, *, beat: Any) -> dict[str, Any]:
+            self.next_body()(beat)
+            return {"expected": 1.0}
+
+        self.monkeypatch.setattr("scoring.judges.previews.preview_reading", reading)
+        return preview.pk
+
+    def execute(self, pk: int) -> None:
+        from scoring.judges.previews import judge_preview_compute
+
+        judge_preview_compute(preview_id=pk)
+
+
+KINDS = [ReportWork, BundleWork, ChunkWork, ImportWork, TrainingWork, VectorsWork, JudgePreviewWork]
 
 
 @pytest.fixture(params=KINDS, ids=lambda kind: kind.name.replace(" ", "-"))

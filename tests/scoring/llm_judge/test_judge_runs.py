@@ -16,30 +16,10 @@ from scoring.metrics.llm_judge.prompts import JudgeItem
 from scoring.metrics.llm_judge.recipes import BUILT_IN_TEMPLATES
 from scoring.metrics.llm_judge.server_client import Endpoint, MemoryCache, ServerJudge
 from scoring.models import JudgeAnswer, MetricScore, ScoringRun
-from tests.factories import DialogContextFactory, QuestionFactory, ResponseFactory, StudyFactory
 from tests.live_services import LlamaServer
+from tests.scoring.llm_judge.studies import REPLIES, judged_study
 
 pytestmark = pytest.mark.django_db
-
-REPLIES = ["I am fine, thanks.", "The train leaves at six.", "Bananas are yellow."]
-
-
-def _study() -> Study:
-    study = StudyFactory.create(name="judged")
-    QuestionFactory.create(study=study, prompt="How appropriate is the reply?")
-    QuestionFactory.create(
-        study=study,
-        name="engagingness",
-        prompt="How engaging?",
-        scale_min=1,
-        scale_max=5,
-        labels=[],
-        position=1,
-    )
-    for index, text in enumerate(REPLIES):
-        context = DialogContextFactory.create(study=study, position=index)
-        ResponseFactory.create(context=context, text=text)
-    return study
 
 
 def _items(study: Study) -> tuple[list[int], list[JudgeItem]]:
@@ -58,7 +38,7 @@ def _stored(study: Study, name: str) -> dict[int, float]:
 
 
 def test_score_study_judges_every_question_in_process(smollm2: LocalJudgeModel, smollm2_path) -> None:
-    study = _study()
+    study = judged_study()
     call_command("score_study", "judged", "--judge", "g-eval", "--sync", "--threads", "1")
     definitions = judge_definitions(study=study, request=JudgeRequest("g-eval"), user=None)
     assert [definition.question.name for definition in definitions] == ["appropriateness", "engagingness"]
@@ -86,7 +66,7 @@ def test_score_study_judges_every_question_in_process(smollm2: LocalJudgeModel, 
 
 
 def test_the_command_names_what_is_wrong_with_a_judge() -> None:
-    _study()
+    judged_study()
     with pytest.raises(CommandError, match="template: no prompt template 'geval'; the templates: g-eval"):
         call_command("score_study", "judged", "--judge", "geval", "--sync")
     with pytest.raises(CommandError, match="questions: fluency not in the study"):
@@ -109,7 +89,7 @@ def test_a_server_judge_run_pays_once_and_a_rerun_asks_nothing(llama_server: Lla
             "api_key_env": "DIALEVAL_TEST_KEY",
         }
     ]
-    study = _study()
+    study = judged_study()
     arguments = [
         "judged",
         "--judge",

@@ -17,10 +17,10 @@ from tests.scoring.llm_judge.examples import QUESTION
 ITEMS = ALL_ITEMS[:3]
 # llama.cpp computes with the Q4_1 weights as stored (and 8-bit activations in its matrix products), the
 # in-process backend with the weights de-quantised to float32: the two read the same tokens but not the
-# same arithmetic. Measured on the shipped recipes (docs/metrics.md): at most 0.15 of a point on 1-5 and
-# 0.03 of mass; the bounds leave room.
+# same arithmetic. Measured on the shipped recipes over 200 shared-set replies (docs/benchmarks.md, "LLM
+# judges"): at most 0.18 of a point on 1-5 and 0.05 of mass; the bounds leave room.
 EXPECTED_TOLERANCE = 0.3
-MASS_TOLERANCE = 0.06
+MASS_TOLERANCE = 0.08
 
 
 def _endpoint(server: LlamaServer, **changes: object) -> Endpoint:

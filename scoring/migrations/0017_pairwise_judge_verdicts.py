@@ -8,7 +8,7 @@ class Migration(migrations.Migration):
 
     dependencies = [
         ('annotation', '0009_help_texts_cite_papers'),
-        ('scoring', '0015_llm_judges'),
+        ('scoring', '0016_judge_previews'),
     ]
 
     operations = [
