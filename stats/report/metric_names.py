@@ -68,6 +68,8 @@ def name_metrics(document: ReportDocument, names: Mapping[str, DisplayName]) -> 
     if pairwise is not None:
         for agreement in pairwise["metrics"]:
             agreement["display"] = text(agreement["signature"])
+        for judge in pairwise.get("judges") or []:
+            judge["display"] = text(judge["signature"])
     legend: list[MetricNameEntry] = [
         {"signature": signature, "metric": name.name, "detail": name.detail, "display": name.text}
         for signature, name in names.items()

@@ -218,7 +218,7 @@ class ResponseInfo:
 class PairwiseJudgeInputs:
     """A pairwise judge's stored verdicts on the study's pairs of replies (scoring.models.JudgePairVerdict,
     Zheng et al., 2023): its name (``llm-pairwise:<key>``, stats/judge_names.py), its signature, and its
-    verdicts in pair order, for the pairwise section to set beside the people's."""
+    verdicts in pair order; the pairwise section sets them beside the people's (stats/report/pairwise_judges.py)."""
 
     name: str
     text: str
