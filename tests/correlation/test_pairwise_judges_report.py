@@ -1,22 +1,31 @@
 """The pairwise LLM judges in the report's pairwise section (stats/report/pairwise_judges.py): their stored
-verdicts (tests/correlation/judges.py) beside the people's judgments that count under the rater filter and
-the researcher's exclusions."""
+verdicts (tests/correlation/judges.py) beside the people's judgments that count, in the document, on the
+page, in the CSV tables and in the win-rate figure; and a document from before them still shown."""
 
 from __future__ import annotations
 
+import csv
+import io
+
 import pytest
+from django.test import Client
 
 from annotation.models import Adjudication, Annotator, PairwiseJudgment, Response, Study
 from annotation.selectors.pairwise_records import study_pairwise_records
+from correlation.models import ReportSnapshot
+from correlation.report.exports import report_tables_csv
 from scoring.judges.pairwise_results import judged_pairs
 from scoring.models import MetricSignature
+from stats.figures.pairwise import pairwise_win_rate_chart
 from stats.judge_pairwise import JudgedPair, JudgePairwiseComparison, judge_pairwise_comparison
 from stats.pairwise import PairwiseRecord, SystemWinRate
+from stats.report.csv_tables import report_table_names
+from stats.report.document import report_document_from_json
 from stats.report.pairwise_judges import position_bias_note
 from stats.report.pairwise_types import PairwiseJudgeEntry, PairwiseSystem
 from tests.correlation.builders import bump_data_version
 from tests.correlation.judges import stored_pairwise_judge
-from tests.correlation.report_helpers import report_document
+from tests.correlation.report_helpers import report_document, report_page
 from tests.factories import (
     AnnotatorFactory,
     DialogContextFactory,
@@ -248,3 +257,82 @@ def test_the_rater_filter_and_the_researchers_exclusions_apply_to_the_comparison
             judged_pairs(study=judged.study, signature=judged.biased),
         ),
     )
+
+
+def _csv_lines(text: str) -> list[dict[str, str]]:
+    return list(csv.DictReader(io.StringIO(text)))
+
+
+def _researchers_page(researcher, study: Study) -> tuple[Client, str]:
+    """The researcher's client, and the report page it was shown (computed on the way)."""
+    client = Client()
+    client.force_login(researcher)
+    page = report_page(client, f"/reports/{study.pk}/?resamples=0")
+    assert page.status_code == 200
+    return client, page.content.decode()
+
+
+def test_the_page_the_csv_and_the_figure_show_the_judges(judged: Judged, researcher) -> None:
+    _, html = _researchers_page(researcher, judged.study)
+    assert 'id="pairwise-judges"' in html
+    assert 'id="pairwise-judge-table-1"' in html
+    assert 'id="pairwise-judge-table-2"' in html
+    assert f">{SMOLLM}</h4>" in html
+    assert 'data-judge-system="strong"' in html
+    assert "The judge picks the reply shown first 0.31 more often than the second" in html
+
+    document = report_document(judged.study, resamples=0)
+    entry = _judge_entry(judged.study, judged.biased)
+    tables = report_tables_csv(document)
+    lines = _csv_lines(tables["pairwise"])
+    assert [line["system"] for line in lines if line["judged_by"] == "people"] == ["strong", "middle", "weak"]
+    judge_lines = [line for line in lines if line["judged_by"] == SMOLLM]
+    assert {line["signature"] for line in judge_lines} == {judged.biased.text}
+    assert [(line["system"], float(line["win_rate"]), float(line["ci_low"])) for line in judge_lines] == [
+        (row["system"], row["judge"]["win_rate"], row["judge"]["ci"][0])
+        for row in entry["systems"]
+        if row["judge"] is not None
+    ]
+    (merit,) = [line for line in _csv_lines(tables["pairwise_judges"]) if line["display"] == SMOLLM]
+    assert float(merit["spearman"]) == pytest.approx(entry["spearman"])
+    assert float(merit["agreement"]) == pytest.approx(entry["agreement"]["share"])
+    assert int(merit["decisive"]) == entry["agreement"]["decisive"]
+    assert float(merit["position_bias"]) == pytest.approx(FIRST_BIAS)
+    assert merit["note"] == BIAS_SENTENCE
+
+    chart = pairwise_win_rate_chart(document)
+    assert chart is not None
+    section = document["pairwise"]
+    assert section is not None
+    in_order = [judge.get("display", "") for judge in section.get("judges", [])]
+    assert sorted(in_order) == [QWEN, SMOLLM]
+    assert [trace.get("name") for trace in chart["data"]] == ["people", *in_order]
+    assert chart["layout"]["barmode"] == "group"
+    (bars,) = [trace for trace in chart["data"] if trace["name"] == SMOLLM]
+    assert bars["y"] == [row["judge"]["win_rate"] for row in entry["systems"] if row["judge"] is not None]
+
+
+def test_a_document_stored_before_the_judges_still_shows(judged: Judged, researcher) -> None:
+    client, _ = _researchers_page(researcher, judged.study)
+    snapshot = ReportSnapshot.objects.get(study=judged.study)
+    older = dict(snapshot.document or {})
+    older["document_version"] = 5
+    older["pairwise"] = {key: value for key, value in older["pairwise"].items() if key != "judges"}
+    older["metric_names"] = [
+        name for name in older["metric_names"] if not name["metric"].startswith("llm-pairwise")
+    ]
+    ReportSnapshot.objects.filter(pk=snapshot.pk).update(document=older)
+    page = client.get(f"/reports/{judged.study.pk}/?resamples=0")
+    assert page.status_code == 200
+    html = page.content.decode()
+    assert 'id="pairwise-table"' in html
+    assert 'id="pairwise-judges"' not in html
+    document = report_document_from_json(older)
+    assert "pairwise_judges" not in report_table_names(document)
+    lines = _csv_lines(report_tables_csv(document)["pairwise"])
+    assert {line["judged_by"] for line in lines} == {"people"}
+    chart = pairwise_win_rate_chart(document)
+    assert chart is not None
+    assert len(chart["data"]) == 1
+    assert "name" not in chart["data"][0]
+    assert client.get(f"/reports/{judged.study.pk}/tables/pairwise.csv?resamples=0").status_code == 200
