@@ -18,6 +18,8 @@ only where two of them share a name:
 
     llm-judge (g-eval, smollm2-135m)      llm-judge (g-eval, smollm2-135m, engagingness, argmax)
 
+A pairwise judge (``llm-pairwise:<key>``) is named the same way: ``llm-pairwise (pairwise, smollm2-135m)``.
+
 Every page, figure, export and LaTeX table shows this name, with the full signature on hover and in a legend
 (the report's ``metric_names``): two rows never share a name while their signatures differ.
 
@@ -29,7 +31,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from stats.judge_names import JUDGE_PREFIX, MASS_PREFIX, named_part, shown_name
+from stats.judge_names import JUDGE_PREFIX, MASS_PREFIX, PAIRWISE_PREFIX, named_part, shown_name
 
 # The parameters that tell two signatures of one metric apart, most telling first; any other parameter
 # follows in alphabetical order, and the version comes last.
@@ -70,7 +72,7 @@ def display_names(metrics: Mapping[str, str] | Iterable[tuple[str, str]]) -> dic
         by_name.setdefault(shown_name(name), []).append(signature)
     names: dict[str, DisplayName] = {}
     for name, signatures in by_name.items():
-        if name in (JUDGE_PREFIX, MASS_PREFIX):
+        if name in (JUDGE_PREFIX, MASS_PREFIX, PAIRWISE_PREFIX):
             names.update(_judge_names(name, signatures))
             continue
         if len(signatures) == 1:

@@ -6,7 +6,9 @@ scale's labels, per reply (a low mass says the prompt or the model does not fit 
 stored under signatures that name what made them: ``backend``, ``model``, ``artifact`` (a local model's
 content hash), ``template`` (``<name>@<hash>``), ``question`` (``<name>@<hash>``), ``scale``, ``read``,
 ``reads`` and ``version``. The report, the display names and the benchmark read judges from their names and
-signatures here; the scoring side names them with the same constants.
+signatures here; the scoring side names them with the same constants. A pairwise judge (Zheng et al., 2023)
+stores a verdict per pair of replies as ``llm-pairwise:<key>``, under a signature with the same parameters
+and ``orders``; it is shown as the rating judges are (``llm-pairwise (pairwise, smollm2-135m)``).
 
 Pure Python: no Django here (import-linter contract).
 """
@@ -20,7 +22,8 @@ JUDGE_PREFIX = "llm-judge"
 MASS_PREFIX = "llm-judge-mass"
 PAIRWISE_PREFIX = "llm-pairwise"  # a pairwise judge: verdicts per pair of replies, not a score per reply
 KEY_LENGTH = 16
-_NAME = re.compile(rf"({re.escape(MASS_PREFIX)}|{re.escape(JUDGE_PREFIX)}):([0-9a-f]{{{KEY_LENGTH}}})")
+_PREFIXES = "|".join(re.escape(prefix) for prefix in (MASS_PREFIX, JUDGE_PREFIX, PAIRWISE_PREFIX))
+_NAME = re.compile(rf"({_PREFIXES}):([0-9a-f]{{{KEY_LENGTH}}})")
 
 
 def judge_key(name: str) -> str | None:
@@ -50,7 +53,8 @@ def is_label_mass(name: str) -> bool:
 
 
 def shown_name(name: str) -> str:
-    """The name a metric is shown by: a judge's without its key (``llm-judge``), any other as it is."""
+    """The name a metric is shown by: a judge's without its key (``llm-judge``, ``llm-pairwise``), any other
+    as it is."""
     found = _NAME.fullmatch(name)
     return found.group(1) if found is not None else name
 

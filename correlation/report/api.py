@@ -102,6 +102,14 @@ class StudyReportOutputSerializer(serializers.Serializer):
     references_curve = serializers.ListField(child=serializers.DictField())
     single_vs_multi = serializers.ListField(child=serializers.DictField())
     diversity = serializers.DictField(allow_null=True)
+    pairwise = serializers.DictField(
+        allow_null=True,
+        required=False,
+        help_text="pairwise judgments (null without any): the systems' win rates with Wilson intervals, the win-rate "
+        "matrix, position, the metrics against the win rates, and judges: each pairwise LLM judge's win rates "
+        "beside the people's, Spearman across systems, agreement on the same pairs (share, kappa), position "
+        "bias, consistency and ties",
+    )
     notes = serializers.ListField(child=serializers.CharField())
     pairwise_accuracy = serializers.ListField(
         child=serializers.DictField(),

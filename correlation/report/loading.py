@@ -44,7 +44,7 @@ from annotation.models import (
     Study,
 )
 from annotation.selectors.quality import RatingRow, agreements_from_rows, overall_agreement, study_rating_rows
-from correlation.report.pairwise_loading import study_pairwise_records
+from correlation.report.pairwise_loading import study_pairwise_judges, study_pairwise_records
 from correlation.selectors import study_metric_signatures, study_metric_values
 from scoring.diversity_scores import DIVERSITY_METRICS, diversity_read
 from scoring.external.file_format import external_metric_label
@@ -220,6 +220,7 @@ def report_inputs(
         code_version=code_version(),
         pairwise=study_pairwise_records(study=study),  # correlation/report/pairwise_loading.py
         unvalued=unvalued,
+        pairwise_judges=study_pairwise_judges(study=study) if metrics else (),
     )
     return adjudicated(inputs, decisions)
 

@@ -2,7 +2,8 @@
 report's other figures):
 
 * ``pairwise-win-rates``: each system's win rate with its 95% Wilson interval as error bars, best first,
-  a dashed line at 0.5;
+  a dashed line at 0.5; beside the people's bars, each pairwise LLM judge's (stats/report/pairwise_judges.py),
+  with a legend;
 * ``pairwise-matrix``: system x system win rates (row against column) on a diverging scale centred on
   0.5, the number of judgments behind each cell on hover; blank where two systems were never compared.
 
@@ -14,17 +15,21 @@ Pure Python: no Django here (import-linter contract).
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from stats.figures.layout import (
     HEIGHT,
     MATRIX_LABEL_ROOM,
+    PALETTE,
     PARENTHESISED,
+    legend_below,
     plotly_text,
     slanted_label_room,
     unique_labels,
 )
 from stats.report.document_types import ReportDocument
+from stats.report.pairwise_types import PairwiseSystem
 
 BOTTOM = 60  # px under the plot that HEIGHT leaves for the axis's labels and title
 
@@ -44,30 +49,30 @@ def pairwise_win_rate_chart(document: ReportDocument) -> dict[str, Any] | None:
     systems = (section.get("systems") if section else None) or []
     if section is None or not systems:
         return None
-    labels = unique_labels([plotly_text(row["system"]) for row in systems], repeat=PARENTHESISED)
-    rates = [row["win_rate"] for row in systems]
-    trace = {
-        "type": "bar",
-        "x": labels,
-        "y": rates,
-        "marker": {"color": "#2d5bd7"},
-        "error_y": {
-            "type": "data",
-            "symmetric": False,
-            "array": [row["ci"][1] - row["win_rate"] for row in systems],
-            "arrayminus": [row["win_rate"] - row["ci"][0] for row in systems],
-            "color": "#333",
-        },
-        "customdata": [[row["wins"], row["losses"], row["ties"], row["comparisons"]] for row in systems],
-        "hovertemplate": "%{x}<br>win rate %{y:.3f}<br>%{customdata[0]} wins, %{customdata[1]} losses, "
-        "%{customdata[2]} ties of %{customdata[3]}<extra></extra>",
-    }
+    judges = section.get("judges") or []  # none in documents before them
+    order = [row["system"] for row in systems]
+    order += list(
+        dict.fromkeys(
+            beside["system"]
+            for judge in judges
+            for beside in judge["systems"]
+            if beside["judge"] is not None and beside["system"] not in order
+        )
+    )
+    labels = dict(
+        zip(order, unique_labels([plotly_text(name) for name in order], repeat=PARENTHESISED), strict=True)
+    )
+    trace = _win_rate_bars(systems, labels, PALETTE[0])
+    trace["hovertemplate"] = (
+        "%{x}<br>win rate %{y:.3f}<br>%{customdata[0]} wins, %{customdata[1]} losses, "
+        "%{customdata[2]} ties of %{customdata[3]}<extra></extra>"
+    )
     layout = _layout(
         "Win rate per system (pairwise judgments)",
         f"(wins + ties/2) / comparisons; bars: 95% Wilson interval; {section.get('judgments', 0)} judgments",
     )
     layout["xaxis"] = {"title": {"text": "system"}, "automargin": True, "tickangle": -30}
-    bottom = slanted_label_room(labels, 30) + 25  # and the axis title under the names
+    bottom = slanted_label_room(list(labels.values()), 30) + 25  # and the axis title under the names
     layout["margin"]["b"] = max(BOTTOM, bottom)
     layout["height"] = HEIGHT + max(0, bottom - BOTTOM)
     layout["yaxis"] = {"title": {"text": "win rate"}, "range": [0, 1], "zeroline": False}
@@ -82,7 +87,41 @@ def pairwise_win_rate_chart(document: ReportDocument) -> dict[str, Any] | None:
             "line": {"dash": "dash", "color": "#888", "width": 1},
         }
     ]
-    return {"data": [trace], "layout": layout}
+    data = [trace]
+    if judges:  # each pairwise judge's win rates beside the people's, named in a legend
+        trace["name"] = "people"
+        for index, judge in enumerate(judges, start=1):
+            rates = [beside["judge"] for beside in judge["systems"] if beside["judge"] is not None]
+            bars = _win_rate_bars(rates, labels, PALETTE[index % len(PALETTE)])
+            bars["name"] = plotly_text(judge.get("display") or judge["metric"])
+            bars["hovertemplate"] = (
+                "%{x}<br>win rate %{y:.3f} by the judge<br>%{customdata[0]} wins, %{customdata[1]} losses, "
+                "%{customdata[2]} ties of %{customdata[3]} verdicts<extra>%{fullData.name}</extra>"
+            )
+            data.append(bars)
+        layout["barmode"] = "group"
+        legend_below(layout, rows=len(data), orientation="v")
+        layout["margin"]["b"] += max(0, bottom - BOTTOM)  # legend_below's margin holds BOTTOM's labels
+    return {"data": data, "layout": layout}
+
+
+def _win_rate_bars(rows: Sequence[PairwiseSystem], labels: Mapping[str, str], colour: str) -> dict[str, Any]:
+    """The bars of the systems' win rates in ``rows`` (their labels in ``labels``), with their Wilson
+    intervals as error bars."""
+    return {
+        "type": "bar",
+        "x": [labels[row["system"]] for row in rows],
+        "y": [row["win_rate"] for row in rows],
+        "marker": {"color": colour},
+        "error_y": {
+            "type": "data",
+            "symmetric": False,
+            "array": [row["ci"][1] - row["win_rate"] for row in rows],
+            "arrayminus": [row["win_rate"] - row["ci"][0] for row in rows],
+            "color": "#333",
+        },
+        "customdata": [[row["wins"], row["losses"], row["ties"], row["comparisons"]] for row in rows],
+    }
 
 
 def pairwise_matrix_figure(document: ReportDocument) -> dict[str, Any] | None:

@@ -12,7 +12,7 @@ entries tagged with their question:
 * ``references_curve`` (Gupta et al., 2019, Figure 2) and ``single_vs_multi`` (Gupta et al., 2019, Table 4);
 * ``diversity`` (Gupta et al., 2019, Table 5), when diversity judgments exist;
 * ``pairwise``: system win rates from pairwise judgments, when there are some
-  (stats/report/pairwise.py);
+  (stats/report/pairwise.py), with each pairwise LLM judge's beside them (stats/report/pairwise_judges.py);
 * the meta-evaluation statistics (stats/report/meta.py): a ``rank`` (significance cluster) and, with a
   grouping, a ``grouped`` correlation in every metric row; permutation p-values in every comparison;
   ``pairwise_accuracy``, ``significance_clusters`` and ``more_ratings``;
@@ -63,13 +63,15 @@ from stats.report.meta import add_to_metric_section, meta_section
 from stats.report.metric_names import name_metrics, study_display_names
 from stats.report.metrics import metric_section
 from stats.report.pairwise import pairwise_section
+from stats.report.pairwise_judges import add_pairwise_judges
 from stats.report.plot_types import ReportPlots
 from stats.report.types import QuestionInputs, ReportInputs, ReportOptions
 
 Progress = Callable[[int, int], None]
 # bump when a field changes meaning or the document's shape changes; fields are added, never renamed (5: LLM
-# judges' ``judge`` fields, their mass on labels no longer a metric row)
-DOCUMENT_VERSION = 5
+# judges' ``judge`` fields, their mass on labels no longer a metric row; 6: the pairwise judges, ``judges``
+# in the pairwise section)
+DOCUMENT_VERSION = 6
 BLAS_THREADS = 1  # numpy's BLAS threads while a report is built (see the module's docstring)
 
 
@@ -152,6 +154,7 @@ def _build_report(
     advance()
     document["diversity"] = _diversity_table(inputs)
     document["pairwise"] = pairwise_section(inputs, options)  # stats/report/pairwise.py
+    add_pairwise_judges(document["pairwise"], inputs, options)  # stats/report/pairwise_judges.py
     name_metrics(document, study_display_names(inputs))  # stats/report/metric_names.py
     add_judges(document, judge_fields(inputs))  # stats/report/judges.py
     advance()

@@ -173,7 +173,42 @@ SINGLE_VS_MULTI_COLUMNS = (
     "display",
 )
 DIVERSITY_COLUMNS = ("metric", "inverted", "n", "spearman", "spearman_p", "pearson", "pearson_p", "note")
-PAIRWISE_COLUMNS = ("system", "comparisons", "wins", "losses", "ties", "win_rate", "ci_low", "ci_high")
+# the systems' win rates: the people's (``judged_by`` "people"), then each pairwise judge's (its display name)
+PAIRWISE_COLUMNS = (
+    "system",
+    "comparisons",
+    "wins",
+    "losses",
+    "ties",
+    "win_rate",
+    "ci_low",
+    "ci_high",
+    "judged_by",
+    "signature",
+)
+# each pairwise judge against the people (stats/report/pairwise_judges.py); ``agreement`` is the share
+PAIRWISE_JUDGE_COLUMNS = (
+    "metric",
+    "signature",
+    "pairs",
+    "pairs_total",
+    "systems",
+    "spearman",
+    "spearman_p",
+    "spearman_ci_low",
+    "spearman_ci_high",
+    "spearman_note",
+    "judgments",
+    "decisive",
+    "agreed",
+    "agreement",
+    "kappa",
+    "position_bias",
+    "consistent",
+    "ties",
+    "note",
+    "display",
+)
 REFERENCES_CURVE_COLUMNS = (
     "question",
     "metric",

@@ -10,7 +10,8 @@ columns (``stats/report/csv_columns.py``).
 
 ``REPORT_TABLES`` names every section a document can have, so that a page lists them without building a
 table: every one is there (header only when empty), except ``diversity`` and ``pairwise``, only when the
-study has such judgments, and the sections later documents added, only in those documents.
+study has such judgments, ``pairwise_judges``, only when pairwise judges sit beside them, and the sections
+later documents added, only in those documents.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from stats.report.csv_columns import (
     PAIR_COLUMNS,
     PAIRWISE_ACCURACY_COLUMNS,
     PAIRWISE_COLUMNS,
+    PAIRWISE_JUDGE_COLUMNS,
     PER_SYSTEM_COLUMNS,
     QUANTILE_COLUMNS,
     QUESTION_COLUMNS,
@@ -63,8 +65,10 @@ from stats.report.document_types import (
     SystemLevelRow,
     SystemMeans,
 )
+from stats.report.pairwise_types import PairwiseJudgeEntry, PairwiseSystem
 
 Line = Mapping[str, object]  # one line of a CSV file: column -> value
+PEOPLE = "people"  # ``judged_by`` of the people's win rates in pairwise.csv (a judge's: its display name)
 
 
 @dataclass(frozen=True)
@@ -192,10 +196,44 @@ def diversity_table(diversity: DiversitySection | None) -> CsvTable:
 
 
 def pairwise_table(pairwise: PairwiseSection | None) -> CsvTable:
-    """The systems' win rates from pairwise judgments (stats/report/pairwise.py), best first."""
+    """The systems' win rates from pairwise judgments (stats/report/pairwise.py), best first, then each
+    pairwise judge's (stats/report/pairwise_judges.py), in its order, named by ``judged_by``."""
+
+    def line(row: PairwiseSystem, judged_by: str, signature: str = "") -> Line:
+        return {
+            **row,
+            "ci_low": row["ci"][0],
+            "ci_high": row["ci"][1],
+            "judged_by": judged_by,
+            "signature": signature,
+        }
+
     rows = (pairwise.get("systems") if pairwise else None) or []
+    judges = [
+        line(rate, judge.get("display") or judge["metric"], judge["signature"])
+        for judge in _pairwise_judges(pairwise)
+        for system in judge["systems"]
+        if (rate := system["judge"]) is not None
+    ]
+    return _table(PAIRWISE_COLUMNS, [*(line(row, PEOPLE) for row in rows), *judges])
+
+
+def pairwise_judges_table(pairwise: PairwiseSection | None) -> CsvTable:
+    """Each pairwise judge against the people: Spearman across systems, agreement on the same pairs,
+    position bias, consistency and ties (stats/report/pairwise_judges.py)."""
     return _table(
-        PAIRWISE_COLUMNS, ({**row, "ci_low": row["ci"][0], "ci_high": row["ci"][1]} for row in rows)
+        PAIRWISE_JUDGE_COLUMNS,
+        (
+            {
+                **judge,
+                **judge["agreement"],
+                "agreement": judge["agreement"]["share"],
+                "systems": judge["n"],
+                "spearman_ci_low": judge["spearman_ci"][0],
+                "spearman_ci_high": judge["spearman_ci"][1],
+            }
+            for judge in _pairwise_judges(pairwise)
+        ),
     )
 
 
@@ -287,6 +325,7 @@ _SECTIONS: dict[str, Callable[[ReportDocument], CsvTable]] = {
     "metric_names": lambda document: metric_names_table(document["metric_names"]),
     "diversity": lambda document: diversity_table(document.get("diversity")),
     "pairwise": lambda document: pairwise_table(document.get("pairwise")),
+    "pairwise_judges": lambda document: pairwise_judges_table(document.get("pairwise")),
 }
 REPORT_TABLES: tuple[str, ...] = tuple(_SECTIONS)
 # Sections a document has when it has the key (documents from before them lack it) ...
@@ -302,6 +341,7 @@ def report_table_names(document: ReportDocument) -> list[str]:
         for name in REPORT_TABLES
         if (name not in _WHEN_IN_DOCUMENT or name in document)
         and (name not in _WHEN_NOT_EMPTY or document.get(name))
+        and (name != "pairwise_judges" or _pairwise_judges(document.get("pairwise")))
     ]
 
 
@@ -394,6 +434,11 @@ def _judge_cells(entry: Mapping[str, object]) -> dict[str, object]:
         "label_mass": judge.get("label_mass"),
         "label_mass_replies": judge.get("label_mass_replies"),
     }
+
+
+def _pairwise_judges(pairwise: PairwiseSection | None) -> list[PairwiseJudgeEntry]:
+    """The pairwise judges of the section (none in documents before them)."""
+    return (pairwise.get("judges") if pairwise else None) or []
 
 
 def _interval(value: object) -> tuple[object, object]:

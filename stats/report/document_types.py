@@ -9,7 +9,8 @@ a :class:`ReportDocument` once, at the boundary: :func:`stats.report.document.re
 
 A new section: a TypedDict of its entries here (one per section, named after it), a key in
 :class:`ReportDocument`, its builder in a module of its own under stats/report/ (as pairwise.py), and
-docs/report.md. Fields are added, never renamed (``DOCUMENT_VERSION`` in builder.py).
+docs/report.md. The ``pairwise`` section's TypedDicts are in stats/report/pairwise_types.py (its judges made
+this module too long), read from here. Fields are added, never renamed (``DOCUMENT_VERSION`` in builder.py).
 
 Pure Python: no Django here (import-linter contract).
 """
@@ -17,6 +18,9 @@ Pure Python: no Django here (import-linter contract).
 # No ``from __future__ import annotations`` here: NotRequired must be seen when each class is created, so
 # that ``__required_keys__`` is right at run time too (tests/stats/test_document_types.py reads it).
 from typing import Literal, NotRequired, TypedDict
+
+from stats.report.pairwise_types import PairwiseMetricAgreement as PairwiseMetricAgreement
+from stats.report.pairwise_types import PairwiseSection as PairwiseSection
 
 # -- shared pieces ------------------------------------------------------------------------------------
 
@@ -498,65 +502,6 @@ class DiversitySection(TypedDict):
     judgments: int
     human_score: str
     rows: list[DiversityRow]
-
-
-# -- pairwise judgments (stats/report/pairwise.py) -----------------------------------------------------
-
-
-class PairwiseSystem(TypedDict):
-    system: str
-    comparisons: int
-    wins: int
-    losses: int
-    ties: int
-    win_rate: float
-    ci: list[float]  # 95% Wilson interval [low, high]
-
-
-class PairwiseMatrix(TypedDict):
-    systems: list[str]
-    win_rate: list[list[float | None]]  # row system against column system; None: never compared
-    comparisons: list[list[int]]
-
-
-class PairwisePosition(TypedDict):
-    decisive: int
-    left_wins: int
-    left_share: float | None
-    p_value: float | None
-
-
-class PairwiseMetricSystem(TypedDict):
-    system: str
-    metric_mean: float
-    win_rate: float
-
-
-class PairwiseMetricAgreement(TypedDict):
-    signature: str
-    metric: str
-    display: NotRequired[str]
-    references: str
-    n: int  # systems
-    spearman: float | None
-    spearman_p: float | None
-    note: str
-    systems: list[PairwiseMetricSystem]
-
-
-class PairwiseSection(TypedDict):
-    """``pairwise``: system win rates from pairwise judgments (``None`` in the document without any)."""
-
-    method: str
-    judgments: int
-    judgments_total: int
-    pairs: int
-    raters: int
-    raters_left_out: int
-    systems: list[PairwiseSystem]
-    matrix: PairwiseMatrix
-    position: PairwisePosition
-    metrics: list[PairwiseMetricAgreement]
 
 
 # -- the document ----------------------------------------------------------------------------------------

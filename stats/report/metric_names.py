@@ -12,21 +12,26 @@ from collections.abc import Iterable, Mapping
 
 from stats.display_names import DisplayName, display_names
 from stats.report.document_types import MetricNameEntry, ReportDocument
-from stats.report.types import ReportInputs, SignatureInputs, UnvaluedMetric
+from stats.report.types import PairwiseJudgeInputs, ReportInputs, SignatureInputs, UnvaluedMetric
 
 
 def study_display_names(inputs: ReportInputs) -> dict[str, DisplayName]:
-    """Every signature of the study, valued or not: one display name each, unique among them."""
-    return signatures_display_names(inputs.signatures, inputs.unvalued)
+    """Every signature of the study, valued or not, and its pairwise judges': one display name each, unique
+    among them."""
+    return signatures_display_names(inputs.signatures, inputs.unvalued, inputs.pairwise_judges)
 
 
 def signatures_display_names(
-    signatures: Iterable[SignatureInputs], unvalued: Iterable[UnvaluedMetric] = ()
+    signatures: Iterable[SignatureInputs],
+    unvalued: Iterable[UnvaluedMetric] = (),
+    pairwise_judges: Iterable[PairwiseJudgeInputs] = (),
 ) -> dict[str, DisplayName]:
-    """The display names of a report's signatures (those with values, then those without), as its
-    ``metric_names``: what the loading of a report's inputs names metrics by in its notes, too."""
+    """The display names of a report's signatures (those with values, then those without, then the
+    pairwise judges'), as its ``metric_names``: what the loading of a report's inputs names metrics by in
+    its notes, too."""
     metrics = {signature.text: signature.name for signature in signatures}
     metrics.update((metric.text, metric.name) for metric in unvalued if metric.text not in metrics)
+    metrics.update((judge.text, judge.name) for judge in pairwise_judges if judge.text not in metrics)
     return display_names(metrics)
 
 
@@ -63,6 +68,8 @@ def name_metrics(document: ReportDocument, names: Mapping[str, DisplayName]) -> 
     if pairwise is not None:
         for agreement in pairwise["metrics"]:
             agreement["display"] = text(agreement["signature"])
+        for judge in pairwise.get("judges") or []:
+            judge["display"] = text(judge["signature"])
     legend: list[MetricNameEntry] = [
         {"signature": signature, "metric": name.name, "detail": name.detail, "display": name.text}
         for signature, name in names.items()

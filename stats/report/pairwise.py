@@ -14,6 +14,8 @@ researcher's "always exclude", or agreement on the ratings under the threshold) 
 rater who only compared pairs has no agreement figure and counts. Judgments of a reply the researcher
 excluded are left out. The section is ``None`` when the study has no pairwise judgment.
 
+Each pairwise LLM judge's win rates beside the people's (``judges``) are stats/report/pairwise_judges.py's.
+
 Pure Python: no Django here (import-linter contract).
 """
 
@@ -25,8 +27,8 @@ from statistics import fmean
 
 from stats.agreement import is_included
 from stats.correlations import HUMAN_CONSTANT, TOO_FEW_ITEMS, spearman_with_ci
-from stats.pairwise import PairwiseRecord, position_bias, win_rate_matrix, win_rates
-from stats.report.document_types import PairwiseMetricAgreement, PairwiseSection
+from stats.pairwise import PairwiseRecord, SystemWinRate, position_bias, win_rate_matrix, win_rates
+from stats.report.pairwise_types import PairwiseMetricAgreement, PairwiseSection, PairwiseSystem
 from stats.report.types import FILTER_NONE, AnnotatorInfo, ReportInputs, ReportOptions
 
 METHOD = (
@@ -77,18 +79,7 @@ def pairwise_section(inputs: ReportInputs, options: ReportOptions) -> PairwiseSe
         "pairs": len({(record.response_a, record.response_b) for record in records}),
         "raters": len({record.annotator for record in records}),
         "raters_left_out": len(left_out),
-        "systems": [
-            {
-                "system": rate.system,
-                "comparisons": rate.comparisons,
-                "wins": rate.wins,
-                "losses": rate.losses,
-                "ties": rate.ties,
-                "win_rate": rate.win_rate,
-                "ci": [rate.ci_low, rate.ci_high],
-            }
-            for rate in rates
-        ],
+        "systems": [win_rate_entry(rate) for rate in rates],
         "matrix": {"systems": systems, "win_rate": matrix, "comparisons": counts},
         "position": {
             "decisive": bias.decisive,
@@ -97,6 +88,19 @@ def pairwise_section(inputs: ReportInputs, options: ReportOptions) -> PairwiseSe
             "p_value": bias.p_value,
         },
         "metrics": metric_agreement(records, {rate.system: rate.win_rate for rate in rates}, inputs),
+    }
+
+
+def win_rate_entry(rate: SystemWinRate) -> PairwiseSystem:
+    """One system's win rate as the document holds it, with its Wilson interval."""
+    return {
+        "system": rate.system,
+        "comparisons": rate.comparisons,
+        "wins": rate.wins,
+        "losses": rate.losses,
+        "ties": rate.ties,
+        "win_rate": rate.win_rate,
+        "ci": [rate.ci_low, rate.ci_high],
     }
 
 

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from stats.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED
+from stats.judge_pairwise import JudgedPair
 from stats.pairwise import PairwiseRecord
 from stats.report.document_types import ReportOptionsFields
 
@@ -214,6 +215,17 @@ class ResponseInfo:
 
 
 @dataclass(frozen=True)
+class PairwiseJudgeInputs:
+    """A pairwise judge's stored verdicts on the study's pairs of replies (scoring.models.JudgePairVerdict,
+    Zheng et al., 2023): its name (``llm-pairwise:<key>``, stats/judge_names.py), its signature, and its
+    verdicts in pair order; the pairwise section sets them beside the people's (stats/report/pairwise_judges.py)."""
+
+    name: str
+    text: str
+    pairs: tuple[JudgedPair, ...]
+
+
+@dataclass(frozen=True)
 class ReportInputs:
     study_id: int
     study_name: str
@@ -234,3 +246,5 @@ class ReportInputs:
     # pairwise section leaves them out itself
     excluded_responses: frozenset[int] = frozenset()
     unvalued: tuple[UnvaluedMetric, ...] = ()  # metrics a run asked for that have no value
+    # pairwise judges' verdicts, every pair of the study's (the section leaves out excluded replies itself)
+    pairwise_judges: tuple[PairwiseJudgeInputs, ...] = ()

@@ -292,9 +292,11 @@ def test_the_report_document_carries_the_win_rates(judged_study) -> None:
     assert section["judgments"] == 2 * 3 * 2
     assert section["systems"][0]["comparisons"] == 8
     json.loads(document_as_json(document))  # valid JSON: no NaN anywhere
-    assert report_tables_csv(document)["pairwise"].splitlines()[0] == (
-        "system,comparisons,wins,losses,ties,win_rate,ci_low,ci_high"
-    )
+    header, first = report_tables_csv(document)["pairwise"].splitlines()[:2]
+    # the columns of before first, then who judged (the people, or a pairwise judge's name) and its signature
+    assert header == "system,comparisons,wins,losses,ties,win_rate,ci_low,ci_high,judged_by,signature"
+    assert first.startswith("strong,8,8,0,0,1.0,")
+    assert first.endswith(",people,")
     names = [
         spec.name
         for spec in report_figures(document, {"questions": {}}, "appropriateness", judged_study.name)

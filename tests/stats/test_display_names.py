@@ -122,3 +122,17 @@ def test_a_template_shows_its_hash_only_beside_another_of_its_name() -> None:
     assert _judge_names(mine, server)[server] == "llm-judge (g-eval, smollm2-135m, server)"
     refiled = _judge("a", artifact="77b0c2d9aa55ee11")  # one judge, its model's file changed
     assert _judge_names(mine, refiled)[refiled] == "llm-judge (g-eval, smollm2-135m, file 77b0c2d9)"
+
+
+def test_a_pairwise_judge_is_named_as_the_rating_judges_are() -> None:
+    """``llm-pairwise:<key>`` by its template and model, never by its key; two pairwise judges by what
+    tells them apart, and neither ever mixed with a rating judge of the same model."""
+    pairwise = {"template": "pairwise@04203f4cc68553d0", "question": "pairwise@d7688f30", "scale": "A/B/C"}
+    only = _judge("a", **pairwise).replace("llm-judge:", "llm-pairwise:")
+    rating = _judge("b")
+    assert _judge_names(only, rating) == {
+        only: "llm-pairwise (pairwise, smollm2-135m)",
+        rating: "llm-judge (g-eval, smollm2-135m)",
+    }
+    other = _judge("c", model="qwen", **pairwise).replace("llm-judge:", "llm-pairwise:")
+    assert _judge_names(only, other)[other] == "llm-pairwise (pairwise, qwen)"

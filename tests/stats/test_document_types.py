@@ -1,7 +1,7 @@
 """The report document's TypedDicts (stats/report/document_types.py) describe the JSON the builder writes:
 every key of every entry is declared, every required key is there, and every value has its declared type;
 checked on the demo study's stored document and on a built document with every section filled in (pairwise
-judgments, diversity, a metric without values, excluded replies)."""
+judgments and a pairwise judge, diversity, a metric without values, excluded replies)."""
 
 from __future__ import annotations
 
@@ -13,10 +13,17 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Literal, Union, get_args, get_origin, get_type_hints
 
+from stats.judge_pairwise import JudgedPair, PairVerdict
 from stats.pairwise import PairwiseRecord
 from stats.report.builder import build_report
 from stats.report.document_types import ReportDocument
-from stats.report.types import DiversityInputs, ReportOptions, SignatureInputs, UnvaluedMetric
+from stats.report.types import (
+    DiversityInputs,
+    PairwiseJudgeInputs,
+    ReportOptions,
+    SignatureInputs,
+    UnvaluedMetric,
+)
 from tests.stats.test_figures import QUESTION, synthetic_inputs
 
 STORED = Path(__file__).resolve().parent.parent / "data" / "report_document_demo.json"
@@ -99,6 +106,21 @@ def full_document() -> ReportDocument:
         "LLM judge",
         label_mass_id=98,
     )
+    pairwise_judge = PairwiseJudgeInputs(
+        f"llm-pairwise:{'b' * 16}",
+        f"llm-pairwise:{'b' * 16}|model:smollm2-135m|orders:both|template:pairwise@04203f4c|version:1",
+        tuple(
+            JudgedPair(
+                record.response_a,
+                record.response_b,
+                record.system_a,
+                record.system_b,
+                PairVerdict(0.6, 0.3, 0.1, "first", 0.3, True, (0.9, 0.8)),
+            )
+            for record in records
+            if record.annotator == 0
+        ),
+    )
     values = {**inputs.metric_values, 99: {item: 0.1 * (item % 7) for item in inputs.responses}}
     values[98] = dict.fromkeys(inputs.responses, 0.3)  # a low mass: the row's note says so
     inputs = replace(
@@ -106,6 +128,7 @@ def full_document() -> ReportDocument:
         signatures=(*inputs.signatures, judge),
         metric_values=values,
         pairwise=records,
+        pairwise_judges=(pairwise_judge,),
         diversity=diversity,
         unvalued=(unvalued,),
         excluded_responses=frozenset({10_000}),
@@ -130,6 +153,7 @@ def test_a_document_with_every_section_is_a_report_document() -> None:
         assert document[section], section
     assert document["diversity"] is not None
     assert document["pairwise"] is not None
+    assert document["pairwise"]["judges"][0]["note"].startswith("the judge picks the reply shown first 0.30")
     assert any("no_values" in row for row in document["rows"])
     assert "excluded_by_researcher" in document["questions"][0]["left_out"]
     assert any("judge" in row and "only 30%" in row["note"] for row in document["rows"])
