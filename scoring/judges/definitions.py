@@ -69,23 +69,7 @@ def judge_definitions(
     *, study: Study, request: JudgeRequest, user: User | AnonymousUser | None
 ) -> list[JudgeDefinition]:
     """One definition per question asked; a JudgeRequestError naming the field that is wrong."""
-    if request.backend not in BACKENDS:
-        raise JudgeRequestError(f"backend: {request.backend!r} is not one of {', '.join(BACKENDS)}")
-    if request.read not in READS:
-        raise JudgeRequestError(f"read: {request.read!r} is not one of {', '.join(READS)}")
-    available = judges_available()
-    known = available.names(request.backend)
-    model = request.model or (known[0] if len(known) == 1 else "")
-    if model not in known:
-        where = "local models" if request.backend == BACKEND_LOCAL else "endpoints"
-        problem = f" ({available.problem})" if available.problem and request.backend != BACKEND_LOCAL else ""
-        raise JudgeRequestError(
-            f"model: {request.model!r} is not one of the {where}: {', '.join(known) or 'none'}{problem}"
-        )
-    try:
-        template = template_named(request.template, user)
-    except ValueError as error:
-        raise JudgeRequestError(f"template: {error}") from None
+    model, template = _model_and_template(request, user)
     if template.pairwise or request.pairwise:
         return [_pairwise_definition(study=study, request=request, template=template, model=model)]
     questions = study_questions(study)
@@ -104,6 +88,59 @@ def judge_definitions(
         ]
     except ValueError as error:
         raise JudgeRequestError(str(error)) from None
+
+
+def _model_and_template(
+    request: JudgeRequest, user: User | AnonymousUser | None
+) -> tuple[str, PromptTemplate]:
+    """The model (the only one there is when the request names none) and the template a request names;
+    a JudgeRequestError naming the field otherwise."""
+    if request.backend not in BACKENDS:
+        raise JudgeRequestError(f"backend: {request.backend!r} is not one of {', '.join(BACKENDS)}")
+    if request.read not in READS:
+        raise JudgeRequestError(f"read: {request.read!r} is not one of {', '.join(READS)}")
+    available = judges_available()
+    known = available.names(request.backend)
+    model = request.model or (known[0] if len(known) == 1 else "")
+    if model not in known:
+        where = "local models" if request.backend == BACKEND_LOCAL else "endpoints"
+        problem = f" ({available.problem})" if available.problem and request.backend != BACKEND_LOCAL else ""
+        raise JudgeRequestError(
+            f"model: {request.model!r} is not one of the {where}: {', '.join(known) or 'none'}{problem}"
+        )
+    try:
+        return model, template_named(request.template, user)
+    except ValueError as error:
+        raise JudgeRequestError(f"template: {error}") from None
+
+
+def file_judge_metric_names(
+    *, request: JudgeRequest, question: JudgeQuestion, user: User | AnonymousUser | None = None
+) -> list[str]:
+    """The metric names of a judge asking ``question`` of replies outside any study (``score_files``), its
+    definition stored: its score and its mass on labels."""
+    model, template = _model_and_template(request, user)
+    if template.pairwise or request.pairwise:
+        raise JudgeRequestError(
+            f"template: {template.name!r} compares two replies; a file gives one reply per line: choose a "
+            "rating template"
+        )
+    try:
+        definition = JudgeDefinition(template, question, request.backend, model, request.read)
+    except ValueError as error:
+        raise JudgeRequestError(str(error)) from None
+    _stored(definition, user)
+    return [definition.metric_name, definition.mass_name]
+
+
+def _stored(definition: JudgeDefinition, user: User | AnonymousUser | None) -> None:
+    JudgeRecord.objects.get_or_create(
+        key=definition.key(),
+        defaults={
+            "definition": definition.as_json(),
+            "created_by": user if user is not None and user.is_authenticated else None,
+        },
+    )
 
 
 def _pairwise_definition(
@@ -141,13 +178,7 @@ def judge_metric_names(
     names: list[str] = []
     for request in requests:
         for definition in judge_definitions(study=study, request=request, user=user):
-            JudgeRecord.objects.get_or_create(
-                key=definition.key(),
-                defaults={
-                    "definition": definition.as_json(),
-                    "created_by": user if user is not None and user.is_authenticated else None,
-                },
-            )
+            _stored(definition, user)
             if definition.template.pairwise:
                 names.append(pairwise_judge_name(definition))
             else:

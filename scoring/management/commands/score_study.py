@@ -59,16 +59,21 @@ from scoring.services.run_finish import scoring_run_score_counts
 from scoring.torch_threads import threads_argument, torch_threads_configure, torch_threads_default
 
 
-def add_judge_arguments(parser: Any) -> None:
-    """--judge TEMPLATE and its options, as score_study takes them (docs/metrics.md, "LLM judges")."""
+def add_judge_arguments(parser: Any, *, for_study: bool = True) -> None:
+    """--judge TEMPLATE and its options, as score_study (and, without the study's questions, score_files)
+    take them (docs/metrics.md, "LLM judges")."""
     parser.add_argument(
         "--judge",
         action="append",
         default=[],
         metavar="TEMPLATE",
         help="score with an LLM judge asking this prompt template (repeatable): g-eval, llm-eval, "
-        "single-answer, or one of your own; one judge per question of the study; pairwise: one judge of the "
-        "study's pairs of replies",
+        "single-answer, or one of your own"
+        + (
+            "; one judge per question of the study; pairwise: one judge of the study's pairs of replies"
+            if for_study
+            else ""
+        ),
     )
     parser.add_argument("--judge-backend", choices=BACKENDS, default=BACKEND_LOCAL)
     parser.add_argument(
@@ -77,12 +82,13 @@ def add_judge_arguments(parser: Any) -> None:
         help="a local model (local backend) or an endpoint (server backend) the operator configured "
         "(default: the only one there is)",
     )
-    parser.add_argument(
-        "--judge-question",
-        action="append",
-        default=[],
-        help="the study's question a judge rates (repeatable; default: every question)",
-    )
+    if for_study:
+        parser.add_argument(
+            "--judge-question",
+            action="append",
+            default=[],
+            help="the study's question a judge rates (repeatable; default: every question)",
+        )
     parser.add_argument("--judge-read", choices=READS, default=READ_EXPECTATION)
 
 
