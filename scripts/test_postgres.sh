@@ -41,8 +41,10 @@ say "initdb in $workdir, server on 127.0.0.1:$port"
 export DATABASE_URL="postgres://dialeval@127.0.0.1:$port/dialeval"
 # The tests that touch the database (--database-only: tests/conftest.py deselects those that never open
 # a connection, e.g. the metric and statistics cores, which behave the same on any database); extra
-# arguments are pytest options. Browser tests run once, in the SQLite pass: they check what the pages do in
-# Chromium, and every view and service they reach runs here through the page and API tests. So do the
+# arguments are pytest options. Tests marked language_model (a model loaded for the test: the judges' local
+# readings, previews, a worker killed mid-run) run once, in the SQLite pass; the judges' tests that store
+# answers and pairwise verdicts (ON CONFLICT) run here too. Browser tests run once, in the SQLite pass:
+# they check what the pages do in Chromium, and every view and service they reach runs here through the page and API tests. So do the
 # checks on the real corpora of ../shared/data (marker shared_data): their figures (counts, correlations)
 # do not depend on the database, and the import code they go through runs here on the small import files.
 # The fault tests that do not depend on the database run once too, in the SQLite pass: the Redis outages
@@ -53,6 +55,10 @@ export DATABASE_URL="postgres://dialeval@127.0.0.1:$port/dialeval"
 # crafted text reaches the database, and PostgreSQL refuses what SQLite stores (a NUL character in a path
 # or query once answered 500 only here). As in scripts/test.sh, the tests marked serial run alone, after
 # the parallel pass.
+# schemathesis's fuzzing phase draws fewer examples per operation here than in the SQLite pass (its examples
+# and coverage phases, the schema's own examples and every boundary case, run in full on both): what the
+# PostgreSQL pass adds is the database's answers to crafted input, not more random requests.
+export DIALEVAL_SCHEMATHESIS_EXAMPLES="${DIALEVAL_SCHEMATHESIS_EXAMPLES:-8}"
 pg_pytest() {
   .venv/bin/pytest "$@" --database-only \
     tests/annotation tests/scoring tests/correlation tests/api tests/web tests/integration \
@@ -63,9 +69,10 @@ pg_pytest() {
 }
 parallel=0
 serial=0
-pg_pytest -n "${DIALEVAL_TEST_WORKERS:-0}" --dist loadfile "${@}" -m "not browser and not shared_data and not serial" \
+pg_pytest -n "${DIALEVAL_TEST_WORKERS:-0}" --dist loadfile "${@}" \
+  -m "not browser and not shared_data and not serial and not language_model" \
   || parallel=$?
-pg_pytest "${@}" -m "serial and not browser and not shared_data" || serial=$?
+pg_pytest "${@}" -m "serial and not browser and not shared_data and not language_model" || serial=$?
 # pytest's 5 is "no tests collected": fine for one of the two (a selection of tests with or without the
 # serial ones), a failure when neither ran a test.
 if [ "$parallel" -eq 5 ] && [ "$serial" -eq 5 ]; then exit 5; fi

@@ -63,3 +63,42 @@ def test_a_judge_is_picked_previewed_and_run(page, live_server, transactional_db
     row = page.inner_text(f"#run-{run.pk}")
     assert "g-eval on engagingness (smollm2-135m, local, expectation)" in row
     assert "finished" in row.lower() or "succeeded" in row.lower()
+
+
+def test_a_server_judge_is_picked_run_and_its_usage_shown(
+    page, live_server, transactional_db, settings, llama_server
+) -> None:
+    settings.DIALEVAL_LLM_ENDPOINTS = [
+        {"name": "llama", "base_url": llama_server.base_url, "model": "smollm2"}
+    ]
+    researcher = ResearcherFactory.create(username="server-judge-researcher")
+    study = judged_study(researcher)
+    log_in(page, live_server, researcher)
+    with celery_broker(f"redis://127.0.0.1:{free_port()}/0"):  # nothing listens: the run is executed below
+        page.goto(f"{live_server.url}/studies/{study.pk}/")
+        page.eval_on_selector_all(
+            "input[name=metrics]", "boxes => boxes.forEach(box => { box.checked = false; })"
+        )
+        page.check("input[name=judge_templates][value=single-answer]")
+        page.check("input[name=judge_backend][value=server]")
+        page.select_option("select[name=judge_model]", "llama")
+        page.check("input[name=judge_questions][value=engagingness]")
+        page.locator("#judge-estimate", has_text="requests").wait_for()
+        page.click("#scoring-form button[type=submit]")
+        page.wait_for_selector(".messages li.success")
+    (definition,) = judge_definitions(
+        study=study,
+        request=JudgeRequest("single-answer", "server", "llama", questions=("engagingness",)),
+        user=researcher,
+    )
+    run = ScoringRun.objects.get()
+    assert run.metrics == [definition.metric_name, definition.mass_name]
+    before = llama_server.requests()
+    run = scoring_run_execute(run_id=run.pk)
+    assert run.status == "succeeded", run.error
+    assert llama_server.requests() - before == len(REPLIES)
+    assert MetricScore.objects.filter(signature__name=definition.metric_name).count() == len(REPLIES)
+    page.reload()
+    row = page.inner_text(f"#run-{run.pk}")
+    assert "single-answer on engagingness (llama, server, expectation)" in row
+    assert f"{len(REPLIES)} requests" in row

@@ -19,7 +19,7 @@ from tests.integration.test_scoring_faults import RECOVERY_DEADLINE, STALE_SECON
 from tests.live_services import LlamaServer, celery_broker
 from tests.waiting import WAITS_ON_PROGRESS, wait_until
 
-pytestmark = [pytest.mark.integration, WAITS_ON_PROGRESS]
+pytestmark = [pytest.mark.integration, pytest.mark.language_model, WAITS_ON_PROGRESS]
 
 REPLIES = 16
 CHUNK_SIZE = 4  # replies per chunk: a worker holds at most two chunks at once (2 pool processes)

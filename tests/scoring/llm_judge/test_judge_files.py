@@ -29,6 +29,7 @@ def _files(tmp_path: Path) -> tuple[Path, Path]:
     return hyp, ctx
 
 
+@pytest.mark.language_model
 def test_score_files_judges_each_line_in_its_context(smollm2: LocalJudgeModel, tmp_path: Path) -> None:
     hyp, ctx = _files(tmp_path)
     out = io.StringIO()

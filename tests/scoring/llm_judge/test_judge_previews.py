@@ -104,6 +104,7 @@ def test_a_preview_names_the_field_that_is_wrong_and_hides_other_studies() -> No
     assert _api(ResearcherFactory.create()).get(url, {"template": "g-eval"}).status_code == 404
 
 
+@pytest.mark.language_model
 def test_the_workers_reading_is_the_runs_and_shows_what_the_model_read(smollm2: LocalJudgeModel) -> None:
     study = judged_study()
     client = _api(study.owner)

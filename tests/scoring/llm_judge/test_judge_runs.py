@@ -37,6 +37,7 @@ def _stored(study: Study, name: str) -> dict[int, float]:
     }
 
 
+@pytest.mark.language_model
 def test_score_study_judges_every_question_in_process(smollm2: LocalJudgeModel, smollm2_path) -> None:
     study = judged_study()
     call_command("score_study", "judged", "--judge", "g-eval", "--sync", "--threads", "1")

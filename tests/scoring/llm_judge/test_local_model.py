@@ -42,7 +42,7 @@ def test_probabilities_equal_a_plain_forward_pass(smollm2: LocalJudgeModel, name
 
 
 def test_the_prefix_cache_and_the_batch_size_change_no_probability(smollm2: LocalJudgeModel) -> None:
-    parts = prompt_parts(BUILT_IN_TEMPLATES["llm-eval"], QUESTION, ITEMS, smollm2.formatted)
+    parts = prompt_parts(BUILT_IN_TEMPLATES["llm-eval"], QUESTION, ITEMS[:3], smollm2.formatted)
     labels = QUESTION.scale.labels
     cached = smollm2.label_probabilities(parts, labels, batch_size=3, prefix_cache=True)
     uncached = smollm2.label_probabilities(parts, labels, batch_size=3, prefix_cache=False)
