@@ -49,8 +49,9 @@ def test_score_files_judges_each_line_in_its_context(smollm2: LocalJudgeModel, t
         JudgeItem(tuple(context.split("\t")), reply) for context, reply in zip(CONTEXTS, REPLIES, strict=True)
     ]
     expected = local_readings(smollm2, JudgeSetup(BUILT_IN_TEMPLATES["single-answer"], question), items)
-    assert found["sentences"][name] == pytest.approx([result.expected for result in expected], abs=1e-9)
-    assert found["sentences"][f"llm-judge-mass:{record.key}"] == pytest.approx(
+    lines = found["sentences"]  # one entry per line: {"line": n, metric: value, ...}
+    assert [line[name] for line in lines] == pytest.approx([result.expected for result in expected], abs=1e-9)
+    assert [line[f"llm-judge-mass:{record.key}"] for line in lines] == pytest.approx(
         [result.mass for result in expected], abs=1e-9
     )
     assert "scale:0-2" in found["signatures"][name]
@@ -61,7 +62,9 @@ def test_score_files_names_what_is_wrong_with_a_judge(tmp_path: Path) -> None:
     base = ["score_files", "--hyp", str(hyp), "--context", str(ctx), "--judge", "g-eval"]
     with pytest.raises(CommandError, match="--judge-scale: '1 to 5' is not MIN-MAX"):
         call_command(*base, "--judge-scale", "1 to 5")
-    with pytest.raises(CommandError, match=r"--judge-scale / --judge-labels: 2 labels for the 3 points of 0-2"):
+    with pytest.raises(
+        CommandError, match=r"--judge-scale / --judge-labels: 2 labels for the 3 points of 0-2"
+    ):
         call_command(*base, "--judge-scale", "0-2", "--judge-labels", "bad,good")
     with pytest.raises(
         CommandError, match="template: 'pairwise' compares two replies; a file gives one reply"
