@@ -155,9 +155,13 @@ def main() -> None:
         ratios = sorted(b[0] / a[0] for a, b in zip(times[first], times[second], strict=True))
         cpu_ratios = sorted(b[1] / a[1] for a, b in zip(times[first], times[second], strict=True))
         print(
-            f"{first[0]} against {second[0]}: speed ratio (wall) min {ratios[0]:.2f} / median "
-            f"{statistics.median(ratios):.2f} / max {ratios[-1]:.2f}; CPU ratio median {statistics.median(cpu_ratios):.2f}"
+            f"{first[0]} against {second[0]}, per round (min / median / max): wall {_spread(ratios)}; "
+            f"CPU {_spread(cpu_ratios)}"
         )
+
+
+def _spread(values: list[float]) -> str:
+    return f"{values[0]:.2f} / {statistics.median(values):.2f} / {values[-1]:.2f}"
 
 
 if __name__ == "__main__":
