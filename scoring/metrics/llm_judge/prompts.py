@@ -82,7 +82,13 @@ class PromptTemplate:
 
     def check(self) -> None:
         """A :class:`TemplateError` naming the field, line and column of the first problem: a placeholder it
-        does not know, a lone brace, a per-item placeholder outside the user message, no reply to judge."""
+        does not know, a lone brace, a per-item placeholder outside the user message, no reply to judge.
+        A template found valid once is not parsed again (every item of a run renders it)."""
+        if self not in _VALID:
+            self._check()
+            _VALID.add(self)
+
+    def _check(self) -> None:
         item_names = self.item_placeholders()
         known = (*item_names, *QUESTION_PLACEHOLDERS)
         used: set[str] = set()
@@ -127,6 +133,10 @@ class PromptTemplate:
             self.user.format_map(values),
             self.answer_prefix.format_map(values),
         )
+
+
+# Templates found valid in this process (immutable and hashed by their texts; a few per run).
+_VALID: set[PromptTemplate] = set()
 
 
 def _placeholders(field_name: str, text: str) -> list[tuple[str, int]]:
