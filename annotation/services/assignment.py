@@ -4,7 +4,8 @@ Rules (Potato's least_annotated strategy is the model):
 
 - an annotator asking for work gets the item of the requested kind with the fewest assignments that they
   have never been given; ties are broken by the annotator's own seeded shuffle, so every annotator sees a
-  different, reproducible order (the seed is stored on :class:`Annotator`). In a large study the shuffle
+  different, reproducible order (the seed is stored on :class:`Annotator`; the hash is
+  :func:`annotation.item_order.shuffle_key`). In a large study the shuffle
   ranges over the ``POOL_WINDOW`` (256) free items they were never given with the fewest assignments,
   ties between those in a random rank each item draws when it is made (``WorkItem.pool_rank``): the items
   with the fewest assignments are always among them, and the database reads them from an index instead
@@ -29,7 +30,6 @@ The annotator's own row is locked first, so a double click cannot hand one perso
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -37,6 +37,7 @@ from django.db import IntegrityError, connection, transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
+from annotation.item_order import shuffle_key
 from annotation.models import (
     Annotator,
     AnnotatorOrigin,
@@ -53,7 +54,6 @@ from annotation.models import (
 from annotation.selectors.work import OwnCounts, own_assignment_counts
 from annotation.services.work_items import work_items_sync, writer_quota
 
-SHUFFLE_PRIME = 2_147_483_647  # 2**31 - 1: (a * id + b) mod p is a permutation of ids below p
 CANDIDATES_PER_TRY = 8
 # The free items a hand-out looks at: this many with the fewest answers, ties in the items' random
 # ``pool_rank``, read in the order of the index (study, kind, taken, pool_rank). Sorting every free item of
@@ -74,14 +74,6 @@ class NoWork(Exception):
 def kinds_served(kind: str) -> tuple[str, ...]:
     """Attention checks are drawn from the rating queue."""
     return (WorkKind.RATE, WorkKind.CHECK) if kind == WorkKind.RATE else (kind,)
-
-
-def _shuffle(annotator: Annotator) -> Callable[[int], int]:
-    """The annotator's seeded permutation of item ids, ``(a * id + b) mod p`` with ``b = seed mod p`` and
-    ``a = 1 + b mod (p - 1)``: their own, reproducible order among items with as many answers."""
-    seed = int(annotator.order_seed) % SHUFFLE_PRIME
-    multiplier = 1 + seed % (SHUFFLE_PRIME - 1)
-    return lambda item_id: (item_id * multiplier + seed) % SHUFFLE_PRIME
 
 
 def _window(annotator: Annotator, kind: str, *, trained: bool) -> list[tuple[int, int]]:
@@ -230,8 +222,8 @@ def _candidates(annotator: Annotator, kind: str) -> list[int]:
     among the window (:func:`_window`; sorted here, a few hundred pairs)."""
     trained = kind == WorkKind.RATE and _answered_training(annotator)
     window = _window(annotator, kind, trained=trained)
-    shuffle = _shuffle(annotator)
-    window.sort(key=lambda row: (row[1], shuffle(row[0])))
+    seed = int(annotator.order_seed)
+    window.sort(key=lambda row: (row[1], shuffle_key(order_seed=seed, item_id=row[0])))
     return [item_id for item_id, _taken in window[:CANDIDATES_PER_TRY]]
 
 

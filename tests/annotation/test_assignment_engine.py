@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from collections import Counter
 from datetime import timedelta
 
@@ -84,13 +85,15 @@ def test_shuffled_order_is_per_annotator_and_reproducible():
             order.append(_rate(annotator).item_id)
         orders.append(order)
     assert orders[0] != orders[1]  # different seeds, different orders (12! orders: a tie is ~impossible)
-    # Reproducible: each order is the annotator's seeded permutation, (a * id + b) mod (2**31 - 1) with
-    # b = seed mod p and a = 1 + b mod (p - 1), recomputed here from the stored seed alone.
-    prime = 2**31 - 1
+    # Reproducible: each order is the annotator's documented hash of seed and id, recomputed here from the
+    # stored seed alone (annotation.item_order).
     for annotator, order in zip(people, orders, strict=True):
-        b = annotator.order_seed % prime
-        a = 1 + b % (prime - 1)
-        assert order == sorted(order, key=lambda item_id: (a * item_id + b) % prime)
+        assert order == sorted(order, key=lambda item_id: _order_key(annotator.order_seed, item_id))
+
+
+def _order_key(seed: int, item_id: int) -> int:
+    digest = hashlib.sha256(f"item-order:{seed}:{item_id}".encode("ascii")).digest()
+    return int.from_bytes(digest[:8], "big")
 
 
 def test_reload_returns_the_same_item():

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import pytest
 
+from annotation.item_order import shuffle_key
 from annotation.models import WorkItem
 from annotation.models.work import POOL_RANK_RANGE
 from annotation.services import assignment as engine
@@ -16,13 +17,10 @@ from tests.annotation.work_builders import annotators, work_study
 
 pytestmark = pytest.mark.django_db
 
-PRIME = 2**31 - 1
 
 
 def _shuffled(annotator, item_ids):
-    b = annotator.order_seed % PRIME
-    a = 1 + b % (PRIME - 1)
-    return sorted(item_ids, key=lambda item_id: (a * item_id + b) % PRIME)
+    return sorted(item_ids, key=lambda item_id: shuffle_key(order_seed=annotator.order_seed, item_id=item_id))
 
 
 def _rate(annotator):
