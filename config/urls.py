@@ -4,10 +4,11 @@ from django.templatetags.static import static
 from django.urls import include, path
 from django.utils.functional import lazy
 from django.views.generic import RedirectView
-from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerSplitView
+from drf_spectacular.views import SpectacularRedocView, SpectacularSwaggerSplitView
 
 from annotation.studies import views as studies_views
 from config import doc_pages, health
+from config.api_schema import SchemaView
 from kernel import url_converters  # noqa: F401  (registers <id:...>: ids above 2**63 - 1 are a 404)
 
 urlpatterns = [
@@ -19,7 +20,7 @@ urlpatterns = [
     path("scoring/", include("scoring.urls")),
     path("reports/", include("correlation.urls")),
     path("api/", include("config.api_urls")),
-    path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
+    path("api/schema/", SchemaView.as_view(), name="api-schema"),
     # The split view serves Swagger UI's start-up script at /api/docs/?script rather than inline: the pages run
     # scripts from this site's files only (Content-Security-Policy, config/security_headers.py).
     path(

@@ -316,6 +316,10 @@ DIALEVAL_LLM_LOCAL_MODELS = env_json("DIALEVAL_LLM_LOCAL_MODELS", {})
 DIALEVAL_LLM_ENDPOINTS = env_json("DIALEVAL_LLM_ENDPOINTS", [])
 DIALEVAL_LLM_BATCH_SIZE = env_int("DIALEVAL_LLM_BATCH_SIZE", 8)  # items per forward pass, in-process
 DIALEVAL_LLM_PREFIX_CACHE = env_bool("DIALEVAL_LLM_PREFIX_CACHE", True)  # encode a shared prompt prefix once
+# A GGUF model's converted copy (float32 safetensors, 4 bytes a parameter), read instead of the file by every
+# later load: 2.5 s where the file takes about 16 s (bench/llm_model_load.py). "" keeps none.
+_LLM_CONVERTED = env_str("DIALEVAL_LLM_CONVERTED_DIR", str(VAR_DIR / "llm-converted"))
+DIALEVAL_LLM_CONVERTED_DIR = Path(_LLM_CONVERTED) if _LLM_CONVERTED else None
 # A judge's preview reading (scoring/judges/previews.py) is taken over by the next ask once its worker has been
 # silent this long (a large local model's first load writes no heartbeat).
 DIALEVAL_JUDGE_PREVIEW_STALE_SECONDS = env_int("DIALEVAL_JUDGE_PREVIEW_STALE_SECONDS", 300)

@@ -29,6 +29,11 @@ DIALEVAL_VECTORS_DIR = Path(
         "DIALEVAL_TEST_VECTORS_DIR", str(TEST_DB_DIR / f"dialeval-test-vectors-{os.getpid()}")
     )
 )
+# The judges' converted models (scoring/metrics/llm_judge/local_model.py) in one folder that every test process
+# and every worker it starts shares, from one test session to the next: a copy is named by its file's sha256.
+DIALEVAL_LLM_CONVERTED_DIR = Path(
+    os.environ.setdefault("DIALEVAL_LLM_CONVERTED_DIR", str(TEST_DB_DIR / "dialeval-test-llm-converted"))
+)
 
 # Rate limits (kernel/http/rate_limits.py) high enough that no test trips them by accident; the tests of the
 # limits lower them with override_settings. Counters in this process's memory, not a Redis.

@@ -131,6 +131,7 @@ def judge_backend(definition: JudgeDefinition) -> JudgeBackend:
             device=_device(),
             batch_size=max(1, int(settings.DIALEVAL_LLM_BATCH_SIZE)),
             prefix_cache=bool(settings.DIALEVAL_LLM_PREFIX_CACHE),
+            converted_dir=settings.DIALEVAL_LLM_CONVERTED_DIR,
         )
     endpoints = endpoint_settings()
     if definition.model not in endpoints:

@@ -161,7 +161,7 @@ def preview_reading(
     prompt = judge_prompt(definition, item)
     text, note, usage = prompt.formatted, prompt.formatted_note, None
     if isinstance(backend, LocalBackend):
-        model = local_judge_model(backend.path, device=backend.device)
+        model = local_judge_model(backend.path, device=backend.device, converted_dir=backend.converted_dir)
         beat()
         text = model.formatted(prompt.system, prompt.user, prompt.answer_prefix)
         note = "the model's chat template over the messages, then the answer prefix"

@@ -18,7 +18,6 @@ from tests.annotation.work_builders import annotators, work_study
 pytestmark = pytest.mark.django_db
 
 
-
 def _shuffled(annotator, item_ids):
     return sorted(item_ids, key=lambda item_id: shuffle_key(order_seed=annotator.order_seed, item_id=item_id))
 

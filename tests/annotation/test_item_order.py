@@ -48,5 +48,7 @@ def test_each_item_comes_first_about_equally_often():
 def test_the_order_does_not_follow_the_ids():
     """Kendall's tau between an annotator's order and the ids' order averages about zero, as a random
     permutation's does (sd of the mean over 2,000 orders ≈ 0.0051)."""
-    taus = [stats.kendalltau(ITEMS, [_order(seed).index(i) for i in ITEMS]).statistic for seed in _seeds(2000)]
+    taus = [
+        stats.kendalltau(ITEMS, [_order(seed).index(i) for i in ITEMS]).statistic for seed in _seeds(2000)
+    ]
     assert abs(sum(taus) / len(taus)) < 0.03

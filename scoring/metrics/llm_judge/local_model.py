@@ -11,13 +11,26 @@ float rounding (tests check 1e-5).
 A GGUF file (quantised weights) is de-quantised to float32 by transformers with the ``gguf`` package; its
 content hash is the file's sha256. A folder's is the sha256 over its files' names and digests. Nothing is
 fetched from a model hub (``local_files_only``).
+
+Reading a GGUF file is slow (about 16 s for the 135M default: transformers parses the file's metadata three
+times, once each for the tokenizer, the configuration and the weights, then de-quantises). With
+``converted_dir``, the first process to load a GGUF file writes what it loaded (tokenizer, configuration,
+float32 weights as safetensors) to ``converted_dir/<sha256 of the file>/``, and every later load reads that
+folder instead (2.5 s; the weights are the same tensors, bit for bit, at 4 bytes a parameter of disk;
+bench/llm_model_load.py). The folder is written under a temporary name and renamed when complete, so a load
+never reads half a copy; a copy that cannot be written (a full disk) is skipped with a warning, and the
+model loaded from the file is used.
 """
 
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
+import shutil
+import tempfile
 import threading
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -30,6 +43,9 @@ from scoring.metrics.file_hashes import file_sha256
 
 DEFAULT_BATCH_SIZE = 8
 _LOCK = threading.Lock()
+STALE_PARTIAL_SECONDS = 3600  # a temporary copy this old was left by a process that died while writing it
+
+logger = logging.getLogger(__name__)
 
 
 class LocalModelError(ValueError):
@@ -68,12 +84,17 @@ def model_content_hash(path: Path) -> str:
 class LocalJudgeModel:
     """A causal LM loaded once per process (:func:`local_judge_model`), reading label probabilities."""
 
-    def __init__(self, path: Path, *, device: str = "cpu") -> None:
+    def __init__(self, path: Path, *, device: str = "cpu", converted_dir: Path | None = None) -> None:
         import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
-        if path.is_file() and path.suffix.lower() == ".gguf":
+        self.content_hash = model_content_hash(path)
+        is_gguf = path.is_file() and path.suffix.lower() == ".gguf"
+        converted = converted_dir / self.content_hash if (is_gguf and converted_dir is not None) else None
+        if converted is not None and converted.is_dir():
+            folder, extra = str(converted), {}
+        elif is_gguf:
             folder, extra = str(path.parent), {"gguf_file": path.name}
         elif path.is_dir():
             folder, extra = str(path), {}
@@ -86,10 +107,12 @@ class LocalJudgeModel:
             )
         except (OSError, ValueError) as error:
             raise LocalModelError(f"{path}: cannot be loaded as a causal language model ({error})") from error
+        self.loaded_from = Path(folder) / extra.get("gguf_file", "")
+        if converted is not None and extra:
+            _write_converted(self.tokenizer, model, converted)
         self.model: Any = model.to(device).eval()
         self.device = device
         self.path = path
-        self.content_hash = model_content_hash(path)
         self._label_ids: dict[tuple[str, ...], list[list[int]]] = {}
 
     # --- prompts -------------------------------------------------------------------------------------
@@ -199,13 +222,50 @@ class LocalJudgeModel:
         return logits[torch.arange(len(sequences), device=self.device), column]
 
 
-def local_judge_model(path: Path, *, device: str = "cpu") -> LocalJudgeModel:
-    """The model at ``path`` on ``device``, loaded once per process and content."""
+def _write_converted(tokenizer: Any, model: Any, target: Path) -> None:
+    """Write the model loaded from a GGUF file to ``target`` as a transformers folder (float32 safetensors),
+    under a temporary name first; another process that got there first wins. A copy that cannot be written
+    is skipped with a warning: the model loaded from the file serves meanwhile."""
+    staging: Path | None = None
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        for partial in target.parent.glob(f".{target.name}.*"):
+            if time.time() - partial.stat().st_mtime > STALE_PARTIAL_SECONDS:
+                shutil.rmtree(partial, ignore_errors=True)
+        staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
+        _save_folder(tokenizer, model, staging)
+        staging.rename(target)
+    except OSError as error:
+        if not target.is_dir():
+            logger.warning("could not keep a converted copy of the model in %s: %s", target, error)
+    finally:
+        if staging is not None:
+            shutil.rmtree(staging, ignore_errors=True)
+
+
+def _save_folder(tokenizer: Any, model: Any, folder: Path) -> None:
+    from safetensors.torch import save_model
+
+    config = model.config.__class__.from_dict(model.config.to_dict())
+    if hasattr(config, "quantization_config"):
+        del config.quantization_config  # the weights are written de-quantised
+    config.save_pretrained(folder)
+    if getattr(model, "generation_config", None) is not None:
+        model.generation_config.save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    save_model(model, str(folder / "model.safetensors"), metadata={"format": "pt"})
+
+
+def local_judge_model(
+    path: Path, *, device: str = "cpu", converted_dir: Path | None = None
+) -> LocalJudgeModel:
+    """The model at ``path`` on ``device``, loaded once per process and content (from its converted copy in
+    ``converted_dir`` where it is a GGUF file: see the module's docstring)."""
     key = (str(path.resolve()), device, model_content_hash(path))
     with _LOCK:
         model = _MODELS.get(key)
         if model is None:
-            model = _MODELS[key] = LocalJudgeModel(path, device=device)
+            model = _MODELS[key] = LocalJudgeModel(path, device=device, converted_dir=converted_dir)
         return model
 
 

