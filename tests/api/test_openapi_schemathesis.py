@@ -1,6 +1,6 @@
 """The OpenAPI schema describes the API: schemathesis (property-based, every check on) against a
-live test server, in three processes at once over three slices of the operations (about two minutes on two
-cores).
+live test server, in three processes at once over three slices of the operations (about half a minute on
+two cores).
 
 The server is pytest-django's live server on the test database: SQLite, and PostgreSQL in the pass of
 scripts/test_postgres.sh, where the fuzzed text reaches a database that refuses what SQLite stores (a NUL
@@ -41,7 +41,7 @@ pytestmark = [pytest.mark.integration, pytest.mark.serial]
 CONFIG = Path(__file__).with_name("schemathesis.toml")
 SCHEMATHESIS = Path(sys.executable).parent / "schemathesis"
 MAX_EXAMPLES = int(os.environ.get("DIALEVAL_SCHEMATHESIS_EXAMPLES", "15"))
-TIME_LIMIT = 300  # seconds for the three processes; they take about two minutes on two cores
+TIME_LIMIT = 300  # seconds for the three processes; they take about half a minute on two cores
 SEED = 24
 
 
