@@ -25,6 +25,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import textwrap
 import zipfile
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -73,7 +74,8 @@ def report_bundle(
         "files": {name: hashlib.sha256(content).hexdigest() for name, content in sorted(files.items())},
     }
     files["manifest.json"] = (json.dumps(manifest, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
-    files["README.txt"] = _readme(study, snapshot, document, inputs.counts).encode("utf-8")
+    tables = sorted(name.removeprefix("tables/") for name in files if name.startswith("tables/"))
+    files["README.txt"] = _readme(study, snapshot, document, inputs.counts, tables).encode("utf-8")
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED) as archive:
         for name, content in sorted(files.items()):
@@ -105,8 +107,17 @@ def _figure_files(
     return files
 
 
-def _readme(study: Study, snapshot: ReportSnapshot, document: ReportDocument, counts: dict[str, Any]) -> str:
+def _readme(
+    study: Study,
+    snapshot: ReportSnapshot,
+    document: ReportDocument,
+    counts: dict[str, Any],
+    tables: list[str],
+) -> str:
     options = document["options"]
+    table_list = textwrap.fill(
+        ", ".join(tables), width=88, initial_indent=" " * 17, subsequent_indent=" " * 17
+    )
     return f"""Reproducibility bundle of the correlation report of study "{study.name}"
 data version {snapshot.data_version}, code {document.get("code_version", "")}
 options: rater filter {options.get("filter")}, normalisation {options.get("normalise")},
@@ -115,7 +126,8 @@ options: rater filter {options.get("filter")}, normalisation {options.get("norma
 {counts_text(counts)}
 report.json      the whole report (rows, human rows, agreement, comparisons, system level, curves)
 tables.tex       the tables as LaTeX (booktabs), ready for a paper
-tables/          every section as CSV
+tables/          every section as CSV:
+{table_list}
 inputs/          the numbers the correlations were computed from:
                  human_scores.csv (per question and reply, after the rater filter),
                  metric_scores.csv (every metric value with its signature), ratings.csv

@@ -135,6 +135,10 @@ def test_an_excluded_reply_is_counted_apart_and_marked_in_the_data_files(
     assert "7 in the study, 1 excluded by the researcher (adjudication)" in readme
     assert "28 in inputs/ratings.csv, 18 counted by the report" in readme
     assert "4 of excluded replies (excluded=true)" in readme
+    tables = sorted(name.removeprefix("tables/") for name in archive.namelist() if name.startswith("tables/"))
+    assert "correlations.csv" in tables
+    listed = " ".join(readme.split("tables/", 1)[1].split("inputs/", 1)[0].split())
+    assert listed == "every section as CSV: " + ", ".join(tables)  # each file the bundle holds, by name
 
     archive.extractall(tmp_path)
     checked = subprocess.run(
