@@ -47,9 +47,10 @@ def _layout(title: str, subtitle: str) -> dict[str, Any]:
 def pairwise_win_rate_chart(document: ReportDocument) -> dict[str, Any] | None:
     section = document.get("pairwise")
     systems = (section.get("systems") if section else None) or []
-    if section is None or not systems:
+    judges = (section.get("judges") if section else None) or []  # none in documents before them
+    judged = any(beside["judge"] is not None for judge in judges for beside in judge["systems"])
+    if section is None or not (systems or judged):
         return None
-    judges = section.get("judges") or []  # none in documents before them
     order = [row["system"] for row in systems]
     order += list(
         dict.fromkeys(
@@ -67,9 +68,14 @@ def pairwise_win_rate_chart(document: ReportDocument) -> dict[str, Any] | None:
         "%{x}<br>win rate %{y:.3f}<br>%{customdata[0]} wins, %{customdata[1]} losses, "
         "%{customdata[2]} ties of %{customdata[3]}<extra></extra>"
     )
+    people = (
+        f"{section.get('judgments', 0)} judgments"
+        if systems
+        else "no people's judgment yet: the LLM judges' alone"
+    )
     layout = _layout(
         "Win rate per system (pairwise judgments)",
-        f"(wins + ties/2) / comparisons; bars: 95% Wilson interval; {section.get('judgments', 0)} judgments",
+        f"(wins + ties/2) / comparisons; bars: 95% Wilson interval; {people}",
     )
     layout["xaxis"] = {"title": {"text": "system"}, "automargin": True, "tickangle": -30}
     bottom = slanted_label_room(list(labels.values()), 30) + 25  # and the axis title under the names
@@ -87,7 +93,7 @@ def pairwise_win_rate_chart(document: ReportDocument) -> dict[str, Any] | None:
             "line": {"dash": "dash", "color": "#888", "width": 1},
         }
     ]
-    data = [trace]
+    data = [trace] if systems else []
     if judges:  # each pairwise judge's win rates beside the people's, named in a legend
         trace["name"] = "people"
         for index, judge in enumerate(judges, start=1):

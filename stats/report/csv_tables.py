@@ -10,7 +10,8 @@ columns (``stats/report/csv_columns.py``).
 
 ``REPORT_TABLES`` names every section a document can have, so that a page lists them without building a
 table: every one is there (header only when empty), except ``diversity`` and ``pairwise``, only when the
-study has such judgments, ``pairwise_judges``, only when pairwise judges sit beside them, and the sections
+study has such judgments (or, for ``pairwise``, a pairwise judge's verdicts), ``pairwise_judges``, only when
+pairwise judges gave verdicts, and the sections
 later documents added, only in those documents.
 """
 

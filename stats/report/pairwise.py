@@ -12,7 +12,9 @@ metrics' system scores rank the systems against them.
 Judgments count under the report's rater filter, as ratings do: a rater the filter leaves out (the
 researcher's "always exclude", or agreement on the ratings under the threshold) is left out here too; a
 rater who only compared pairs has no agreement figure and counts. Judgments of a reply the researcher
-excluded are left out. The section is ``None`` when the study has no pairwise judgment.
+excluded are left out. The section is ``None`` when the study has no pairwise judgment and no pairwise LLM
+judge's verdict; with verdicts only (a judge run before the annotators compared any pair), it holds no
+people's win rate (``judgments_total`` 0) and the judges stand alone.
 
 Each pairwise LLM judge's win rates beside the people's (``judges``) are stats/report/pairwise_judges.py's.
 
@@ -63,7 +65,7 @@ def counted_records(
 
 def pairwise_section(inputs: ReportInputs, options: ReportOptions) -> PairwiseSection | None:
     """The document's ``pairwise`` entry (see the module docstring)."""
-    if not inputs.pairwise:
+    if not inputs.pairwise and not inputs.pairwise_judges:
         return None
     records, left_out = counted_records(
         inputs.pairwise, inputs.annotators, options, inputs.study_threshold, inputs.excluded_responses

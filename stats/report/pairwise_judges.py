@@ -33,13 +33,15 @@ from stats.report.pairwise_types import PairwiseJudgeEntry, PairwiseSection
 from stats.report.types import PairwiseJudgeInputs, ReportInputs, ReportOptions
 
 LARGE_POSITION_BIAS = 0.2  # |mean position bias| from which the judge's entry says it in words
+NO_PEOPLE = "no people's judgment counts to compare with"
 
 
 def add_pairwise_judges(
     section: PairwiseSection | None, inputs: ReportInputs, options: ReportOptions
 ) -> None:
-    """Writes ``judges`` into the pairwise ``section`` (nothing without one: no people's judgment to set a
-    judge beside), compared with the people's judgments the section counts."""
+    """Writes ``judges`` into the pairwise ``section`` (there is one whenever a judge gave a verdict),
+    compared with the people's judgments the section counts (none, where nobody compared a pair yet: the
+    judge's win rates then stand alone, its Spearman and agreement not computable)."""
     if section is None:
         return
     records, _ = counted_records(
@@ -77,7 +79,7 @@ def pairwise_judge_entry(
         "spearman": spearman.coefficient,
         "spearman_p": spearman.p_value,
         "spearman_ci": [spearman.ci_low, spearman.ci_high],
-        "spearman_note": _spearman_note(comparison),
+        "spearman_note": _spearman_note(comparison) if records else NO_PEOPLE,
         "agreement": {
             "judgments": agreement.judgments,
             "decisive": agreement.decisive,

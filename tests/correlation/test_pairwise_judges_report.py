@@ -336,3 +336,33 @@ def test_a_document_stored_before_the_judges_still_shows(judged: Judged, researc
     assert len(chart["data"]) == 1
     assert "name" not in chart["data"][0]
     assert client.get(f"/reports/{judged.study.pk}/tables/pairwise.csv?resamples=0").status_code == 200
+
+
+def test_a_judge_run_before_anyone_compared_a_pair_is_shown_alone(judged: Judged, researcher) -> None:
+    """A researcher may run a pairwise judge before the annotators compare any pair: the report shows the
+    judge's win rates on their own (they were dropped with the people's section before)."""
+    PairwiseJudgment.objects.filter(response_a__context__study=judged.study).delete()
+    bump_data_version(judged.study)
+    document = report_document(judged.study, resamples=0)
+    section = document["pairwise"]
+    assert section is not None
+    assert (section["judgments_total"], section["systems"]) == (0, [])
+    entry = _judge_entry(judged.study, judged.biased)
+    _assert_entry_is(entry, judge_pairwise_comparison([], judged.pairs(judged.biased)))
+    assert {row["system"] for row in entry["systems"] if row["judge"] is not None} == set(RANK)
+    assert all(row["human"] is None for row in entry["systems"])
+    assert (entry["spearman"], entry["spearman_note"]) == (
+        None,
+        "no people's judgment counts to compare with",
+    )
+
+    _, html = _researchers_page(researcher, judged.study)
+    assert 'id="pairwise-none-yet"' in html
+    assert 'id="pairwise-none-counted"' not in html
+    assert 'id="pairwise-judge-table-2"' in html
+    lines = _csv_lines(report_tables_csv(document)["pairwise"])
+    assert {line["judged_by"] for line in lines} == {SMOLLM, QWEN}  # no people's lines
+    chart = pairwise_win_rate_chart(document)
+    assert chart is not None
+    assert sorted(trace["name"] for trace in chart["data"]) == sorted([QWEN, SMOLLM])  # no people's bars
+    assert "no people's judgment yet" in chart["layout"]["title"]["subtitle"]["text"]
