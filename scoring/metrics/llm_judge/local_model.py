@@ -19,7 +19,8 @@ float32 weights as safetensors) to ``converted_dir/<sha256 of the file>/``, and 
 folder instead (2.5 s; the weights are the same tensors, bit for bit, at 4 bytes a parameter of disk;
 bench/llm_model_load.py). The folder is written under a temporary name and renamed when complete, so a load
 never reads half a copy; a copy that cannot be written (a full disk) is skipped with a warning, and the
-model loaded from the file is used.
+model loaded from the file is used; a copy that does not load (damaged since) is removed with a warning and
+written again from the file.
 """
 
 from __future__ import annotations
@@ -92,24 +93,31 @@ class LocalJudgeModel:
         self.content_hash = model_content_hash(path)
         is_gguf = path.is_file() and path.suffix.lower() == ".gguf"
         converted = converted_dir / self.content_hash if (is_gguf and converted_dir is not None) else None
-        if converted is not None and converted.is_dir():
-            folder, extra = str(converted), {}
-        elif is_gguf:
+        if is_gguf:
             folder, extra = str(path.parent), {"gguf_file": path.name}
         elif path.is_dir():
             folder, extra = str(path), {}
         else:
             raise LocalModelError(f"{path}: not a GGUF file or a folder of a transformers model")
-        try:
-            self.tokenizer = AutoTokenizer.from_pretrained(folder, local_files_only=True, **extra)
-            model: Any = AutoModelForCausalLM.from_pretrained(
-                folder, local_files_only=True, dtype=torch.float32, **extra
-            )
-        except (OSError, ValueError) as error:
-            raise LocalModelError(f"{path}: cannot be loaded as a causal language model ({error})") from error
-        self.loaded_from = Path(folder) / extra.get("gguf_file", "")
-        if converted is not None and extra:
-            _write_converted(self.tokenizer, model, converted)
+        loaded = _load_converted(converted) if converted is not None and converted.is_dir() else None
+        if loaded is not None and converted is not None:
+            self.loaded_from = converted
+        else:
+            try:
+                loaded = (
+                    AutoTokenizer.from_pretrained(folder, local_files_only=True, **extra),
+                    AutoModelForCausalLM.from_pretrained(
+                        folder, local_files_only=True, dtype=torch.float32, **extra
+                    ),
+                )
+            except (OSError, ValueError) as error:
+                message = f"{path}: cannot be loaded as a causal language model ({error})"
+                raise LocalModelError(message) from error
+            self.loaded_from = Path(folder) / extra.get("gguf_file", "")
+            if converted is not None:
+                _write_converted(loaded[0], loaded[1], converted)
+        self.tokenizer: Any = loaded[0]
+        model: Any = loaded[1]
         self.model: Any = model.to(device).eval()
         self.device = device
         self.path = path
@@ -220,6 +228,23 @@ class LocalJudgeModel:
                 input_ids=ids, cache=past, position_ids=positions, use_cache=True, logits_to_keep=keep
             ).logits
         return logits[torch.arange(len(sequences), device=self.device), column]
+
+
+def _load_converted(folder: Path) -> tuple[Any, Any] | None:
+    """(tokenizer, model) from a converted copy, or None, with a warning, when the copy does not load (it is
+    then removed, and the file is loaded and copied again)."""
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    try:
+        return (
+            AutoTokenizer.from_pretrained(str(folder), local_files_only=True),
+            AutoModelForCausalLM.from_pretrained(str(folder), local_files_only=True, dtype=torch.float32),
+        )
+    except (OSError, ValueError) as error:
+        logger.warning("the converted copy %s does not load (%s); loading the file again", folder, error)
+        shutil.rmtree(folder, ignore_errors=True)
+        return None
 
 
 def _write_converted(tokenizer: Any, model: Any, target: Path) -> None:

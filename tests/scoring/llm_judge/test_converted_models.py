@@ -1,6 +1,7 @@
 """A GGUF model's converted copy (scoring/metrics/llm_judge/local_model.py): the first load writes the
 de-quantised model as a transformers folder named by the file's sha256, later loads read it, and the model
-read back is the same, tensor for tensor, token for token and probability for probability."""
+read back is the same, tensor for tensor, token for token and probability for probability. A copy that does
+not load is removed and written again; one that cannot be written is skipped with a warning."""
 
 from __future__ import annotations
 
@@ -20,7 +21,9 @@ from tests.scoring.llm_judge.examples import ITEMS, QUESTION
 pytestmark = pytest.mark.language_model
 
 
-def test_the_first_load_writes_the_copy_and_the_next_reads_it_unchanged(smollm2_path: Path, tmp_path: Path):
+def test_the_first_load_writes_the_copy_and_the_next_reads_it_unchanged(
+    smollm2_path: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture
+):
     import torch
 
     torch.set_num_threads(1)
@@ -33,10 +36,14 @@ def test_the_first_load_writes_the_copy_and_the_next_reads_it_unchanged(smollm2_
         (partial / "config.json").write_text("{")
     an_hour_ago = time.time() - local_model.STALE_PARTIAL_SECONDS - 60
     os.utime(stale, (an_hour_ago, an_hour_ago))
-
-    from_file = LocalJudgeModel(smollm2_path, converted_dir=converted)
-    assert from_file.loaded_from == smollm2_path
     copy = converted / file_hash
+    copy.mkdir()  # a copy damaged since it was written: removed, and written again from the file
+    (copy / "config.json").write_text("{not json")
+
+    with caplog.at_level(logging.WARNING, logger=local_model.__name__):
+        from_file = LocalJudgeModel(smollm2_path, converted_dir=converted)
+    assert f"the converted copy {copy} does not load" in caplog.text
+    assert from_file.loaded_from == smollm2_path
     assert {"config.json", "model.safetensors", "tokenizer.json"} <= {path.name for path in copy.iterdir()}
     assert not stale.exists()  # a partial copy an hour old is removed
     assert fresh.exists()  # a recent one may still be written: kept
