@@ -175,7 +175,7 @@ def report_compute_now(
         .exclude(status=SnapshotStatus.READY)
         .update(status=SnapshotStatus.READY, **fields)
     ):
-        _prune(study, options, version)
+        _prune(snapshot, options)
     snapshot.refresh_from_db()
     return snapshot
 
@@ -224,7 +224,7 @@ def report_snapshot_build(*, snapshot_id: int) -> ReportSnapshot | None:
             "report snapshot %s: attempt %s lost its claim; not stored", snapshot_id, lease.attempt
         )
         return None
-    _prune(snapshot.study, options, snapshot.data_version)
+    _prune(snapshot, options)
     return ReportSnapshot.objects.get(pk=snapshot_id)
 
 
@@ -346,11 +346,17 @@ def _enqueue(snapshot_id: int) -> None:
     transaction.on_commit(send)
 
 
-def _prune(study: Study, options: ReportOptions, version: int) -> None:
-    """Drop what a ready snapshot replaces: older snapshots of the same options, and those that older code
-    computed for the same options."""
-    key = snapshot_key(options)
-    ReportSnapshot.objects.filter(study=study, options_key=key, data_version__lt=version).delete()
-    ReportSnapshot.objects.filter(study=study, options_key__startswith=f"{options.key};code=").exclude(
-        options_key=key
+def _prune(snapshot: ReportSnapshot, options: ReportOptions) -> None:
+    """Drop what the ready ``snapshot`` replaces: older snapshots of its options, and the finished ones
+    that other code computed for the same options. The key kept is the snapshot's own, not this process's:
+    a worker on other code than the web process that made the snapshot (a deploy under way, or a checkout
+    changed under a running worker) once deleted the very snapshot it had just finished, and the page,
+    finding none, made and queued another at every poll, forever. Snapshots in flight under another key
+    are left to the process that wants them."""
+    key = snapshot.options_key
+    ReportSnapshot.objects.filter(
+        study_id=snapshot.study_id, options_key=key, data_version__lt=snapshot.data_version
     ).delete()
+    ReportSnapshot.objects.filter(
+        study_id=snapshot.study_id, options_key__startswith=f"{options.key};code="
+    ).exclude(options_key=key).exclude(status__in=(SnapshotStatus.PENDING, SnapshotStatus.RUNNING)).delete()

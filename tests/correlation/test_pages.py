@@ -273,6 +273,44 @@ def test_a_new_code_version_recomputes_instead_of_serving_what_older_code_stored
     assert new.data_version == old.data_version
 
 
+def test_a_worker_on_other_code_than_the_web_keeps_the_snapshot_it_finished(
+    scored_study, monkeypatch
+) -> None:
+    """During a deploy (or with a checkout changed under a running worker) the web names a snapshot by its
+    code and the worker runs other code. The worker once pruned by its own code's key, deleted the snapshot
+    it had just finished, and the page made and queued another at every poll, forever (found as 4,600
+    queued builds in one test). It keeps the finished snapshot, drops what other code finished before,
+    and leaves another code's snapshot in flight alone."""
+    from correlation.models import ReportSnapshot, SnapshotStatus
+    from correlation.report import cache as report_cache
+    from stats.report.builder import DOCUMENT_VERSION
+    from stats.report.types import ReportOptions
+
+    options = ReportOptions(resamples=0)
+    version = report_cache.study_version(study=scored_study)
+
+    def snapshot(code: str, status: str) -> ReportSnapshot:
+        key = f"{options.key};code={code};document={DOCUMENT_VERSION}"
+        return ReportSnapshot.objects.create(
+            study=scored_study, options_key=key, data_version=version, status=status
+        )
+
+    earlier = snapshot("0.0.1+git.earlier", SnapshotStatus.READY)
+    elsewhere = snapshot("0.0.2+git.elsewhere", SnapshotStatus.PENDING)
+    wanted = snapshot("9.9.9+git.web", SnapshotStatus.PENDING)
+    monkeypatch.setattr(report_cache, "code_version", lambda: "1.0.0+git.worker")
+
+    built = report_cache.report_snapshot_build(snapshot_id=wanted.pk)
+
+    assert built is not None
+    assert (built.pk, built.status) == (wanted.pk, SnapshotStatus.READY)
+    assert set(ReportSnapshot.objects.filter(study=scored_study).values_list("pk", flat=True)) == {
+        wanted.pk,
+        elsewhere.pk,
+    }
+    assert not ReportSnapshot.objects.filter(pk=earlier.pk).exists()
+
+
 def test_a_server_without_a_browser_says_why_a_figure_cannot_be_rendered(
     client, scored_study, monkeypatch
 ) -> None:
