@@ -10,6 +10,7 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.local")
 # Worker signal handlers, connected wherever a worker loads this app:
 # - each worker announces its queues and CUDA in Redis (scoring.worker_presence: GPU routing, /health/workers/);
 # - each pool process sets torch's thread count from DIALEVAL_TORCH_THREADS, else cores / pool processes.
+import kernel.kombu_close_guard  # noqa: F401  (a worker survives a Redis drop: see the module)
 import scoring.torch_threads
 import scoring.worker_presence  # noqa: F401
 
