@@ -11,8 +11,10 @@ writes the outcome fenced by the chunk's attempt.
 Claiming is :mod:`scoring.services.chunk_claims`'s, reading :mod:`scoring.services.chunk_reads`'s,
 finishing the run :mod:`scoring.services.run_finish`'s; their names are importable from here too.
 
-Heartbeats are written from inside the metric call (the metric core's progress callback), so a long
-model call is not mistaken for a dead worker.
+Heartbeats are written from inside the metric call (the metric core's progress callback, with the units
+done) and, between those, by a :class:`~kernel.lease_keeper.LeaseKeeper` thread of the worker's process: a
+long model call or a slow first load (WordNet, a model) is not mistaken for a dead worker, and a heartbeat
+goes stale only when the process died (killed, out of memory, the hard time limit).
 
 Failures:
 - a metric that raises on some replies: the chunk is computed again reply by reply, the failing replies are
@@ -36,6 +38,7 @@ from django.utils import timezone
 
 from annotation.models import Reference, Response, System
 from kernel.lease import Lease
+from kernel.lease_keeper import LeaseKeeper
 from scoring.metrics.registry import (
     combine_metric,
     compute_metrics,
@@ -111,7 +114,9 @@ def chunk_execute(*, claimed: ClaimedChunk, progress: Callable[[int], None] | No
     fence = ChunkFence(chunk=chunk, attempt=claimed.attempt, progress=progress)
     run = ScoringRun.objects.select_related("study").get(pk=chunk.run_id)
     try:
-        outcome = CHUNK_COMPUTERS[ChunkKind(chunk.kind)](chunk, run, fence)
+        with LeaseKeeper(fence.lease, interval=fence.interval) as fence.keeper:
+            outcome = CHUNK_COMPUTERS[ChunkKind(chunk.kind)](chunk, run, fence)
+        fence.check()
     except (ChunkLostError, SoftTimeLimitExceeded):
         raise
     except Exception as error:
@@ -134,8 +139,15 @@ class ChunkFence:
         self.interval = min(5.0, settings.DIALEVAL_RUN_STALE_SECONDS / 4)
         self.last = time.monotonic()
         self.done_units = 0  # units of the chunk's families computed before the current one
+        self.keeper: LeaseKeeper | None = None  # keeps the heartbeat between beats (chunk_execute sets it)
+
+    def check(self) -> None:
+        """Raise ChunkLostError when the keeper found the attempt lost its chunk."""
+        if self.keeper is not None and self.keeper.lost:
+            raise ChunkLostError
 
     def beat(self, items_done: int, *, force: bool = False) -> None:
+        self.check()
         now = time.monotonic()
         if not force and now - self.last < self.interval:
             return
