@@ -26,6 +26,9 @@ fi
 export DJANGO_SETTINGS_MODULE="${DJANGO_SETTINGS_MODULE:-config.settings.local}"
 # METEOR's WordNet, built by setup.sh; nltk reads NLTK_DATA when it is first imported.
 export NLTK_DATA="$root/var/nltk_data"
+# Bytecode caches on (this machine kind sets PYTHONDONTWRITEBYTECODE): the web server, the worker and its
+# pool processes would otherwise compile the project's modules at every start.
+unset PYTHONDONTWRITEBYTECODE
 export REDIS_URL="${REDIS_URL:-redis://127.0.0.1:${REDIS_PORT:-6389}/0}"
 web_port="${WEB_PORT:-8000}"
 python="$root/.venv/bin/python"
