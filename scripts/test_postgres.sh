@@ -42,7 +42,8 @@ export DATABASE_URL="postgres://dialeval@127.0.0.1:$port/dialeval"
 # The tests that touch the database (--database-only: tests/conftest.py deselects those that never open
 # a connection, e.g. the metric and statistics cores, which behave the same on any database); extra
 # arguments are pytest options. Tests marked language_model (a model loaded for the test: the judges' local
-# readings, previews, a worker killed mid-run) run once, in the SQLite pass; the judges' tests that store
+# readings, previews, a worker killed mid-run) or model_training (a Cross-RUBER or MaUde model trained for
+# the module, through the command and the API) run once, in the SQLite pass; the judges' tests that store
 # answers and pairwise verdicts (ON CONFLICT) run here too. Browser tests run once, in the SQLite pass:
 # they check what the pages do in Chromium, and every view and service they reach runs here through the page and API tests. So do the
 # checks on the real corpora of ../shared/data (marker shared_data): their figures (counts, correlations)
@@ -58,7 +59,7 @@ export DATABASE_URL="postgres://dialeval@127.0.0.1:$port/dialeval"
 # schemathesis's fuzzing phase draws fewer examples per operation here than in the SQLite pass (its examples
 # and coverage phases, the schema's own examples and every boundary case, run in full on both): what the
 # PostgreSQL pass adds is the database's answers to crafted input, not more random requests.
-export DIALEVAL_SCHEMATHESIS_EXAMPLES="${DIALEVAL_SCHEMATHESIS_EXAMPLES:-8}"
+export DIALEVAL_SCHEMATHESIS_EXAMPLES="${DIALEVAL_SCHEMATHESIS_EXAMPLES:-4}"
 pg_pytest() {
   .venv/bin/pytest "$@" --database-only \
     tests/annotation tests/scoring tests/correlation tests/api tests/web tests/integration \
@@ -70,9 +71,9 @@ pg_pytest() {
 parallel=0
 serial=0
 pg_pytest -n "${DIALEVAL_TEST_WORKERS:-0}" --dist loadfile "${@}" \
-  -m "not browser and not shared_data and not serial and not language_model" \
+  -m "not browser and not shared_data and not serial and not language_model and not model_training" \
   || parallel=$?
-pg_pytest "${@}" -m "serial and not browser and not shared_data and not language_model" || serial=$?
+pg_pytest "${@}" -m "serial and not browser and not shared_data and not language_model and not model_training" || serial=$?
 # pytest's 5 is "no tests collected": fine for one of the two (a selection of tests with or without the
 # serial ones), a failure when neither ran a test.
 if [ "$parallel" -eq 5 ] && [ "$serial" -eq 5 ]; then exit 5; fi

@@ -238,6 +238,8 @@ def test_a_run_survives_sigkill_of_a_pool_process(stack: Stack) -> None:
         what="the run after its pool processes were killed",
     )
     assert stack.worker.is_alive()
+    run.refresh_from_db()
+    assert run.status == RunStatus.SUCCEEDED, f"{run.error}\n\n{stack.logs()}"
     assert_scored_exactly_once(run, study)
 
 

@@ -42,7 +42,7 @@ from tests.waiting import TRAINING_FIXTURE_TIMEOUT
 
 # tiny_cross_ruber (tests/scoring/conftest.py) trains in its setup: pytest-timeout's limit counts each test's
 # body only, the training is watched for progress.
-pytestmark = [pytest.mark.django_db, TRAINING_FIXTURE_TIMEOUT]
+pytestmark = [pytest.mark.django_db, pytest.mark.model_training, TRAINING_FIXTURE_TIMEOUT]
 
 FAST = ["--frozen-layers", "5", "--context-turns", "2", "--device", "cpu", "--threads", "1"]
 

@@ -25,7 +25,7 @@ from tests.waiting import TRAINING_FIXTURE_TIMEOUT, watched_training
 
 # The module's model trains in a fixture, which may take past 300 s on a loaded machine: the training is watched
 # for progress (tests/waiting.py), and pytest-timeout's limit counts each test's body only.
-pytestmark = [pytest.mark.django_db, TRAINING_FIXTURE_TIMEOUT]
+pytestmark = [pytest.mark.django_db, pytest.mark.model_training, TRAINING_FIXTURE_TIMEOUT]
 
 
 def run_command(*args: str) -> str:
