@@ -734,6 +734,18 @@ def _export_problems(page: Any, url: str) -> list[str]:
     return problems
 
 
+def _at_each_size(page: Any, url: str, watched: Watched) -> Iterator[str]:
+    """``url`` opened, then laid out afresh at each window size, settled; yields the size ("1280x800")."""
+    for number, viewport in enumerate(VIEWPORTS):
+        page.set_viewport_size(viewport)
+        if number == 0:
+            page.goto(url)
+        else:
+            page.reload()  # a fresh layout at this size (a goto to the same address with a #tab only scrolls)
+        watched.settle()
+        yield f"{viewport['width']}x{viewport['height']}"
+
+
 @pytest.mark.parametrize("route", ROUTES, ids=[route.name for route in ROUTES])
 def test_the_page_fits_the_window(route: Route, site: dict[str, Any], db: None) -> None:
     url = site["url"] + route.path.format(**site["ids"])
@@ -742,17 +754,10 @@ def test_the_page_fits_the_window(route: Route, site: dict[str, Any], db: None) 
     watched = Watched(page)
     found: list[str] = []
     try:
-        for number, viewport in enumerate(VIEWPORTS):
-            page.set_viewport_size(viewport)
-            if number == 0:
-                page.goto(url)
-            else:
-                page.reload()  # a fresh layout at this size (a goto to the same address with a #tab only scrolls)
-            watched.settle()
+        for at in _at_each_size(page, url, watched):
             if "#tab-" in route.path:  # the tab is there and open (an unknown one opens the first tab)
                 tab = route.path.rsplit("#tab-", 1)[1]
                 assert page.locator(f'#report-tabs a.active[data-tab="{tab}"]').count() == 1, tab
-            at = f"{viewport['width']}x{viewport['height']}"
             found += [f"{at}: {problem}" for problem in _page_problems(page)]
         if SCREENSHOTS:
             Path(SCREENSHOTS).mkdir(parents=True, exist_ok=True)
@@ -774,17 +779,10 @@ def test_every_tab_of_the_report_fits_the_window(study: str, site: dict[str, Any
     found: list[str] = []
     walked: list[str] = []
     try:
-        for number, viewport in enumerate(VIEWPORTS):
-            page.set_viewport_size(viewport)
-            if number == 0:
-                page.goto(url)
-            else:
-                page.reload()  # a fresh layout at this size
-            watched.settle()
+        for number, at in enumerate(_at_each_size(page, url, watched)):
             tabs: list[str] = page.eval_on_selector_all(
                 "#report-tabs a", "links => links.map((a) => a.dataset.tab)"
             )
-            at = f"{viewport['width']}x{viewport['height']}"
             for tab in tabs:
                 page.click(f'#report-tabs a[data-tab="{tab}"]')
                 watched.settle()
