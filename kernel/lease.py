@@ -101,14 +101,17 @@ class Lease:
         cap = self.terms.max_attempts()
         return cap is not None and self.attempt > cap
 
-    def held(self, *, only_if_silent: bool = False) -> QuerySet[Any]:
-        """The row, as long as this attempt holds it (and, with ``only_if_silent``, its heartbeat is stale)."""
+    def held(self, *, only_if_silent: bool = False, where: Q | None = None) -> QuerySet[Any]:
+        """The row, as long as this attempt holds it (and, with ``only_if_silent``, its heartbeat is stale;
+        with ``where``, a condition on the row's own columns, see :func:`fenced`)."""
         rows = self.terms.rows().filter(pk=self.pk, status=self.terms.running, attempts=self.attempt)
-        return rows.filter(self.terms.silent()) if only_if_silent else rows
+        if only_if_silent:
+            rows = rows.filter(self.terms.silent())
+        return fenced(rows.filter(where) if where is not None else rows)
 
-    def write(self, **fields: Any) -> bool:
-        """Write ``fields`` while this attempt holds the work; whether it still did."""
-        return bool(self.held().update(**fields))
+    def write(self, *, where: Q | None = None, **fields: Any) -> bool:
+        """Write ``fields`` while this attempt holds the work (and ``where`` holds); whether it still did."""
+        return bool(self.held(where=where).update(**fields))
 
     def beat(self, **fields: Any) -> None:
         """The heartbeat, with ``fields`` (progress); raises :class:`LeaseLost` when the attempt lost it."""
@@ -126,6 +129,30 @@ class Lease:
         return self.finish(self.terms.waiting, only_if_silent=only_if_silent, **fields)
 
 
+class JoinedFenceError(ValueError):
+    """A fenced write's filter reaches into another table (see :func:`fenced`)."""
+
+
+def fenced(rows: QuerySet[Any]) -> QuerySet[Any]:
+    """``rows``, checked to filter on their own table's columns only; raises :class:`JoinedFenceError`.
+
+    A claim or a fenced write is one UPDATE whose WHERE is the fence (``attempts = a`` and the row is
+    claimable or held). When a concurrent claim of the same row commits first, PostgreSQL (READ COMMITTED)
+    waits for it, then checks the UPDATE's WHERE again against the row as that claim left it, so the loser
+    updates nothing. Django writes an UPDATE whose filter joins another table (``run__status=...``) as
+    ``WHERE id IN (SELECT ... JOIN ...)``, and the recheck then re-reads only ``id IN (...)``, whose subquery
+    saw the row before the other claim: both claims bumped ``attempts``, neither holder held the result, and
+    the chunk's attempts ran out while no worker computed it. A condition on another table goes in as
+    ``<fk>_id__in=<subquery on that table>``, which keeps the row's own conditions in the UPDATE itself.
+    """
+    if rows.query.count_active_tables() > 1:
+        raise JoinedFenceError(
+            f"a fenced write on {rows.model.__name__} filters through another table; filter on its own "
+            "columns (a foreign key with __in=<subquery>) so PostgreSQL rechecks the fence"
+        )
+    return rows
+
+
 def lease_claim(
     terms: LeaseTerms, pk: int, *, where: Q | None = None, attempts: int | None = None, **fields: Any
 ) -> Lease | None:
@@ -135,7 +162,7 @@ def lease_claim(
     when the row is not claimable or another worker claimed it first."""
     rows = terms.rows().filter(pk=pk).filter(terms.claimable())
     if where is not None:
-        rows = rows.filter(where)
+        rows = fenced(rows.filter(where))
     if attempts is None:
         attempts = rows.values_list("attempts", flat=True).first()
         if attempts is None:

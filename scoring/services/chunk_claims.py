@@ -99,7 +99,7 @@ def chunk_claim_next(*, run_id: int, queue: str | None) -> ClaimedChunk | None:
             CHUNK_LEASE,
             pk,
             attempts=attempts,
-            where=Q(run__status=RunStatus.RUNNING),
+            where=Q(run_id__in=ScoringRun.objects.filter(status=RunStatus.RUNNING).values("pk")),
             started_at=timezone.now(),
             units_done=0,
         )

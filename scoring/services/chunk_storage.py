@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.db import connection, transaction
-from django.db.models import F
+from django.db.models import F, Q
 from django.utils import timezone
 
 from kernel.data_version import study_data_changed
@@ -79,19 +79,16 @@ def chunk_store(claimed: ClaimedChunk, run: ScoringRun, outcome: ChunkOutcome) -
     chunk = claimed.chunk
     now = timezone.now()
     with transaction.atomic():
-        owned = (
-            claimed.lease.held()
-            .filter(run__status=RunStatus.RUNNING)
-            .update(
-                status=ChunkStatus.DONE,
-                units_done=F("units"),
-                heartbeat_at=now,
-                finished_at=now,
-                seconds=outcome.seconds,
-                undefined=outcome.undefined,
-                failures=outcome.failures[:MAX_FAILURES_KEPT],
-                error="",
-            )
+        owned = claimed.lease.write(
+            where=Q(run_id__in=ScoringRun.objects.filter(status=RunStatus.RUNNING).values("pk")),
+            status=ChunkStatus.DONE,
+            units_done=F("units"),
+            heartbeat_at=now,
+            finished_at=now,
+            seconds=outcome.seconds,
+            undefined=outcome.undefined,
+            failures=outcome.failures[:MAX_FAILURES_KEPT],
+            error="",
         )
         if not owned:
             raise ChunkLostError

@@ -30,7 +30,7 @@ from django.conf import settings
 from django.db.models import Q
 from django.utils import timezone
 
-from kernel.lease import RecoveryReport, recovery_summary
+from kernel.lease import RecoveryReport, fenced, recovery_summary
 from scoring.models import ACTIVE_TRAINING_STATUSES, ChunkStatus, RunStatus, ScoringChunk, ScoringRun
 from scoring.services.chunk_claims import CHUNK_LEASE, chunk_fail_exhausted, stale_before
 from scoring.services.execution import chains_start
@@ -76,8 +76,9 @@ def scoring_runs_recover(*, pending_grace_seconds: float = 5.0) -> list[Recovery
     for run_id in pending.order_by("created_at").values_list("pk", flat=True):
         runs.resend(run_id, lambda pk: scoring_run_send(run_id=pk))
     if not gpu_worker_available():
-        rerouted = ScoringChunk.objects.filter(
-            queue=GPU_QUEUE, status=ChunkStatus.PENDING, run__status=RunStatus.RUNNING
+        running = ScoringRun.objects.filter(status=RunStatus.RUNNING).values("pk")
+        rerouted = fenced(
+            ScoringChunk.objects.filter(queue=GPU_QUEUE, status=ChunkStatus.PENDING, run_id__in=running)
         ).update(queue=default_queue())
         if rerouted:
             chunks.notes.append(f"moved {rerouted} chunk(s) from the gpu queue to cpu (no GPU worker)")
