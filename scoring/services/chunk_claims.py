@@ -76,6 +76,12 @@ def claimable_q() -> Q:
     return CHUNK_LEASE.claimable()
 
 
+def of_a_running_run() -> Q:
+    """Chunks of a running run, as a condition on the chunk's own ``run_id`` (a claim's or a store's filter
+    must not join the run's table: :func:`kernel.lease.fenced`)."""
+    return Q(run_id__in=ScoringRun.objects.filter(status=RunStatus.RUNNING).values("pk"))
+
+
 def chunk_claim_next(*, run_id: int, queue: str | None) -> ClaimedChunk | None:
     """Claim the next chunk of run ``run_id`` on ``queue`` (any queue when None); None when there is none.
 
@@ -99,7 +105,7 @@ def chunk_claim_next(*, run_id: int, queue: str | None) -> ClaimedChunk | None:
             CHUNK_LEASE,
             pk,
             attempts=attempts,
-            where=Q(run_id__in=ScoringRun.objects.filter(status=RunStatus.RUNNING).values("pk")),
+            where=of_a_running_run(),
             started_at=timezone.now(),
             units_done=0,
         )

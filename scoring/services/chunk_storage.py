@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.db import connection, transaction
-from django.db.models import F, Q
+from django.db.models import F
 from django.utils import timezone
 
 from kernel.data_version import study_data_changed
@@ -23,11 +23,10 @@ from scoring.models import (
     JudgePairVerdict,
     MetricScore,
     PerReferenceScore,
-    RunStatus,
     ScoringRun,
     SystemMetricScore,
 )
-from scoring.services.chunk_claims import ChunkLostError, ClaimedChunk
+from scoring.services.chunk_claims import ChunkLostError, ClaimedChunk, of_a_running_run
 from scoring.services.chunk_reads import bind_parameter_limit
 
 MAX_FAILURES_KEPT = 200  # per run: enough to see the pattern, bounded for the page and the row
@@ -80,7 +79,7 @@ def chunk_store(claimed: ClaimedChunk, run: ScoringRun, outcome: ChunkOutcome) -
     now = timezone.now()
     with transaction.atomic():
         owned = claimed.lease.write(
-            where=Q(run_id__in=ScoringRun.objects.filter(status=RunStatus.RUNNING).values("pk")),
+            where=of_a_running_run(),
             status=ChunkStatus.DONE,
             units_done=F("units"),
             heartbeat_at=now,

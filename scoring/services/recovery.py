@@ -32,7 +32,7 @@ from django.utils import timezone
 
 from kernel.lease import RecoveryReport, fenced, recovery_summary
 from scoring.models import ACTIVE_TRAINING_STATUSES, ChunkStatus, RunStatus, ScoringChunk, ScoringRun
-from scoring.services.chunk_claims import CHUNK_LEASE, chunk_fail_exhausted, stale_before
+from scoring.services.chunk_claims import CHUNK_LEASE, chunk_fail_exhausted, of_a_running_run, stale_before
 from scoring.services.execution import chains_start
 from scoring.services.queueing import GPU_QUEUE, default_queue, gpu_worker_available
 from scoring.services.run_finish import scoring_run_advance
@@ -76,9 +76,8 @@ def scoring_runs_recover(*, pending_grace_seconds: float = 5.0) -> list[Recovery
     for run_id in pending.order_by("created_at").values_list("pk", flat=True):
         runs.resend(run_id, lambda pk: scoring_run_send(run_id=pk))
     if not gpu_worker_available():
-        running = ScoringRun.objects.filter(status=RunStatus.RUNNING).values("pk")
         rerouted = fenced(
-            ScoringChunk.objects.filter(queue=GPU_QUEUE, status=ChunkStatus.PENDING, run_id__in=running)
+            ScoringChunk.objects.filter(of_a_running_run(), queue=GPU_QUEUE, status=ChunkStatus.PENDING)
         ).update(queue=default_queue())
         if rerouted:
             chunks.notes.append(f"moved {rerouted} chunk(s) from the gpu queue to cpu (no GPU worker)")
