@@ -52,7 +52,7 @@ export DATABASE_URL="postgres://dialeval@127.0.0.1:$port/dialeval"
 # (broker and scoring), the worker killed whole and the chunk that keeps killing its worker, and the
 # writer that commits every 0.3 s (SQLite's lock is its point). A pool process killed mid-run, where the
 # chunk claims meet PostgreSQL's row locks, runs on both; so do the identical starts (tests/scoring). The
-# OpenAPI fuzzing (schemathesis, about half a minute; DIALEVAL_SCHEMATHESIS_EXAMPLES) runs here too: its
+# OpenAPI fuzzing (schemathesis, 42-51 s here; DIALEVAL_SCHEMATHESIS_EXAMPLES) runs here too: its
 # crafted text reaches the database, and PostgreSQL refuses what SQLite stores (a NUL character in a path
 # or query once answered 500 only here). As in scripts/test.sh, the tests marked serial run alone, after
 # the parallel pass.

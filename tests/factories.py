@@ -8,6 +8,7 @@ from django.utils import timezone
 
 from annotation.models import Annotator, DialogContext, Question, Rating, Reference, Response, Study, System
 from kernel.roles import RESEARCHERS_GROUP
+from scoring.models import ChunkKind, RunStatus, ScoringChunk, ScoringRun
 
 
 class UserFactory(factory.django.DjangoModelFactory[User]):
@@ -105,3 +106,20 @@ class RatingFactory(factory.django.DjangoModelFactory[Rating]):
     annotator = factory.SubFactory(AnnotatorFactory, study=factory.SelfAttribute("..response.context.study"))
     question = factory.SubFactory(QuestionFactory, study=factory.SelfAttribute("..response.context.study"))
     value = 1
+
+
+def a_running_run_chunk(*, units: int = 4, **chunk_fields: object) -> ScoringChunk:
+    """A running scoring run (bleu-1 on a fresh study) with one replies chunk of ``units`` units, waiting
+    unless ``chunk_fields`` say otherwise: what the lease, keeper and race tests claim."""
+    run = ScoringRun.objects.create(
+        study=StudyFactory.create(), status=RunStatus.RUNNING, metrics=["bleu-1"], progress_total=units
+    )
+    return ScoringChunk.objects.create(
+        run=run,
+        index=0,
+        kind=ChunkKind.REPLIES,
+        metrics=["bleu-1"],
+        units=units,
+        response_ids=[],
+        **chunk_fields,
+    )

@@ -20,10 +20,10 @@ from django.db import transaction
 
 from kernel.lease import Lease
 from kernel.lease_keeper import LeaseKeeper
-from scoring.models import ChunkKind, ChunkStatus, RunStatus, ScoringChunk, ScoringRun
+from scoring.models import ChunkKind, ChunkStatus, ScoringChunk
 from scoring.services import chunks
 from scoring.services.chunk_claims import CHUNK_LEASE, claimable_q
-from tests.factories import StudyFactory
+from tests.factories import a_running_run_chunk
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -37,12 +37,7 @@ def short_stale_period(settings: Any) -> None:
 
 def a_chunk(monkeypatch: pytest.MonkeyPatch, body: Callable[[chunks.ChunkFence], None]) -> ScoringChunk:
     """A running run with one replies chunk whose computation is ``body``."""
-    run = ScoringRun.objects.create(
-        study=StudyFactory.create(), status=RunStatus.RUNNING, metrics=["bleu-1"], progress_total=4
-    )
-    chunk = ScoringChunk.objects.create(
-        run=run, index=0, kind=ChunkKind.REPLIES, metrics=["bleu-1"], units=4, response_ids=[]
-    )
+    chunk = a_running_run_chunk()
 
     def compute(chunk: Any, run: Any, fence: chunks.ChunkFence) -> chunks.ChunkOutcome:
         body(fence)
@@ -116,11 +111,7 @@ def test_a_cancelled_chunk_s_keeper_stops_and_the_computation_learns_it_at_its_n
 
 
 def test_the_keeper_writes_only_while_its_block_runs() -> None:
-    run = ScoringRun.objects.create(study=StudyFactory.create(), status=RunStatus.RUNNING, metrics=["bleu-1"])
-    chunk = ScoringChunk.objects.create(
-        run=run, index=0, kind=ChunkKind.REPLIES, metrics=["bleu-1"], units=1, response_ids=[]
-    )
-    ScoringChunk.objects.filter(pk=chunk.pk).update(status=ChunkStatus.RUNNING, attempts=1)
+    chunk = a_running_run_chunk(units=1, status=ChunkStatus.RUNNING, attempts=1)
     lease = Lease(CHUNK_LEASE, chunk.pk, 1)
     with LeaseKeeper(lease, interval=0.05) as keeper:
         assert keeper.active
@@ -136,10 +127,7 @@ def test_the_keeper_writes_only_while_its_block_runs() -> None:
 
 def test_inside_a_transaction_no_keeper_thread_is_started() -> None:
     """Another connection would wait on the uncommitted claim's row lock: the holder's beats stand alone."""
-    run = ScoringRun.objects.create(study=StudyFactory.create(), status=RunStatus.RUNNING, metrics=["bleu-1"])
-    chunk = ScoringChunk.objects.create(
-        run=run, index=0, kind=ChunkKind.REPLIES, metrics=["bleu-1"], units=1, response_ids=[]
-    )
+    chunk = a_running_run_chunk(units=1)
     with transaction.atomic(), LeaseKeeper(Lease(CHUNK_LEASE, chunk.pk, 1), interval=0.05) as keeper:
         assert not keeper.active
         time.sleep(0.2)

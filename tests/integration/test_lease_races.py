@@ -26,11 +26,11 @@ from django.db.models import Q
 from django.utils import timezone
 
 from kernel.lease import JoinedFenceError, fenced, lease_claim
-from scoring.models import ChunkKind, ChunkStatus, RunStatus, ScoringChunk, ScoringRun
+from scoring.models import ChunkStatus, RunStatus, ScoringChunk, ScoringRun
 from scoring.services.chunk_claims import CHUNK_LEASE, ChunkLostError, ClaimedChunk, chunk_claim_next
 from scoring.services.chunk_storage import chunk_store
 from scoring.services.chunks import ChunkOutcome
-from tests.factories import StudyFactory
+from tests.factories import a_running_run_chunk
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -38,15 +38,6 @@ postgres_only = pytest.mark.skipif(
     connection.vendor != "postgresql",
     reason="PostgreSQL lets a second writer wait on a row's lock and recheck; SQLite has one writer at once",
 )
-
-
-def a_run_with_one_chunk(**chunk_fields: Any) -> ScoringChunk:
-    run = ScoringRun.objects.create(
-        study=StudyFactory.create(), status=RunStatus.RUNNING, metrics=["bleu-1"], progress_total=4
-    )
-    return ScoringChunk.objects.create(
-        run=run, index=0, kind=ChunkKind.REPLIES, metrics=["bleu-1"], units=4, response_ids=[], **chunk_fields
-    )
 
 
 class SecondWriter:
@@ -96,7 +87,7 @@ class SecondWriter:
 
 @postgres_only
 def test_of_two_claims_of_one_waiting_chunk_only_the_first_holds_it() -> None:
-    chunk = a_run_with_one_chunk()
+    chunk = a_running_run_chunk()
     second = SecondWriter(lambda: chunk_claim_next(run_id=chunk.run_id, queue=None))
     with transaction.atomic():
         first = chunk_claim_next(run_id=chunk.run_id, queue=None)
@@ -115,7 +106,7 @@ def test_of_two_claims_of_one_waiting_chunk_only_the_first_holds_it() -> None:
 @postgres_only
 def test_a_takeover_that_commits_first_fences_out_the_silent_holders_result() -> None:
     long_ago = timezone.now() - timedelta(hours=1)  # the first holder's heartbeat went stale
-    chunk = a_run_with_one_chunk(status=ChunkStatus.RUNNING, attempts=1, heartbeat_at=long_ago)
+    chunk = a_running_run_chunk(status=ChunkStatus.RUNNING, attempts=1, heartbeat_at=long_ago)
     silent = ClaimedChunk(chunk=chunk, attempt=1)
     second = SecondWriter(lambda: chunk_store(silent, chunk.run, ChunkOutcome()))
     with transaction.atomic():
@@ -131,7 +122,7 @@ def test_a_takeover_that_commits_first_fences_out_the_silent_holders_result() ->
 
 
 def test_a_fence_that_joins_another_table_is_refused() -> None:
-    chunk = a_run_with_one_chunk()
+    chunk = a_running_run_chunk()
     through_the_run = Q(run__status=RunStatus.RUNNING)
     with pytest.raises(JoinedFenceError, match="ScoringChunk filters through another table"):
         fenced(ScoringChunk.objects.filter(through_the_run, pk=chunk.pk))

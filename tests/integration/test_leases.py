@@ -38,7 +38,7 @@ from scoring.models import (
     VectorsStatus,
     WordVectorsFile,
 )
-from tests.factories import StudyFactory
+from tests.factories import StudyFactory, a_running_run_chunk
 
 pytestmark = pytest.mark.django_db
 
@@ -166,12 +166,7 @@ class ChunkWork(Work):
     def create(self) -> int:
         from scoring.services import chunks
 
-        run = ScoringRun.objects.create(
-            study=StudyFactory.create(), status=RunStatus.RUNNING, metrics=["bleu-1"], progress_total=4
-        )
-        chunk = ScoringChunk.objects.create(
-            run=run, index=0, kind=ChunkKind.REPLIES, metrics=["bleu-1"], units=4, response_ids=[]
-        )
+        chunk = a_running_run_chunk()
 
         def compute(chunk: Any, run: Any, fence: Any) -> Any:
             self.next_body()(lambda: fence.beat(1, force=True))
