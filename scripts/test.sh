@@ -3,7 +3,7 @@
 # the import contracts, and the whole pytest suite (unit, integration with real Redis and Celery, browser
 # tests in headless Chromium) on SQLite, then the suites that touch the database again on a throwaway
 # PostgreSQL cluster (scripts/test_postgres.sh), each pass in 2 processes (pytest-xdist). The pytest steps include schemathesis against a live test server
-# (tests/api/test_openapi_schemathesis.py, every check on, 37-51 s per database on two cores; DIALEVAL_SCHEMATHESIS_EXAMPLES
+# (tests/api/test_openapi_schemathesis.py, every check on, 35-51 s per database on two cores; DIALEVAL_SCHEMATHESIS_EXAMPLES
 # sets its examples per operation, 15 by default). Every step runs even after a failure, so one run reports them all; the exit
 # status is non-zero when any step failed.
 #

@@ -1,5 +1,5 @@
 """The OpenAPI schema describes the API: schemathesis (property-based, every check on) against a
-live test server, in three processes at once over three slices of the operations (37-51 s on
+live test server, in three processes at once over three slices of the operations (35-51 s on
 two cores).
 
 The server is pytest-django's live server on the test database: SQLite, and PostgreSQL in the pass of
@@ -41,7 +41,7 @@ pytestmark = [pytest.mark.integration, pytest.mark.serial]
 CONFIG = Path(__file__).with_name("schemathesis.toml")
 SCHEMATHESIS = Path(sys.executable).parent / "schemathesis"
 MAX_EXAMPLES = int(os.environ.get("DIALEVAL_SCHEMATHESIS_EXAMPLES", "15"))
-TIME_LIMIT = 300  # seconds for the three processes; they take 37-51 s on two cores
+TIME_LIMIT = 300  # seconds for the three processes; they take 35-51 s on two cores
 SEED = 24
 
 
